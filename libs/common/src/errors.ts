@@ -1,0 +1,37 @@
+import { TaskErrorCode } from './task.enums';
+
+/**
+ * A failure that ends a task: the upstream cannot heal it by retrying. Carries the
+ * consumer-visible code and a message that names the broken rule.
+ */
+export class PermanentTaskError extends Error {
+  override readonly name = 'PermanentTaskError';
+  constructor(
+    readonly code: TaskErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A failure worth retrying with backoff; the message becomes the task's `last_error`. */
+export class TransientTaskError extends Error {
+  override readonly name = 'TransientTaskError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A fenced write changed no row: the claim's lease expired or was taken over. */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+  constructor(readonly taskId: string) {
+    super(`lease lost on ${taskId}`);
+  }
+}
+
+/** Raised by config loaders; the message names the variable or field and the rule, never the value. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}

@@ -1,0 +1,23 @@
+export {
+  TaskStatus,
+  TERMINAL_STATUSES,
+  ACTIVE_STATUSES,
+  isTerminal,
+  Contract,
+  Phase,
+  TaskErrorCode,
+} from './task.enums';
+export { newTaskId, randomId, TASK_ID_PATTERN, THREAD_ID_PATTERN } from './task-id';
+export {
+  ERROR_MESSAGE_STORED_CHARS,
+  ERROR_MESSAGE_SHOWN_CHARS,
+  LAST_ERROR_CHARS,
+  JSON_FIELD_MAX_BYTES,
+  PROGRESS_MESSAGE_CHARS,
+  REMOTE_TASK_ID_MAX_CHARS,
+  MAX_POLL_INTERVAL_MS,
+  METADATA_MAX_BYTES,
+  cutText,
+} from './bounds';
+export { PermanentTaskError, TransientTaskError, LeaseLostError, ConfigError } from './errors';
+export type { TaskProgress, BoundedResult, ResultArtifact, TaskSnapshot } from './snapshot';

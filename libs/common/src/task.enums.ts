@@ -1,0 +1,49 @@
+/** The local status model of contracts.md. Terminal statuses never change again. */
+export enum TaskStatus {
+  Queued = 'queued',
+  Working = 'working',
+  InputRequired = 'input_required',
+  Completed = 'completed',
+  Failed = 'failed',
+  Cancelled = 'cancelled',
+}
+
+export const TERMINAL_STATUSES: readonly TaskStatus[] = [
+  TaskStatus.Completed,
+  TaskStatus.Failed,
+  TaskStatus.Cancelled,
+];
+
+export const ACTIVE_STATUSES: readonly TaskStatus[] = [
+  TaskStatus.Queued,
+  TaskStatus.Working,
+  TaskStatus.InputRequired,
+];
+
+export function isTerminal(status: TaskStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/** The upstream contracts a toolset can bind (contracts.md). */
+export enum Contract {
+  Ordinary = 'ordinary',
+  McpTasks = 'mcp-tasks',
+  SyncCall = 'sync-call',
+}
+
+/** What a claim is for; follows from the row (leases.md). */
+export enum Phase {
+  Submit = 'submit',
+  Poll = 'poll',
+  Cancel = 'cancel',
+}
+
+/** Machine-readable failure codes shown to consumers as `error.code`. */
+export enum TaskErrorCode {
+  SubmitRejected = 'submit_rejected',
+  ProtocolError = 'protocol_error',
+  UpstreamFailed = 'upstream_failed',
+  UpstreamTaskLost = 'upstream_task_lost',
+  OutcomeUncertain = 'outcome_uncertain',
+  TrackingTimeout = 'tracking_timeout',
+}

@@ -1,0 +1,57 @@
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min } from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+const toBool = ({ value }: { value: unknown }): unknown =>
+  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
+
+/**
+ * Every environment variable the apps read, with its rule and default. Validated once at boot;
+ * property names are the variable names so a validation message names the variable.
+ */
+export class EnvSchema {
+  @IsOptional() @IsIn(['production', 'development', 'test']) NODE_ENV: string = 'development';
+
+  @IsOptional()
+  @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
+  DATABASE_URL?: string = undefined;
+  @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE = 10;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT = 3000;
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535) METRICS_PORT = 9464;
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
+  @IsOptional() @IsIn(['json', 'pretty']) LOG_FORMAT?: string = undefined;
+
+  @Transform(toInt) @IsInt() @Min(1) POLL_INTERVAL_MS = 5000;
+  @Transform(toInt) @IsInt() @Min(1) MIN_POLL_INTERVAL_MS = 1000;
+  @Transform(toInt) @IsInt() @Min(1) INPUT_REQUIRED_POLL_INTERVAL_MS = 30000;
+  @Transform(toInt) @IsInt() @Min(100) LEASE_MS = 60000;
+  @Transform(toInt) @IsInt() @Min(1) BACKOFF_BASE_MS = 1000;
+  @Transform(toInt) @IsInt() @Min(1) MAX_BACKOFF_MS = 300000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(10000) WORKER_SLOTS = 64;
+  @Transform(toInt) @IsInt() @Min(0) DRAIN_TIMEOUT_MS = 30000;
+  @Transform(toInt) @IsInt() @Min(10) HEARTBEAT_INTERVAL_MS = 5000;
+  @Transform(toInt) @IsInt() @Min(10) CLAIM_FALLBACK_INTERVAL_MS = 5000;
+  @Transform(toInt) @IsInt() @Min(1) TRACKING_DEGRADED_AFTER = 3;
+  @Transform(toInt) @IsInt() @Min(1) TRACKING_TIMEOUT_MS = 86400000;
+  @Transform(toInt) @IsInt() @Min(1024) MAX_RESULT_BYTES = 262144;
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000) RESULT_PREVIEW_CHARS = 2000;
+  @Transform(toInt) @IsInt() @Min(1) RETENTION_DAYS = 30;
+  @Transform(toInt) @IsInt() @Min(1) EVENT_RETENTION_HOURS = 72;
+
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false })
+  AUTH_JWKS_URL?: string = undefined;
+  @IsOptional() @IsString() AUTH_JWT_SECRET?: string = undefined;
+  @IsOptional() @IsString() AUTH_ISSUER?: string = undefined;
+  @IsOptional() @IsString() AUTH_AUDIENCE?: string = undefined;
+  @Transform(toInt) @IsInt() @Min(0) SUBMIT_RATE_LIMIT_PER_MINUTE = 600;
+  @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
+
+  @IsOptional() @IsString() MCP_SERVERS_FILE?: string = undefined;
+  @IsOptional() @IsString() WORKER_ID?: string = undefined;
+}
+
+/** Variables whose values are secrets: never echoed, not even their length. */
+export const SECRET_VARIABLES = new Set(['DATABASE_URL', 'AUTH_JWT_SECRET']);

@@ -1,0 +1,13 @@
+export type { Settings } from './settings';
+export { parseSettings, loadSettings, resetSettingsCache } from './settings.loader';
+export type {
+  TransportKind,
+  OAuthClientCredentials,
+  ServerConfig,
+  OrdinaryToolset,
+  McpTasksToolset,
+  SyncCallToolset,
+  ToolsetConfig,
+  McpServersConfig,
+} from './mcp-servers.types';
+export { loadMcpServersFile, parseMcpServers } from './mcp-servers.loader';

@@ -1,0 +1,192 @@
+import { Contract, ConfigError } from '@app/common';
+import { FieldReader } from './field-reader';
+import { McpServersConfig, ServerConfig, ToolsetConfig, TransportKind } from './mcp-servers.types';
+
+const SERVER_KEYS = [
+  'command',
+  'args',
+  'env',
+  'cwd',
+  'url',
+  'transport',
+  'headers',
+  'oauth',
+  'connectTimeoutMs',
+  'callTimeoutMs',
+  'maxConcurrentCalls',
+  'keepaliveIntervalMs',
+  'parkedProbeMs',
+  'connectAttempts',
+  'taskToolsets',
+];
+const TOOLSET_KEYS: Record<Contract, string[]> = {
+  [Contract.Ordinary]: ['submitTool', 'statusTool', 'cancelTool'],
+  [Contract.McpTasks]: ['tool', 'ttlMs'],
+  [Contract.SyncCall]: ['tool', 'callTimeoutMs'],
+};
+const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const TOOLSET_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** Validates the interpolated file; every message names the server and the field. */
+export function validateServers(json: unknown, leaseMs: number): McpServersConfig {
+  const root = new FieldReader(json, 'mcpServers file');
+  root.onlyKeys(['mcpServers']);
+  const serversObj = root.object('mcpServers');
+  const servers: ServerConfig[] = [];
+  const toolsets = new Map<string, ToolsetConfig>();
+  for (const [name, raw] of Object.entries(serversObj)) {
+    if (!SERVER_NAME.test(name)) {
+      throw new ConfigError(`mcpServers: server name must match ${SERVER_NAME.source}`);
+    }
+    const server = readServer(name, new FieldReader(raw, `server "${name}"`), leaseMs);
+    for (const toolset of server.toolsets) {
+      const other = toolsets.get(toolset.name);
+      if (other) {
+        throw new ConfigError(
+          `server "${name}": toolset name "${toolset.name}" is already used by server "${other.server}"`,
+        );
+      }
+      toolsets.set(toolset.name, toolset);
+    }
+    servers.push(server);
+  }
+  return { servers, toolsets };
+}
+
+function readServer(name: string, r: FieldReader, leaseMs: number): ServerConfig {
+  r.onlyKeys(SERVER_KEYS);
+  const command = r.optionalString('command');
+  const url = r.optionalString('url');
+  if ((command === undefined) === (url === undefined)) {
+    throw new ConfigError(`server "${name}": set exactly one of command (stdio) or url (http)`);
+  }
+  const transportField = r.optionalEnum('transport', ['http', 'sse', 'stdio']);
+  let transport: TransportKind = command !== undefined ? 'stdio' : 'http';
+  if (transportField !== undefined) {
+    if ((transportField === 'stdio') !== (command !== undefined)) {
+      throw new ConfigError(
+        `server "${name}": transport "${transportField}" does not fit ${command ? 'command' : 'url'}`,
+      );
+    }
+    transport = transportField;
+  }
+  if (url !== undefined) checkUrl(name, url);
+  if (command !== undefined && command.trim() === '') {
+    throw new ConfigError(`server "${name}": command must not be empty`);
+  }
+  const server: ServerConfig = {
+    name,
+    transport,
+    command,
+    args: r.stringArray('args'),
+    env: r.stringMap('env'),
+    cwd: r.optionalString('cwd'),
+    url,
+    headers: r.stringMap('headers'),
+    oauth: readOAuth(r),
+    connectTimeoutMs: r.int('connectTimeoutMs', 15000, 100),
+    callTimeoutMs: r.int('callTimeoutMs', 30000, 100),
+    maxConcurrentCalls: r.int('maxConcurrentCalls', 16, 1),
+    keepaliveIntervalMs: r.int('keepaliveIntervalMs', 30000, 1000),
+    parkedProbeMs: r.int('parkedProbeMs', 300000, 1000),
+    connectAttempts: r.int('connectAttempts', 4, 1),
+    toolsets: [],
+  };
+  if (server.connectTimeoutMs + server.callTimeoutMs >= leaseMs) {
+    throw new ConfigError(
+      `server "${name}": connectTimeoutMs (${server.connectTimeoutMs}) + callTimeoutMs ` +
+        `(${server.callTimeoutMs}) must be below LEASE_MS (${leaseMs})`,
+    );
+  }
+  const list = r.array('taskToolsets');
+  const boundTools = new Map<string, string>();
+  list.forEach((item, index) => {
+    const toolset = readToolset(
+      name,
+      new FieldReader(item, `server "${name}": taskToolsets[${index}]`),
+      server,
+    );
+    for (const tool of rawTools(toolset)) {
+      const owner = boundTools.get(tool);
+      if (owner !== undefined) {
+        throw new ConfigError(
+          `server "${name}": tool "${tool}" is bound twice (toolsets "${owner}" and "${toolset.name}")`,
+        );
+      }
+      boundTools.set(tool, toolset.name);
+    }
+    server.toolsets.push(toolset);
+  });
+  return server;
+}
+
+function readToolset(serverName: string, r: FieldReader, server: ServerConfig): ToolsetConfig {
+  const contract = r.enumValue('contract', [
+    Contract.Ordinary,
+    Contract.McpTasks,
+    Contract.SyncCall,
+  ]);
+  r.onlyKeys(['name', 'contract', 'retryOnCrash', 'description', ...TOOLSET_KEYS[contract]]);
+  const name = r.string('name');
+  if (!TOOLSET_NAME.test(name)) {
+    throw new ConfigError(`${r.where}: name must match ${TOOLSET_NAME.source}`);
+  }
+  const base = { name, server: serverName, retryOnCrash: r.bool('retryOnCrash', false) };
+  switch (contract) {
+    case Contract.Ordinary:
+      return {
+        ...base,
+        contract,
+        submitTool: r.string('submitTool'),
+        statusTool: r.string('statusTool'),
+        cancelTool: r.string('cancelTool'),
+      };
+    case Contract.McpTasks:
+      return { ...base, contract, tool: r.string('tool'), ttlMs: r.optionalInt('ttlMs', 1000) };
+    case Contract.SyncCall:
+      return {
+        ...base,
+        contract,
+        tool: r.string('tool'),
+        callTimeoutMs: r.int('callTimeoutMs', server.callTimeoutMs, 100),
+      };
+  }
+}
+
+function rawTools(toolset: ToolsetConfig): string[] {
+  return toolset.contract === Contract.Ordinary
+    ? [toolset.submitTool, toolset.statusTool, toolset.cancelTool]
+    : [toolset.tool];
+}
+
+function readOAuth(r: FieldReader): ServerConfig['oauth'] {
+  const raw = r.optionalObject('oauth');
+  if (raw === undefined) return undefined;
+  const o = new FieldReader(raw, `${r.where}: oauth`);
+  o.onlyKeys(['clientId', 'clientSecret', 'scope']);
+  return {
+    clientId: o.string('clientId'),
+    clientSecret: o.string('clientSecret'),
+    scope: o.optionalString('scope'),
+  };
+}
+
+/** http/https with a host only: no credentials, query or fragment (they belong in headers). */
+function checkUrl(server: string, value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`server "${server}": url is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`server "${server}": url must use http or https`);
+  }
+  if (!url.hostname) throw new ConfigError(`server "${server}": url must have a host`);
+  if (url.username || url.password) {
+    throw new ConfigError(`server "${server}": url must not carry credentials (use headers)`);
+  }
+  if (url.search || url.hash) {
+    throw new ConfigError(`server "${server}": url must not have a query or fragment`);
+  }
+}

@@ -1,0 +1,106 @@
+import 'reflect-metadata';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { ConfigError } from '@app/common';
+import { EnvSchema } from './env.schema';
+import { Settings } from './settings';
+
+let cached: Settings | undefined;
+
+/**
+ * Validates the environment into {@link Settings}. Throws a {@link ConfigError} whose message
+ * lists every bad variable with its rule; values are never included.
+ */
+export function parseSettings(env: NodeJS.ProcessEnv): Settings {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(new EnvSchema())) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const dto = plainToInstance(EnvSchema, raw);
+  const errors = validateSync(dto, { forbidUnknownValues: true });
+  if (errors.length > 0) throw new ConfigError(formatErrors(errors));
+  const crossErrors = crossCheck(dto);
+  if (crossErrors.length > 0) throw new ConfigError(crossErrors.join('\n'));
+  return toSettings(dto);
+}
+
+/** The process-wide settings, validated on first use and cached. */
+export function loadSettings(): Settings {
+  cached ??= parseSettings(process.env);
+  return cached;
+}
+
+/** For tests that change the environment between cases. */
+export function resetSettingsCache(): void {
+  cached = undefined;
+}
+
+function formatErrors(errors: ValidationError[]): string {
+  const lines = errors.flatMap((error) =>
+    Object.values(error.constraints ?? {}).map((rule) => `${error.property}: ${rule}`),
+  );
+  return `invalid environment:\n${lines.map((line) => `  - ${line}`).join('\n')}`;
+}
+
+function crossCheck(dto: EnvSchema): string[] {
+  const problems: string[] = [];
+  if (dto.MIN_POLL_INTERVAL_MS > dto.POLL_INTERVAL_MS) {
+    problems.push('MIN_POLL_INTERVAL_MS: must not be greater than POLL_INTERVAL_MS');
+  }
+  if (dto.BACKOFF_BASE_MS > dto.MAX_BACKOFF_MS) {
+    problems.push('BACKOFF_BASE_MS: must not be greater than MAX_BACKOFF_MS');
+  }
+  if (dto.HEARTBEAT_INTERVAL_MS * 3 > dto.LEASE_MS * 10) {
+    problems.push('HEARTBEAT_INTERVAL_MS: three intervals must fit in ten leases');
+  }
+  if (dto.AUTH_JWKS_URL && dto.AUTH_JWT_SECRET) {
+    problems.push('AUTH_JWKS_URL: set either AUTH_JWKS_URL or AUTH_JWT_SECRET, not both');
+  }
+  if (dto.AUTH_JWT_SECRET !== undefined && dto.AUTH_JWT_SECRET.length < 32) {
+    problems.push('AUTH_JWT_SECRET: must be at least 32 characters');
+  }
+  return problems.map((line) => `invalid environment:\n  - ${line}`);
+}
+
+function toSettings(dto: EnvSchema): Settings {
+  const nodeEnv = dto.NODE_ENV as Settings['nodeEnv'];
+  return {
+    nodeEnv,
+    database: { url: dto.DATABASE_URL, poolSize: dto.DATABASE_POOL_SIZE },
+    http: { port: dto.PORT, metricsPort: dto.METRICS_PORT },
+    log: {
+      level: dto.LOG_LEVEL,
+      format: (dto.LOG_FORMAT ?? (nodeEnv === 'production' ? 'json' : 'pretty')) as
+        'json' | 'pretty',
+    },
+    scheduling: {
+      pollIntervalMs: dto.POLL_INTERVAL_MS,
+      minPollIntervalMs: dto.MIN_POLL_INTERVAL_MS,
+      inputRequiredPollIntervalMs: dto.INPUT_REQUIRED_POLL_INTERVAL_MS,
+      backoffBaseMs: dto.BACKOFF_BASE_MS,
+      maxBackoffMs: dto.MAX_BACKOFF_MS,
+      trackingDegradedAfter: dto.TRACKING_DEGRADED_AFTER,
+      trackingTimeoutMs: dto.TRACKING_TIMEOUT_MS,
+    },
+    lease: { ms: dto.LEASE_MS },
+    worker: {
+      id: dto.WORKER_ID,
+      slots: dto.WORKER_SLOTS,
+      drainTimeoutMs: dto.DRAIN_TIMEOUT_MS,
+      heartbeatIntervalMs: dto.HEARTBEAT_INTERVAL_MS,
+      claimFallbackIntervalMs: dto.CLAIM_FALLBACK_INTERVAL_MS,
+    },
+    results: { maxBytes: dto.MAX_RESULT_BYTES, previewChars: dto.RESULT_PREVIEW_CHARS },
+    retention: { days: dto.RETENTION_DAYS, eventHours: dto.EVENT_RETENTION_HOURS },
+    auth: {
+      jwksUrl: dto.AUTH_JWKS_URL,
+      jwtSecret: dto.AUTH_JWT_SECRET,
+      issuer: dto.AUTH_ISSUER,
+      audience: dto.AUTH_AUDIENCE,
+    },
+    api: { submitRateLimitPerMinute: dto.SUBMIT_RATE_LIMIT_PER_MINUTE },
+    webhooks: { allowPrivateNetworks: dto.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
+    mcpServersFile: dto.MCP_SERVERS_FILE,
+  };
+}

@@ -1,0 +1,30 @@
+/** The validated settings of one process, nested by concern. Built once from the environment. */
+export interface Settings {
+  nodeEnv: 'production' | 'development' | 'test';
+  database: { url?: string; poolSize: number };
+  http: { port: number; metricsPort: number };
+  log: { level: string; format: 'json' | 'pretty' };
+  scheduling: {
+    pollIntervalMs: number;
+    minPollIntervalMs: number;
+    inputRequiredPollIntervalMs: number;
+    backoffBaseMs: number;
+    maxBackoffMs: number;
+    trackingDegradedAfter: number;
+    trackingTimeoutMs: number;
+  };
+  lease: { ms: number };
+  worker: {
+    id?: string;
+    slots: number;
+    drainTimeoutMs: number;
+    heartbeatIntervalMs: number;
+    claimFallbackIntervalMs: number;
+  };
+  results: { maxBytes: number; previewChars: number };
+  retention: { days: number; eventHours: number };
+  auth: { jwksUrl?: string; jwtSecret?: string; issuer?: string; audience?: string };
+  api: { submitRateLimitPerMinute: number };
+  webhooks: { allowPrivateNetworks: boolean };
+  mcpServersFile?: string;
+}

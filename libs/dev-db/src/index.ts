@@ -1,0 +1,2 @@
+export { startEmbeddedPostgres } from './embedded-postgres';
+export type { EmbeddedDatabase, EmbeddedOptions } from './embedded-postgres';

@@ -1,0 +1,26 @@
+export { TaskEntity } from './entities/task.entity';
+export { WorkerEntity } from './entities/worker.entity';
+export { ToolsetEntity } from './entities/toolset.entity';
+export { ApiKeyEntity } from './entities/api-key.entity';
+export { ENTITIES, MIGRATIONS_TABLE, dataSourceOptions, createDataSource } from './data-source';
+export { Database, jsonParam } from './database';
+export type { Queryable } from './database';
+export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
+export type { ClaimedTask, TaskLease } from './claimed-task';
+export { TaskLeaseRepository } from './task-lease.repository';
+export type { ClaimRequest, RemoteHandle, WriteOutcome } from './task-lease.repository';
+export { TaskRepository } from './task.repository';
+export type {
+  NewTask,
+  CreateResult,
+  StatusFilter,
+  ListQuery,
+  CancelResult,
+} from './task.repository';
+export type { TaskRow } from './task-row';
+export { WorkerRepository } from './worker.repository';
+export type { WorkerInfo } from './worker.repository';
+export { CatalogRepository } from './catalog.repository';
+export type { CatalogEntry } from './catalog.repository';
+export { PersistenceModule } from './persistence.module';
+export type { PersistenceOptions } from './persistence.module';

@@ -1,0 +1,53 @@
+import { DataSource } from 'typeorm';
+import { MIGRATIONS } from '../../../migrations';
+import { MIGRATIONS_TABLE } from './data-source';
+
+/** Any constant works; it only has to be the same for every migrator of this schema. */
+const MIGRATION_LOCK_KEY = 727_001;
+
+/**
+ * Applies pending migrations while holding a session advisory lock, so two migrators (a Job
+ * and a developer, two test files) never interleave. Returns the names it applied.
+ */
+export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      return applied.map((migration) => migration.name);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+/** Names of migrations this build needs that the database has not applied. */
+export async function missingMigrations(dataSource: DataSource): Promise<string[]> {
+  const exists = (await dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
+    MIGRATIONS_TABLE,
+  ])) as Array<{ ok: boolean }>;
+  const applied = new Set<string>();
+  if (exists[0]?.ok) {
+    const rows = (await dataSource.query(`SELECT name FROM ${MIGRATIONS_TABLE}`)) as Array<{
+      name: string;
+    }>;
+    for (const row of rows) applied.add(row.name);
+  }
+  return MIGRATIONS.map((migration) => new migration().name ?? migration.name).filter(
+    (name) => !applied.has(name),
+  );
+}
+
+/** Throws, naming each missing migration, when the schema is older than this build. */
+export async function assertSchemaCurrent(dataSource: DataSource): Promise<void> {
+  const missing = await missingMigrations(dataSource);
+  if (missing.length > 0) {
+    throw new Error(
+      `database schema is missing migration(s): ${missing.join(', ')}; run "npm run migrate" first`,
+    );
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The claim: one statement picks the due rows in due order and leases them.
+ *
+ * - `LIMIT $2` is the caller's number of free slots: claim only what can start now.
+ * - `FOR UPDATE SKIP LOCKED` lets concurrent claimers pass over each other's rows instead of
+ *   queueing on them; the CTE locks, the UPDATE leases in the same statement.
+ * - `next_attempt_at = now() + lease`: a lease that expires is simply due again, so this same
+ *   statement is the recovery path and there is no sweeper.
+ * - Every time comes from the database clock (`now()`), never a pod's.
+ * - Rows pinned to a worker (stdio native tasks) go to that worker while it is alive, and to
+ *   anyone once its heartbeat is older than the dead-after window ($5 ms).
+ * - The phase filter ($3) is evaluated on the rows the partial index yields; the CTE returns
+ *   the previous due time and lease so the caller can record due lag and rescues.
+ *
+ * Alternatives measured and rejected are noted in docs/benchmarks.md (claim section).
+ */
+export const CLAIM_SQL = `
+WITH due AS (
+  SELECT t.id,
+         t.next_attempt_at AS due_at,
+         (t.lease_token IS NOT NULL) AS rescued,
+         CASE
+           WHEN t.cancel_requested_at IS NOT NULL THEN 'cancel'
+           WHEN t.status = 'queued' THEN 'submit'
+           ELSE 'poll'
+         END AS phase
+    FROM tasks t
+   WHERE t.next_attempt_at IS NOT NULL
+     AND t.next_attempt_at <= now()
+     AND (CASE
+            WHEN t.cancel_requested_at IS NOT NULL THEN 'cancel'
+            WHEN t.status = 'queued' THEN 'submit'
+            ELSE 'poll'
+          END) = ANY($3::text[])
+     AND (t.pinned_worker_id IS NULL
+          OR t.pinned_worker_id = $1
+          OR NOT EXISTS (SELECT 1 FROM workers w
+                          WHERE w.id = t.pinned_worker_id
+                            AND w.stopped_at IS NULL
+                            AND w.heartbeat_at > now() - make_interval(secs => $5::float8 / 1000)))
+   ORDER BY t.next_attempt_at
+   LIMIT $2
+   FOR UPDATE OF t SKIP LOCKED
+)
+UPDATE tasks t
+   SET lease_owner      = $1,
+       lease_token      = gen_random_uuid(),
+       lease_expires_at = now() + make_interval(secs => $4::float8 / 1000),
+       next_attempt_at  = now() + make_interval(secs => $4::float8 / 1000),
+       claim_count      = t.claim_count + 1
+  FROM due
+ WHERE t.id = due.id
+RETURNING t.*, due.phase, due.due_at, due.rescued,
+          extract(epoch FROM now() - due.due_at) AS due_lag_seconds,
+          now() AS db_now`;

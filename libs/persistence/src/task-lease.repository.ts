@@ -1,0 +1,214 @@
+import { LeaseLostError, Phase, TaskSnapshot, TaskStatus } from '@app/common';
+import { ClaimedTask, TaskLease, toClaimedTask } from './claimed-task';
+import { Queryable, jsonParam } from './database';
+import { CLAIM_SQL } from './sql/claim.sql';
+import {
+  CLEAR_LEASE,
+  RELEASE_FOR_CANCEL_SQL,
+  afterMs,
+  fencedUpdateSql,
+} from './sql/fenced-write.sql';
+
+export interface ClaimRequest {
+  workerId: string;
+  /** Free slots: claim only what can start now. */
+  limit: number;
+  phases: readonly Phase[];
+  leaseMs: number;
+  /** A pinned row's worker counts as dead once its heartbeat is older than this. */
+  deadWorkerAfterMs: number;
+}
+
+/** A remote handle as an upstream returned it; never dropped once received. */
+export interface RemoteHandle {
+  remoteTaskId: string;
+  sessionId?: string | null;
+  protocolVersion?: string | null;
+  driverState?: Record<string, unknown> | null;
+  pinnedWorkerId?: string | null;
+}
+
+/** Why a fenced write did not apply: the lease is gone, or a cancel request overtook it. */
+export type WriteOutcome = 'applied' | 'lease_lost' | 'cancel_pending';
+
+/**
+ * The poller's side of the task store: the claim and every fenced write of leases.md.
+ * Methods that cannot be overtaken by a cancel throw {@link LeaseLostError} on a lost lease;
+ * those that can return a {@link WriteOutcome}.
+ */
+export class TaskLeaseRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
+    if (request.limit <= 0) return [];
+    const rows = await this.db.query(
+      CLAIM_SQL,
+      [request.workerId, request.limit, request.phases, request.leaseMs, request.deadWorkerAfterMs],
+      'mcp_tasks_claim',
+    );
+    return rows.map(toClaimedTask);
+  }
+
+  /** Records, durably and before sending, that a submit (or a sync call) is about to go out. */
+  async markSubmitStarted(lease: TaskLease): Promise<void> {
+    await this.mustApply(
+      lease,
+      fencedUpdateSql('submit_started_at = now(), submit_attempts = submit_attempts + 1'),
+      [],
+    );
+  }
+
+  /**
+   * Stores the remote handle and moves the task to `working` (or `input_required`). If a cancel
+   * was requested meanwhile, the handle is still stored and the row is due now for the cancel
+   * phase: no handle is ever dropped.
+   */
+  async recordSubmitted(
+    lease: TaskLease,
+    handle: RemoteHandle,
+    snapshot: TaskSnapshot | undefined,
+    nextDelayMs: number,
+  ): Promise<void> {
+    const status =
+      snapshot?.status === TaskStatus.InputRequired ? TaskStatus.InputRequired : TaskStatus.Working;
+    await this.mustApply(
+      lease,
+      fencedUpdateSql(
+        `status = $3, remote_task_id = $4, remote_session_id = $5, remote_protocol_version = $6,
+         driver_state = $7::jsonb, pinned_worker_id = $8, submitted_at = now(), last_success_at = now(),
+         consecutive_errors = 0, last_error = NULL, ${CLEAR_LEASE},
+         next_attempt_at = CASE WHEN cancel_requested_at IS NULL THEN ${afterMs(9)} ELSE now() END`,
+      ),
+      [
+        status,
+        handle.remoteTaskId,
+        handle.sessionId ?? null,
+        handle.protocolVersion ?? null,
+        jsonParam(handle.driverState),
+        handle.pinnedWorkerId ?? null,
+        nextDelayMs,
+      ],
+    );
+  }
+
+  /** Sync-call: the call is on the wire; the task is `working` while this worker holds it. */
+  async markWorking(lease: TaskLease): Promise<void> {
+    await this.mustApply(
+      lease,
+      fencedUpdateSql(`status = 'working', submitted_at = coalesce(submitted_at, now())`),
+      [],
+    );
+  }
+
+  /**
+   * Applies a poll's non-terminal snapshot. Not applied once a cancel is requested: the row
+   * goes back to the cancel phase at once instead (leases.md, Cancellation).
+   */
+  async applyPoll(
+    lease: TaskLease,
+    snapshot: TaskSnapshot,
+    nextDelayMs: number,
+  ): Promise<WriteOutcome> {
+    return this.applyUnlessCancelled(
+      lease,
+      fencedUpdateSql(
+        `status = $3, progress = CASE WHEN $4::boolean THEN $5::jsonb ELSE progress END,
+         input_required = $6::jsonb, consecutive_errors = 0, last_error = NULL,
+         last_success_at = now(), poll_count = poll_count + 1, ${CLEAR_LEASE},
+         next_attempt_at = ${afterMs(7)}`,
+        'cancel_requested_at IS NULL',
+      ),
+      [
+        snapshot.status,
+        snapshot.progress !== undefined,
+        jsonParam(snapshot.progress),
+        jsonParam(snapshot.status === TaskStatus.InputRequired ? snapshot.inputRequired : null),
+        nextDelayMs,
+      ],
+    );
+  }
+
+  /**
+   * Ends the task in a terminal status. With `unlessCancelled` (a poll's answer), a pending
+   * cancel request wins and the row goes to the cancel phase instead.
+   */
+  async finish(
+    lease: TaskLease,
+    snapshot: TaskSnapshot,
+    unlessCancelled = false,
+  ): Promise<WriteOutcome> {
+    const sql = fencedUpdateSql(
+      `status = $3,
+       result = CASE WHEN $4::boolean THEN $5::jsonb ELSE result END,
+       result_preview = CASE WHEN $4::boolean THEN $6 ELSE result_preview END,
+       result_truncated = CASE WHEN $4::boolean THEN $7 ELSE result_truncated END,
+       result_artifact = coalesce($8::jsonb, result_artifact),
+       progress = CASE WHEN $9::boolean THEN $10::jsonb ELSE progress END,
+       input_required = NULL, error_code = $11, error_message = $12,
+       poll_count = poll_count + 1, ${CLEAR_LEASE}, next_attempt_at = NULL, completed_at = now()`,
+      unlessCancelled ? 'cancel_requested_at IS NULL' : '',
+    );
+    const params = [
+      snapshot.status,
+      snapshot.result !== undefined,
+      jsonParam(snapshot.result?.value),
+      snapshot.result?.preview ?? null,
+      snapshot.result?.truncated ?? false,
+      jsonParam(snapshot.resultArtifact),
+      snapshot.progress !== undefined,
+      jsonParam(snapshot.progress),
+      snapshot.error?.code ?? null,
+      snapshot.error?.message ?? null,
+    ];
+    if (unlessCancelled) return this.applyUnlessCancelled(lease, sql, params);
+    await this.mustApply(lease, sql, params);
+    return 'applied';
+  }
+
+  /** A transient error: count it, keep its text, and come back after the backoff delay. */
+  async releaseAfterError(lease: TaskLease, lastError: string, delayMs: number): Promise<void> {
+    await this.mustApply(
+      lease,
+      fencedUpdateSql(
+        `consecutive_errors = consecutive_errors + 1, last_error = $3, ${CLEAR_LEASE},
+         next_attempt_at = ${afterMs(4)}`,
+      ),
+      [lastError, delayMs],
+    );
+  }
+
+  /** Gives the row back, due now, without counting an error (graceful shutdown). */
+  async release(lease: TaskLease): Promise<void> {
+    await this.mustApply(lease, fencedUpdateSql(`${CLEAR_LEASE}, next_attempt_at = now()`), []);
+  }
+
+  /** Extends a held claim (sync-call renews every lease/3); a lost renewal aborts the call. */
+  async renew(lease: TaskLease, leaseMs: number): Promise<void> {
+    await this.mustApply(
+      lease,
+      fencedUpdateSql(`lease_expires_at = ${afterMs(3)}, next_attempt_at = ${afterMs(3)}`),
+      [leaseMs],
+    );
+  }
+
+  /** Stores progress of a held call without touching the schedule. */
+  async updateProgress(lease: TaskLease, progress: TaskSnapshot['progress']): Promise<void> {
+    await this.mustApply(lease, fencedUpdateSql(`progress = $3::jsonb`), [jsonParam(progress)]);
+  }
+
+  private async mustApply(lease: TaskLease, sql: string, params: unknown[]): Promise<void> {
+    const rows = await this.db.query(sql, [lease.taskId, lease.token, ...params]);
+    if (rows.length === 0) throw new LeaseLostError(lease.taskId);
+  }
+
+  private async applyUnlessCancelled(
+    lease: TaskLease,
+    sql: string,
+    params: unknown[],
+  ): Promise<WriteOutcome> {
+    const rows = await this.db.query(sql, [lease.taskId, lease.token, ...params]);
+    if (rows.length > 0) return 'applied';
+    const released = await this.db.query(RELEASE_FOR_CANCEL_SQL, [lease.taskId, lease.token]);
+    return released.length > 0 ? 'cancel_pending' : 'lease_lost';
+  }
+}

@@ -1,0 +1,76 @@
+import { Contract, TaskStatus } from '@app/common';
+
+/** A whole stored task in camelCase. Internal: the API projects it through a whitelist. */
+export interface TaskRow {
+  id: string;
+  userId: string;
+  threadId: string;
+  toolset: string;
+  contract: Contract;
+  server: string;
+  status: TaskStatus;
+  input: unknown;
+  metadata: Record<string, unknown> | null;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  remoteTaskId: string | null;
+  remoteSessionId: string | null;
+  submitStartedAt: Date | null;
+  result: unknown;
+  resultPreview: string | null;
+  resultTruncated: boolean;
+  resultArtifact: unknown;
+  inputRequired: unknown;
+  progress: unknown;
+  errorCode: string | null;
+  errorMessage: string | null;
+  lastError: string | null;
+  consecutiveErrors: number;
+  cancelRequestedAt: Date | null;
+  eventSeq: number;
+  createdAt: Date;
+  updatedAt: Date;
+  submittedAt: Date | null;
+  completedAt: Date | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  nextAttemptAt: Date | null;
+}
+
+export function toTaskRow(row: Record<string, unknown>): TaskRow {
+  return {
+    id: row.id as string,
+    userId: row.user_id as string,
+    threadId: row.thread_id as string,
+    toolset: row.toolset as string,
+    contract: row.contract as Contract,
+    server: row.server as string,
+    status: row.status as TaskStatus,
+    input: row.input,
+    metadata: row.metadata as Record<string, unknown> | null,
+    idempotencyKey: row.idempotency_key as string | null,
+    requestHash: row.request_hash as string | null,
+    remoteTaskId: row.remote_task_id as string | null,
+    remoteSessionId: row.remote_session_id as string | null,
+    submitStartedAt: row.submit_started_at as Date | null,
+    result: row.result,
+    resultPreview: row.result_preview as string | null,
+    resultTruncated: row.result_truncated as boolean,
+    resultArtifact: row.result_artifact,
+    inputRequired: row.input_required,
+    progress: row.progress,
+    errorCode: row.error_code as string | null,
+    errorMessage: row.error_message as string | null,
+    lastError: row.last_error as string | null,
+    consecutiveErrors: row.consecutive_errors as number,
+    cancelRequestedAt: row.cancel_requested_at as Date | null,
+    eventSeq: row.event_seq as number,
+    createdAt: row.created_at as Date,
+    updatedAt: row.updated_at as Date,
+    submittedAt: row.submitted_at as Date | null,
+    completedAt: row.completed_at as Date | null,
+    leaseOwner: row.lease_owner as string | null,
+    leaseExpiresAt: row.lease_expires_at as Date | null,
+    nextAttemptAt: row.next_attempt_at as Date | null,
+  };
+}

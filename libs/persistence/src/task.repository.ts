@@ -1,0 +1,176 @@
+import { Contract, TaskStatus, newTaskId } from '@app/common';
+import { Database, jsonParam } from './database';
+import { TaskRow, toTaskRow } from './task-row';
+
+export interface NewTask {
+  userId: string;
+  threadId: string;
+  toolset: string;
+  contract: Contract;
+  server: string;
+  input: unknown;
+  metadata?: Record<string, unknown> | null;
+  idempotencyKey?: string | null;
+  /** A hash of the request body: the same key with another body is a conflict. */
+  requestHash?: string | null;
+}
+
+export type CreateResult =
+  | { kind: 'created'; task: TaskRow }
+  | { kind: 'replayed'; task: TaskRow }
+  | { kind: 'conflict'; task: TaskRow };
+
+export type StatusFilter = 'active' | 'terminal' | TaskStatus;
+
+export interface ListQuery {
+  userId: string;
+  /** Omit to list across the user's threads. */
+  threadId?: string;
+  status?: StatusFilter;
+  limit: number;
+  /** Keyset position: the last item of the previous page. */
+  after?: { createdAt: Date; id: string };
+}
+
+export type CancelResult =
+  { kind: 'not_found' } | { kind: 'terminal'; task: TaskRow } | { kind: 'accepted'; task: TaskRow };
+
+const VISIBLE = 'thread_deleted_at IS NULL';
+
+/**
+ * The API's side of the task store: create (idempotent per user and key), read, list with
+ * keyset pagination, cancel requests and thread deletion. Every read is scoped to the user and
+ * hides tasks of deleted threads.
+ */
+export class TaskRepository {
+  constructor(private readonly db: Database) {}
+
+  async create(task: NewTask): Promise<CreateResult> {
+    const rows = await this.db.query(
+      `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
+                          idempotency_key, request_hash, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, now())
+       ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING *`,
+      [
+        newTaskId(),
+        task.userId,
+        task.threadId,
+        task.toolset,
+        task.contract,
+        task.server,
+        JSON.stringify(task.input ?? {}),
+        jsonParam(task.metadata),
+        task.idempotencyKey ?? null,
+        task.requestHash ?? null,
+      ],
+    );
+    if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };
+    // The key was taken: by this same request retried (replay) or by another body (conflict).
+    // The conflicting insert has committed by now, so READ COMMITTED sees it.
+    const existing = await this.db.query(
+      `SELECT * FROM tasks WHERE user_id = $1 AND idempotency_key = $2`,
+      [task.userId, task.idempotencyKey],
+    );
+    const found = toTaskRow(existing[0]);
+    const same =
+      found.requestHash === (task.requestHash ?? null) && found.threadId === task.threadId;
+    return { kind: same ? 'replayed' : 'conflict', task: found };
+  }
+
+  async findForUser(userId: string, taskId: string, threadId?: string): Promise<TaskRow | null> {
+    const rows = await this.db.query(
+      `SELECT * FROM tasks WHERE id = $1 AND user_id = $2 AND ${VISIBLE}
+         AND ($3::text IS NULL OR thread_id = $3)`,
+      [taskId, userId, threadId ?? null],
+    );
+    return rows.length > 0 ? toTaskRow(rows[0]) : null;
+  }
+
+  async list(query: ListQuery): Promise<TaskRow[]> {
+    const params: unknown[] = [query.userId, query.limit];
+    const where = ['user_id = $1', VISIBLE];
+    if (query.threadId !== undefined) {
+      params.push(query.threadId);
+      where.push(`thread_id = $${params.length}`);
+    }
+    if (query.status === 'active') where.push(`status IN ('queued', 'working', 'input_required')`);
+    else if (query.status === 'terminal')
+      where.push(`status IN ('completed', 'failed', 'cancelled')`);
+    else if (query.status !== undefined) {
+      params.push(query.status);
+      where.push(`status = $${params.length}`);
+    }
+    if (query.after) {
+      params.push(query.after.createdAt, query.after.id);
+      where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
+    }
+    const rows = await this.db.query(
+      `SELECT * FROM tasks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      params,
+    );
+    return rows.map(toTaskRow);
+  }
+
+  /**
+   * Records a cancel request. A queued task whose submit has not started is cancelled at once,
+   * locally (any claim on it is voided, so its submit can never start). Otherwise the request
+   * is stored and the row made due for the cancel phase, unless a worker holds it: the holder
+   * sees the request when it writes. Idempotent.
+   */
+  async requestCancel(userId: string, taskId: string, threadId?: string): Promise<CancelResult> {
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.query(
+        `SELECT * FROM tasks WHERE id = $1 AND user_id = $2 AND ${VISIBLE}
+           AND ($3::text IS NULL OR thread_id = $3) FOR UPDATE`,
+        [taskId, userId, threadId ?? null],
+      );
+      if (rows.length === 0) return { kind: 'not_found' } as const;
+      const current = toTaskRow(rows[0]);
+      if (
+        [TaskStatus.Completed, TaskStatus.Failed, TaskStatus.Cancelled].includes(current.status)
+      ) {
+        return { kind: 'terminal', task: current } as const;
+      }
+      const updated = await tx.query(cancelSql('id = $1'), [taskId]);
+      return { kind: 'accepted', task: toTaskRow(updated[0]) } as const;
+    });
+  }
+
+  /**
+   * Hides every task of the thread (a new thread with the same ID starts empty) and cancels the
+   * active ones. Returns how many tasks were hidden.
+   */
+  async deleteThread(userId: string, threadId: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(
+        cancelSql(`user_id = $1 AND thread_id = $2 AND ${VISIBLE}
+                                AND status IN ('queued', 'working', 'input_required')`),
+        [userId, threadId],
+      );
+      const hidden = await tx.query(
+        `UPDATE tasks SET thread_deleted_at = now()
+          WHERE user_id = $1 AND thread_id = $2 AND ${VISIBLE} RETURNING id`,
+        [userId, threadId],
+      );
+      return hidden.length;
+    });
+  }
+}
+
+/** The cancel request as one UPDATE over the rows `where` selects (all non-terminal). */
+function cancelSql(where: string): string {
+  const local = `status = 'queued' AND submit_started_at IS NULL`;
+  return `UPDATE tasks SET
+      cancel_requested_at = coalesce(cancel_requested_at, now()),
+      status = CASE WHEN ${local} THEN 'cancelled' ELSE status END,
+      completed_at = CASE WHEN ${local} THEN now() ELSE completed_at END,
+      lease_owner = CASE WHEN ${local} THEN NULL ELSE lease_owner END,
+      lease_token = CASE WHEN ${local} THEN NULL ELSE lease_token END,
+      lease_expires_at = CASE WHEN ${local} THEN NULL ELSE lease_expires_at END,
+      next_attempt_at = CASE
+        WHEN ${local} THEN NULL
+        WHEN lease_expires_at IS NULL OR lease_expires_at <= now() THEN now()
+        ELSE next_attempt_at END
+    WHERE ${where} RETURNING *`;
+}

@@ -1,0 +1,55 @@
+import { Queryable } from './database';
+
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+}
+
+/** Poller registration and heartbeats; liveness is judged by the database clock. */
+export class WorkerRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async register(worker: WorkerInfo): Promise<void> {
+    await this.db.query(
+      `INSERT INTO workers (id, host, pid, version) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (id) DO UPDATE SET host = $2, pid = $3, version = $4,
+         started_at = now(), heartbeat_at = now(), stopped_at = NULL`,
+      [worker.id, worker.host, worker.pid, worker.version],
+    );
+  }
+
+  /** Returns false when the row is gone or marked stopped (another process took the ID). */
+  async heartbeat(id: string): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE workers SET heartbeat_at = now() WHERE id = $1 AND stopped_at IS NULL RETURNING id`,
+      [id],
+    );
+    return rows.length > 0;
+  }
+
+  async markStopped(id: string): Promise<void> {
+    await this.db.query(`UPDATE workers SET stopped_at = now() WHERE id = $1`, [id]);
+  }
+
+  /** Workers whose heartbeat is younger than `deadAfterMs`. */
+  async countAlive(deadAfterMs: number): Promise<number> {
+    const rows = await this.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM workers
+        WHERE stopped_at IS NULL AND heartbeat_at > now() - make_interval(secs => $1::float8 / 1000)`,
+      [deadAfterMs],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Forgets workers stopped or silent for longer than `olderThanMs`. */
+  async prune(olderThanMs: number): Promise<void> {
+    await this.db.query(
+      `DELETE FROM workers WHERE heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)
+         AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.pinned_worker_id = workers.id
+                           AND t.next_attempt_at IS NOT NULL)`,
+      [olderThanMs],
+    );
+  }
+}
