@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import type { JobArgs } from './job-args.schema';
+import { isTerminalStatus, jobPhase, type JobPhase, type JobTimelineInput } from './job-timeline';
+import type { StateFileRepository } from './state-file.repository';
+
+export type JobContract = 'ordinary' | 'tasks' | 'sync';
+
+export interface JobRecord extends JobTimelineInput {
+  contract: JobContract;
+  /** sync-call jobs end when the call ends (abort, crash), not by the clock. */
+  syncEnd?: { status: 'completed' | 'failed' | 'cancelled'; at: number };
+}
+
+export interface Counters {
+  ordinary: { submits: number; status_calls: number; cancels: number };
+  tasks: { creates: number; gets: number; results: number; cancels: number };
+  sync: { calls: number; completed: number; cancelled: number; failed: number };
+  tags: Record<string, { submits: number; cancels: number; last_job?: string }>;
+}
+
+export interface PersistedState {
+  version: 1;
+  jobs: JobRecord[];
+  counters: Counters;
+}
+
+function emptyCounters(): Counters {
+  return {
+    ordinary: { submits: 0, status_calls: 0, cancels: 0 },
+    tasks: { creates: 0, gets: 0, results: 0, cancels: 0 },
+    sync: { calls: 0, completed: 0, cancelled: 0, failed: 0 },
+    tags: {},
+  };
+}
+
+/**
+ * Every job of every contract plus the counters demo_stats reports. One instance per process,
+ * shared by all sessions, so "submitted at most once" can be proved across reconnects; with a
+ * state file it also survives a restart.
+ */
+export class JobRegistry {
+  private readonly jobs = new Map<string, JobRecord>();
+  private counters = emptyCounters();
+
+  constructor(
+    private readonly stateFile?: StateFileRepository<PersistedState>,
+    private readonly clock: () => number = Date.now,
+  ) {
+    const state = stateFile?.load();
+    if (state) {
+      for (const job of state.jobs) this.jobs.set(job.id, job);
+      this.counters = { ...emptyCounters(), ...state.counters };
+    }
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  create(contract: JobContract, args: JobArgs, id?: string): JobRecord {
+    const job: JobRecord = {
+      id: id ?? `job_${randomBytes(12).toString('hex')}`,
+      contract,
+      submittedAt: this.clock(),
+      args,
+    };
+    this.jobs.set(job.id, job);
+    if (args.tag !== undefined) this.tagEntry(args.tag).last_job = job.id;
+    this.save();
+    return job;
+  }
+
+  get(id: string): JobRecord | undefined {
+    return this.jobs.get(id);
+  }
+
+  phase(job: JobRecord): JobPhase {
+    if (job.syncEnd) return { status: job.syncEnd.status, since: job.syncEnd.at };
+    if (job.contract === 'sync') return { status: 'running', since: job.submittedAt };
+    return jobPhase(job, this.clock());
+  }
+
+  /** Records a cancel only while the job runs, so a finished job keeps its real final state. */
+  cancel(job: JobRecord): JobPhase {
+    if (!isTerminalStatus(this.phase(job).status)) {
+      job.cancelledAt = this.clock();
+      this.save();
+    }
+    return this.phase(job);
+  }
+
+  endSync(job: JobRecord, status: 'completed' | 'failed' | 'cancelled'): void {
+    job.syncEnd = { status, at: this.clock() };
+    this.counters.sync[status] += 1;
+    this.save();
+  }
+
+  count<C extends Exclude<keyof Counters, 'tags'>>(contract: C, key: keyof Counters[C]): void {
+    (this.counters[contract] as Record<keyof Counters[C], number>)[key] += 1;
+    this.save();
+  }
+
+  countTag(tag: string | undefined, key: 'submits' | 'cancels'): void {
+    if (tag === undefined) return;
+    this.tagEntry(tag)[key] += 1;
+    this.save();
+  }
+
+  stats(tag?: string): Record<string, unknown> {
+    const live = [...this.jobs.values()].filter((job) => !isTerminalStatus(this.phase(job).status));
+    const byTag: Record<string, unknown> = {};
+    for (const [name, entry] of Object.entries(this.counters.tags)) {
+      if (tag !== undefined && name !== tag) continue;
+      const last = entry.last_job === undefined ? undefined : this.jobs.get(entry.last_job);
+      const state = last ? this.phase(last).status : 'unknown';
+      byTag[name] = {
+        submits: entry.submits,
+        cancels: entry.cancels,
+        cancelled: state === 'cancelled',
+        state,
+      };
+    }
+    const { ordinary, tasks, sync } = this.counters;
+    return { ordinary, tasks, sync, live_jobs: live.length, by_tag: byTag };
+  }
+
+  /** Writes the whole state; called after every change (the demo's job counts are small). */
+  save(): void {
+    this.stateFile?.save({ version: 1, jobs: [...this.jobs.values()], counters: this.counters });
+  }
+
+  /** Own-property checks because tags are caller-chosen strings ("__proto__" included). */
+  private tagEntry(tag: string): Counters['tags'][string] {
+    const tags = this.counters.tags;
+    if (!Object.hasOwn(tags, tag)) {
+      Object.defineProperty(tags, tag, {
+        value: { submits: 0, cancels: 0 },
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return tags[tag];
+  }
+}

@@ -1,0 +1,81 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CliUsageError, parseCliOptions, type DemoOptions } from './cli-options';
+import type { DemoContext } from './demo-context';
+import { createDemoServer } from './demo-server.factory';
+import { DemoTaskStore } from './demo-task.store';
+import { startHttpServer } from './http-server';
+import { JobRegistry, type PersistedState } from './job-registry.service';
+import { tapTransport } from './message-tap';
+import { StateFileRepository } from './state-file.repository';
+
+/** Starts stdio; returns how to stop it. stdout belongs to the protocol, so logs go to stderr. */
+async function startStdio(context: DemoContext): Promise<() => Promise<void>> {
+  const server = createDemoServer(context);
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  tapTransport(transport, context, {
+    onDrop: () => {
+      process.stderr.write('demo-server: dropping the connection after initialize (fault)\n');
+      process.exit(1);
+    },
+  });
+  return () => server.close();
+}
+
+function parseOrExit(): DemoOptions {
+  try {
+    return parseCliOptions(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (!(error instanceof CliUsageError)) throw error;
+    process.stderr.write(`demo-server: ${error.message}\n`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOrExit();
+  const stateFile = options.stateFile
+    ? new StateFileRepository<PersistedState>(options.stateFile)
+    : undefined;
+  const registry = new JobRegistry(stateFile);
+  const context: DemoContext = {
+    options,
+    registry,
+    taskStore: new DemoTaskStore(registry),
+    extraToolAdded: false,
+  };
+
+  let stop: () => Promise<void>;
+  if (options.transport === 'stdio') {
+    stop = await startStdio(context);
+  } else {
+    const http = await startHttpServer(context);
+    stop = http.close;
+    // Tests wait for exactly this line; with --port 0 it carries the real port.
+    process.stdout.write(`demo-server listening on ${http.url}\n`);
+  }
+
+  let stopping = false;
+  const shutdown = (reason: string): void => {
+    // A second signal means "now": the first one may be stuck closing a hung transport.
+    if (stopping) process.exit(1);
+    stopping = true;
+    process.stderr.write(`demo-server: shutting down (${reason})\n`);
+    registry.save();
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  // A stdio server whose client went away has no one left to serve.
+  if (options.transport === 'stdio') process.stdin.once('end', () => shutdown('stdin closed'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `demo-server: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});
