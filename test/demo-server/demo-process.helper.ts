@@ -80,7 +80,7 @@ export async function startHttpDemo(
       10_000,
     );
     child.once('exit', (code) => reject(new Error(`demo-server exited (${code}): ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const match = /^demo-server listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
       if (match) {
         clearTimeout(timer);
@@ -155,12 +155,16 @@ export async function call(
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
 }
 
+/** A JSON answer that tests index into freely; a wrong path fails the expectation, not tsc. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export type Answer = Record<string, any>;
+
 /** The structuredContent of a tool result, failing the test if there is none. */
 export async function callStructured(
   client: Client,
   name: string,
   args: Record<string, unknown> = {},
-): Promise<Record<string, any>> {
+): Promise<Answer> {
   const result = await call(client, name, args);
   if (!result.structuredContent)
     throw new Error(`${name} returned no structuredContent: ${JSON.stringify(result)}`);

@@ -1,6 +1,7 @@
 // Guards the `ordinary` contract answers (and its faults) that the gateway's driver relies on.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  type Answer,
   call,
   callStructured,
   cleanupAll,
@@ -123,7 +124,7 @@ describe.each(transports)('ordinary contract over %s', (_name, open) => {
 describe('ordinary faults (stdio)', () => {
   it('breaks the contract on purpose when asked', async () => {
     const { client } = await connectStdio();
-    const status = async (fault: string): Promise<Record<string, any>> => {
+    const status = async (fault: string): Promise<Answer> => {
       const job = await callStructured(client, 'demo_submit', { duration_ms: 60_000, fault });
       return callStructured(client, 'demo_status', { task_id: job.task_id });
     };
