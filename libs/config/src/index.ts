@@ -11,3 +11,4 @@ export type {
   McpServersConfig,
 } from './mcp-servers.types';
 export { loadMcpServersFile, parseMcpServers } from './mcp-servers.loader';
+export { runMain, requireDatabaseUrl } from './boot';

@@ -37,9 +37,7 @@ export function resetSettingsCache(): void {
 }
 
 function formatErrors(errors: ValidationError[]): string {
-  const lines = errors.flatMap((error) =>
-    Object.values(error.constraints ?? {}).map((rule) => `${error.property}: ${rule}`),
-  );
+  const lines = errors.flatMap((error) => Object.values(error.constraints ?? {}));
   return `invalid environment:\n${lines.map((line) => `  - ${line}`).join('\n')}`;
 }
 
@@ -70,7 +68,7 @@ function toSettings(dto: EnvSchema): Settings {
     database: { url: dto.DATABASE_URL, poolSize: dto.DATABASE_POOL_SIZE },
     http: { port: dto.PORT, metricsPort: dto.METRICS_PORT },
     log: {
-      level: dto.LOG_LEVEL,
+      level: dto.LOG_LEVEL as Settings['log']['level'],
       format: (dto.LOG_FORMAT ?? (nodeEnv === 'production' ? 'json' : 'pretty')) as
         'json' | 'pretty',
     },

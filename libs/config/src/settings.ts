@@ -3,7 +3,10 @@ export interface Settings {
   nodeEnv: 'production' | 'development' | 'test';
   database: { url?: string; poolSize: number };
   http: { port: number; metricsPort: number };
-  log: { level: string; format: 'json' | 'pretty' };
+  log: {
+    level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+    format: 'json' | 'pretty';
+  };
   scheduling: {
     pollIntervalMs: number;
     minPollIntervalMs: number;

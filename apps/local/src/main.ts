@@ -1,0 +1,112 @@
+import 'reflect-metadata';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { loadSettings, runMain } from '@app/config';
+import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
+import { createDataSource, runMigrations } from '@app/persistence';
+import { Child, startChild, stopChild, waitForLine } from './child-process';
+import { ensureDevApiKey } from './dev-api-key';
+
+const ROOT = resolve(__dirname, '..', '..', '..', '..');
+const DIST = join(ROOT, 'dist', 'apps');
+const DATA = join(ROOT, '.data');
+
+/**
+ * `npm start`: the whole system on one machine. Without DATABASE_URL it runs an embedded
+ * Postgres under .data/, applies migrations, then starts the demo MCP server (Streamable HTTP),
+ * the API and one poller as child processes, and stops them all on Ctrl-C.
+ */
+runMain('start', async () => {
+  const settings = loadSettings();
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = settings.database.url;
+  if (!databaseUrl) {
+    log('starting the embedded Postgres (data in .data/postgres)');
+    embedded = await startEmbeddedPostgres({ dataDir: join(DATA, 'postgres') });
+    databaseUrl = await ensureDatabase(embedded.url, 'gateway');
+  }
+  const dataSource = createDataSource(databaseUrl, 2, 'mcp-task-gateway-start');
+  await dataSource.initialize();
+  const applied = await runMigrations(dataSource);
+  log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'schema is up to date');
+  const devKey = await ensureDevApiKey(dataSource, join(DATA, 'dev-api-key'));
+  await dataSource.destroy();
+
+  const children: Child[] = [];
+  const shutdown = async (code: number): Promise<never> => {
+    for (const child of [...children].reverse()) await stopChild(child, 40_000);
+    if (embedded) await embedded.stop();
+    process.exit(code);
+  };
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      stopping = true;
+      log(`${signal}: stopping`);
+      void shutdown(0);
+    });
+  }
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
+  };
+  const demo = startChild(
+    'demo-server',
+    join(DIST, 'demo-server', 'src', 'main.js'),
+    [
+      '--transport',
+      'http',
+      '--port',
+      process.env.DEMO_SERVER_PORT ?? '0',
+      '--state-file',
+      join(DATA, 'demo-state.json'),
+    ],
+    env,
+  );
+  children.push(demo);
+  const [, demoUrl] = await waitForLine(demo, /listening on (http:\/\/\S+)/, 20_000);
+  const appEnv = {
+    ...env,
+    DEMO_SERVER_URL: `${demoUrl}/mcp`,
+    MCP_SERVERS_FILE:
+      process.env.MCP_SERVERS_FILE ?? join(ROOT, 'deploy', 'local', 'mcp-servers.json'),
+  };
+  children.push(
+    startChild('poller', join(DIST, 'poller', 'src', 'main.js'), [], {
+      ...appEnv,
+      METRICS_PORT: process.env.POLLER_METRICS_PORT ?? '9465',
+    }),
+  );
+  children.push(startChild('api', join(DIST, 'api', 'src', 'main.js'), [], appEnv));
+  for (const child of children) {
+    void child.exited.then((code) => {
+      if (stopping) return;
+      log(`${child.name} exited (code ${String(code)}); stopping everything`);
+      stopping = true;
+      void shutdown(1);
+    });
+  }
+  const base = `http://127.0.0.1:${settings.http.port}`;
+  log(`API:     ${base}/v1   (OpenAPI page: ${base}/docs)`);
+  log(`API key: ${devKey.created ? 'created' : 'kept'} in .data/dev-api-key`);
+  log(`try:     curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${base}/v1/toolsets`);
+});
+
+async function ensureDatabase(serverUrl: string, name: string): Promise<string> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+function log(line: string): void {
+  process.stdout.write(`[start] ${line}\n`);
+}

@@ -1,0 +1,21 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { loadMcpServersFile, loadSettings, requireDatabaseUrl, runMain } from '@app/config';
+import { ConfigError } from '@app/common';
+import { PollerModule } from './poller.module';
+
+runMain('poller', async () => {
+  const settings = loadSettings();
+  requireDatabaseUrl(settings.database.url);
+  if (!settings.mcpServersFile) {
+    throw new ConfigError('invalid environment:\n  - MCP_SERVERS_FILE: is required by the poller');
+  }
+  const servers = loadMcpServersFile(settings.mcpServersFile, process.env, settings.lease.ms);
+  const app = await NestFactory.createApplicationContext(PollerModule.forRoot(settings, servers), {
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+  await app.init();
+});

@@ -1,0 +1,64 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Settings } from '@app/config';
+import { MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
+import { POLLER_SETTINGS } from './poller.tokens';
+
+const READY_TIMEOUT_MS = 2000;
+
+/**
+ * The poller's only listening port: `/metrics`, `/healthz/live` (no I/O) and `/healthz/ready`
+ * (the database answers and the worker is claiming; 503 while draining).
+ */
+@Injectable()
+export class PollerHealthServer
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
+  private server?: MetricsServer;
+  private draining = false;
+
+  constructor(
+    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    private readonly metrics: MetricsService,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.server = await startMetricsServer(this.metrics.registry, this.settings.http.metricsPort, {
+      '/healthz/live': () => ({ status: 200, body: { status: 'ok' } }),
+      '/healthz/ready': () => this.ready(),
+    });
+  }
+
+  beforeApplicationShutdown(): void {
+    this.draining = true;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.server?.close();
+  }
+
+  private async ready(): Promise<{ status: number; body: unknown }> {
+    if (this.draining) return { status: 503, body: { status: 'draining' } };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.dataSource.query('SELECT 1'),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
+        }),
+      ]);
+      return { status: 200, body: { status: 'ok' } };
+    } catch {
+      return { status: 503, body: { status: 'database not reachable' } };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

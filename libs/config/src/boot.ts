@@ -1,0 +1,28 @@
+import { ConfigError } from '@app/common';
+
+/**
+ * Runs an app's bootstrap. A configuration error stops the process with its message (which
+ * names the variable or field and the rule, never a value) and exit code 78 (EX_CONFIG), without
+ * a stack trace; anything else is reported as a startup failure.
+ */
+export function runMain(name: string, main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${name}: configuration error: ${error.message}\n`);
+      process.exit(78);
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`${name}: failed to start: ${message}\n`);
+    process.exit(1);
+  });
+}
+
+/** DATABASE_URL is optional in the schema (npm start provides one) but required by the apps. */
+export function requireDatabaseUrl(url: string | undefined): string {
+  if (!url) {
+    throw new ConfigError(
+      'invalid environment:\n  - DATABASE_URL: is required (npm start sets it for the embedded database)',
+    );
+  }
+  return url;
+}
