@@ -1,0 +1,152 @@
+// Guards against a container image or compose stack that runs as root, floats on tags, or starts apps before migrations.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+
+const ROOT = join(__dirname, '..', '..');
+const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- compose is an untyped YAML tree */
+type Service = Record<string, any>;
+
+/** True for `name:tag` (not latest) or a digest; registry ports like `host:5000/x` are not tags. */
+function pinned(image: string): boolean {
+  if (/@sha256:[0-9a-f]{64}$/.test(image)) return true;
+  const tag = image.split('/').pop()!.split(':')[1];
+  return !!tag && tag !== 'latest' && !tag.includes('$');
+}
+
+describe('Dockerfile', () => {
+  const dockerfile = read('Dockerfile');
+  const lines = dockerfile.split('\n').map((l) => l.trim());
+  const args = new Map(
+    lines
+      .filter((l) => l.startsWith('ARG ') && l.includes('='))
+      .map((l) => l.slice(4).split('=') as [string, string]),
+  );
+  const froms = lines.filter((l) => /^FROM\s/i.test(l));
+  const stages = dockerfile.split(/^FROM\s/im).slice(1);
+  const runtime = stages[stages.length - 1];
+
+  it('is multi-stage with pinned base images', () => {
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    for (const from of froms) {
+      const ref = from
+        .split(/\s+/)[1]
+        .replace(/^\$\{(\w+)\}$/, (_m, name: string) => args.get(name) ?? '');
+      expect({ from, pinned: pinned(ref) }).toEqual({ from, pinned: true });
+    }
+  });
+
+  it('runs the final stage as a non-root user', () => {
+    const users = runtime.split('\n').filter((l) => /^USER\s/i.test(l.trim()));
+    expect(users.length).toBeGreaterThan(0);
+    const user = users[users.length - 1].trim().split(/\s+/)[1].split(':')[0];
+    expect(['root', '0']).not.toContain(user);
+  });
+
+  it('builds with npm ci and ships production dependencies only', () => {
+    expect(dockerfile).toMatch(/npm ci(?! --omit)/);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(runtime).toMatch(/CMD \["node", "dist\/apps\/api\/src\/main\.js"\]/);
+    expect(runtime).not.toMatch(/npm (ci|install)(?!.*--omit=dev)/);
+  });
+
+  it('keeps node_modules, dist and env files out of the build context', () => {
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.env', '.git']));
+  });
+});
+
+describe('docker-compose.yml', () => {
+  const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+    services: Record<string, Service>;
+  };
+  const services = compose.services;
+  const env = (s: Service): Record<string, string> => s.environment ?? {};
+
+  it('pins every image tag', () => {
+    for (const [name, s] of Object.entries(services)) {
+      expect({ name, pinned: pinned(String(s.image)) }).toEqual({ name, pinned: true });
+    }
+  });
+
+  it('has postgres, migrate, api, poller, demo-server, prometheus and grafana', () => {
+    expect(Object.keys(services)).toEqual(
+      expect.arrayContaining([
+        'postgres',
+        'migrate',
+        'api',
+        'poller',
+        'demo-server',
+        'prometheus',
+        'grafana',
+      ]),
+    );
+  });
+
+  it('runs migrate once, before the api and the pollers', () => {
+    expect(services.migrate.command).toEqual(['node', 'dist/apps/cli/src/main.js', 'migrate']);
+    expect(services.migrate.restart).toBe('no');
+    expect(services.migrate.depends_on.postgres.condition).toBe('service_healthy');
+    for (const app of ['api', 'poller']) {
+      expect(services[app].depends_on.migrate.condition).toBe('service_completed_successfully');
+    }
+  });
+
+  it('runs two pollers with more stop grace than their drain timeout', () => {
+    expect(services.poller.deploy.replicas).toBe(2);
+    const drainS = Number(env(services.poller).DRAIN_TIMEOUT_MS) / 1000;
+    expect(parseInt(String(services.poller.stop_grace_period), 10)).toBeGreaterThan(drainS);
+  });
+
+  it('has healthchecks on the apps and the stores', () => {
+    for (const name of ['postgres', 'api', 'poller', 'demo-server', 'prometheus', 'grafana']) {
+      expect({ name, test: services[name].healthcheck?.test?.length > 0 }).toEqual({
+        name,
+        test: true,
+      });
+    }
+    expect(JSON.stringify(services.api.healthcheck.test)).toContain(':3000/healthz/ready');
+    expect(JSON.stringify(services.poller.healthcheck.test)).toContain(':9465/healthz/ready');
+  });
+
+  it('starts the demo server over HTTP and points the pollers at it', () => {
+    expect(services['demo-server'].command).toEqual(
+      expect.arrayContaining([
+        'dist/apps/demo-server/src/main.js',
+        '--transport',
+        'http',
+        '--port',
+        '3001',
+      ]),
+    );
+    const servers = JSON.parse(read('deploy/compose/mcp-servers.json')) as {
+      mcpServers: Record<string, { url: string; taskToolsets: Record<string, string>[] }>;
+    };
+    const demo = Object.values(servers.mcpServers)[0];
+    expect(demo.url).toBe('http://demo-server:3001/mcp');
+    expect(demo.taskToolsets).toEqual([
+      {
+        name: 'demo-ordinary',
+        contract: 'ordinary',
+        submitTool: 'demo_submit',
+        statusTool: 'demo_status',
+        cancelTool: 'demo_cancel',
+      },
+      { name: 'demo-native', contract: 'mcp-tasks', tool: 'demo_task_required' },
+      { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow' },
+    ]);
+    const mount = (services.poller.volumes as string[]).find((v) => v.includes('mcp-servers.json'));
+    expect(mount?.split(':')[1]).toBe(env(services.poller).MCP_SERVERS_FILE);
+  });
+
+  it('provisions the alert rules and the dashboard from deploy/', () => {
+    const volumes = [...services.prometheus.volumes, ...services.grafana.volumes].join('\n');
+    expect(volumes).toContain('./deploy/prometheus/alerts.yml');
+    expect(volumes).toContain('./deploy/grafana/dashboards');
+    expect(read('deploy/prometheus/prometheus.yml')).toContain('/etc/prometheus/alerts.yml');
+  });
+});

@@ -1,0 +1,157 @@
+// Guards against dashboard panels and alert rules that query metrics the code does not export.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { METRIC_DEFINITIONS, METRIC_NAMES, MetricsService } from '@app/metrics';
+
+const ROOT = join(__dirname, '..', '..');
+const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  targets?: { expr?: string }[];
+  panels?: Panel[];
+}
+interface Rule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+const dashboard = JSON.parse(read('deploy/grafana/dashboards/mcp-task-gateway.json')) as {
+  panels: Panel[];
+};
+const alerts = parse(read('deploy/prometheus/alerts.yml')) as { groups: { rules: Rule[] }[] };
+const rules = alerts.groups.flatMap((g) => g.rules);
+const panels = dashboard.panels
+  .flatMap((p) => [p, ...(p.panels ?? [])])
+  .filter((p) => p.type !== 'row');
+const panelExprs = panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
+
+const SELECTOR_FUNCTIONS = /\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g;
+const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
+
+/** Metric names in a PromQL expression: identifiers that are not functions, keywords or labels. */
+function metricNamesIn(expr: string): string[] {
+  const stripped = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(SELECTOR_FUNCTIONS, ' ');
+  const names = new Set<string>();
+  for (const m of stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
+    const rest = stripped.slice(m.index + m[0].length).trimStart();
+    if (rest.startsWith('(') || KEYWORDS.has(m[0].toLowerCase())) continue;
+    names.add(m[0]);
+  }
+  return [...names];
+}
+
+// Everything a real process registers (gateway metrics plus prom-client's defaults), with the
+// series suffixes histograms expose, plus `up`, which Prometheus adds to every target.
+const registry = new MetricsService().registry;
+const exported = new Set<string>(['up']);
+for (const metric of registry.getMetricsAsArray()) {
+  exported.add(metric.name);
+  if (metric.constructor.name === 'Histogram' || metric.constructor.name === 'Summary') {
+    for (const suffix of ['_bucket', '_sum', '_count']) exported.add(metric.name + suffix);
+  }
+}
+
+describe('PromQL metric extraction', () => {
+  it('finds metric names and ignores functions, labels and ranges', () => {
+    expect(
+      metricNamesIn(
+        'histogram_quantile(0.99, sum by (le, route) (rate(foo_bucket{a="b"}[5m]))) / on (x) bar or absent(up{job="p"} == 1)',
+      ).sort(),
+    ).toEqual(['bar', 'foo_bucket', 'up']);
+  });
+});
+
+describe('Grafana dashboard', () => {
+  it('has panels, each with at least one non-empty query', () => {
+    expect(panels.length).toBeGreaterThan(10);
+    for (const panel of panels) {
+      const exprs = (panel.targets ?? []).map((t) => t.expr?.trim() ?? '');
+      expect({
+        panel: panel.title,
+        ok: exprs.length > 0 && exprs.every((e) => e.length > 0),
+      }).toEqual({ panel: panel.title, ok: true });
+    }
+  });
+
+  it('has unique panel ids (Grafana silently merges duplicates)', () => {
+    const ids = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]).map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('queries only metrics the code exports', () => {
+    const unknown = panelExprs.flatMap(metricNamesIn).filter((n) => !exported.has(n));
+    expect(unknown).toEqual([]);
+  });
+
+  it('shows every gateway metric somewhere', () => {
+    const used = new Set(
+      panelExprs.flatMap(metricNamesIn).map((n) => n.replace(/_(bucket|sum|count)$/, '')),
+    );
+    expect(METRIC_NAMES.filter((n) => !used.has(n))).toEqual([]);
+  });
+});
+
+describe('Prometheus alert rules', () => {
+  it('query only metrics the code exports', () => {
+    const unknown = rules.flatMap((r) => metricNamesIn(r.expr)).filter((n) => !exported.has(n));
+    expect(unknown).toEqual([]);
+  });
+
+  it.each([
+    ['backlog growing', 'mcp_tasks_backlog'],
+    ['oldest due age', 'mcp_tasks_oldest_due_age_seconds'],
+    ['no live poller', 'mcp_tasks_workers_alive'],
+    ['no live poller (scrape)', 'up'],
+    ['upstream parked', 'mcp_tasks_upstream_state'],
+    ['webhook dead letters', 'mcp_tasks_webhook_dead_letters_total'],
+    ['lease losses', 'mcp_tasks_lease_lost_total'],
+  ])('cover %s', (_what, metric) => {
+    expect(rules.some((r) => metricNamesIn(r.expr).includes(metric))).toBe(true);
+  });
+
+  it('each have a severity, a summary and a runbook section in docs/operations.md', () => {
+    const docs = read('docs/operations.md');
+    for (const rule of rules) {
+      expect({
+        alert: rule.alert,
+        severity: rule.labels?.severity,
+        summary: !!rule.annotations?.summary,
+      }).toEqual({
+        alert: rule.alert,
+        severity: expect.stringMatching(/^(warning|critical)$/),
+        summary: true,
+      });
+      expect({ alert: rule.alert, documented: docs.includes(`### ${rule.alert}`) }).toEqual({
+        alert: rule.alert,
+        documented: true,
+      });
+    }
+  });
+
+  it('are identical in compose (alerts.yml) and Kubernetes (PrometheusRule)', () => {
+    const rule = parse(read('k8s/base/prometheus-rule.yaml')) as { kind: string; spec: unknown };
+    expect(rule.kind).toBe('PrometheusRule');
+    expect(rule.spec).toEqual({ groups: alerts.groups });
+  });
+
+  it('use histogram suffixes only on histograms', () => {
+    const histograms = new Set<string>(
+      METRIC_DEFINITIONS.filter((d) => d.type === 'histogram').map((d) => d.name),
+    );
+    const all = [...panelExprs, ...rules.map((r) => r.expr)].flatMap(metricNamesIn);
+    for (const name of all.filter((n) => /_(bucket|sum|count)$/.test(n) && n.startsWith('mcp_'))) {
+      expect(histograms.has(name.replace(/_(bucket|sum|count)$/, ''))).toBe(true);
+    }
+  });
+});
