@@ -1,0 +1,80 @@
+import {
+  ERROR_MESSAGE_STORED_CHARS,
+  LAST_ERROR_CHARS,
+  PROGRESS_MESSAGE_CHARS,
+  REMOTE_TASK_ID_MAX_CHARS,
+  cutText,
+  type TaskProgress,
+} from '@app/common';
+import { protocolError } from './driver.errors';
+
+/** Plain JSON object (not null, not an array): the shape every contract answer must have. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An error message as stored: cut to 4,000 chars (the API shows at most 1,000). */
+export function boundErrorMessage(text: string): string {
+  return cutText(text, ERROR_MESSAGE_STORED_CHARS);
+}
+
+/** The text of the first content block, if it is a text block. */
+export function firstText(result: { content?: unknown }): string | undefined {
+  const content = result.content;
+  if (!Array.isArray(content) || content.length === 0) return undefined;
+  const block: unknown = content[0];
+  return isRecord(block) && block.type === 'text' && typeof block.text === 'string'
+    ? block.text
+    : undefined;
+}
+
+/**
+ * What an operator sees as `last_error` for a transient `isError` answer: the first text block,
+ * cut to 500 chars, so a retried failure still says why.
+ */
+export function lastErrorText(result: { content?: unknown }, fallback: string): string {
+  return cutText(firstText(result) ?? fallback, LAST_ERROR_CHARS);
+}
+
+/**
+ * `progress` is optional `{current?, total?, message?}`: numbers finite, message a string cut to
+ * 500 chars. Unknown members are dropped rather than stored, since consumers see this object.
+ */
+export function parseProgress(value: unknown, what: string): TaskProgress {
+  if (!isRecord(value))
+    throw protocolError(`${what} must be an object {current?, total?, message?}`);
+  const progress: TaskProgress = {};
+  for (const key of ['current', 'total'] as const) {
+    const item = value[key];
+    if (item === undefined || item === null) continue;
+    if (typeof item !== 'number' || !Number.isFinite(item)) {
+      throw protocolError(`${what}.${key} must be a finite number`);
+    }
+    progress[key] = item;
+  }
+  if (value.message !== undefined && value.message !== null) {
+    if (typeof value.message !== 'string') throw protocolError(`${what}.message must be a string`);
+    progress.message = cutText(value.message, PROGRESS_MESSAGE_CHARS);
+  }
+  return progress;
+}
+
+/**
+ * A poll hint in seconds, validated and converted to ms. Clamping to [MIN_POLL_INTERVAL_MS, 24 h]
+ * is the poller's job; a hint that is not a finite positive number is a contract break.
+ */
+export function pollHintMs(value: unknown, unitMs: number, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw protocolError(`${what} must be a finite number > 0`);
+  }
+  return value * unitMs;
+}
+
+/** A remote task ID must be a string of 1..255 chars: it is stored and sent back verbatim. */
+export function remoteIdProblem(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length === 0) return 'must be a non-empty string';
+  if (value.length > REMOTE_TASK_ID_MAX_CHARS) {
+    return `is ${value.length} chars, over the ${REMOTE_TASK_ID_MAX_CHARS}-char bound`;
+  }
+  return null;
+}

@@ -1,0 +1,143 @@
+import { Contract } from '@app/common';
+import type { ServerConfig, ToolsetConfig } from '@app/config';
+import type { RequestOptions, ServerStatus, UpstreamPort, UpstreamSession } from '@app/mcp';
+import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { DriverContext, DriverTask } from '../contract-driver';
+
+/** One call a driver made, as the fake saw it. */
+export interface RecordedCall {
+  kind: 'callTool' | 'request';
+  name: string;
+  params: Record<string, unknown>;
+  options: RequestOptions;
+  session: string;
+}
+
+type Handler = (name: string, params: Record<string, unknown>, options: RequestOptions) => unknown;
+
+/**
+ * A scripted UpstreamPort for the drivers' unit specs: every callTool/request goes to `handler`,
+ * which returns an answer or throws an upstream error. Test-only; not exported by the library.
+ */
+export class FakeUpstream implements UpstreamPort {
+  readonly calls: RecordedCall[] = [];
+  handler: Handler = () => {
+    throw new Error('no handler');
+  };
+  serverStatus: ServerStatus = { server: 'demo', state: 'ready', tools: [], capabilities: {} };
+  sessionId: string | undefined = 'sess-1';
+  capabilities: ServerCapabilities | undefined = undefined;
+  resumed: Array<{ sessionId: string; protocolVersion: string }> = [];
+
+  session(): Promise<UpstreamSession> {
+    return Promise.resolve(this.makeSession('pooled'));
+  }
+  taskSession(): Promise<UpstreamSession> {
+    return Promise.resolve(this.makeSession('task'));
+  }
+  resumeSession(
+    _server: string,
+    sessionId: string,
+    protocolVersion: string,
+  ): Promise<UpstreamSession> {
+    this.resumed.push({ sessionId, protocolVersion });
+    return Promise.resolve(this.makeSession(`resumed:${sessionId}`));
+  }
+  status(): ServerStatus {
+    return this.serverStatus;
+  }
+  onToolsChanged(): void {}
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private makeSession(label: string): UpstreamSession {
+    const record = (
+      kind: RecordedCall['kind'],
+      name: string,
+      params: Record<string, unknown>,
+      options: RequestOptions,
+    ): Promise<unknown> => {
+      this.calls.push({ kind, name, params, options, session: label });
+      try {
+        return Promise.resolve(this.handler(name, params, options));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    };
+    return {
+      server: 'demo',
+      sessionId: label === 'pooled' ? undefined : this.sessionId,
+      protocolVersion: '2025-11-25',
+      capabilities: this.capabilities,
+      callTool: (name, args, options) =>
+        record('callTool', name, args, options) as Promise<CallToolResult>,
+      request: (method, params, options) => record('request', method, params, options),
+    };
+  }
+}
+
+export const LIMITS = { maxResultBytes: 1000, previewChars: 20 };
+
+export function serverConfig(transport: ServerConfig['transport'] = 'http'): ServerConfig {
+  return {
+    name: 'demo',
+    transport,
+    args: [],
+    env: {},
+    headers: {},
+    connectTimeoutMs: 1000,
+    callTimeoutMs: 5000,
+    maxConcurrentCalls: 4,
+    keepaliveIntervalMs: 30000,
+    parkedProbeMs: 300000,
+    connectAttempts: 3,
+    toolsets: [],
+  };
+}
+
+export const ORDINARY: ToolsetConfig = {
+  name: 'jobs',
+  server: 'demo',
+  contract: Contract.Ordinary,
+  retryOnCrash: false,
+  submitTool: 'demo_submit',
+  statusTool: 'demo_status',
+  cancelTool: 'demo_cancel',
+};
+
+export function context(
+  toolset: ToolsetConfig,
+  task: Partial<DriverTask> = {},
+  extra: Partial<DriverContext> = {},
+): DriverContext {
+  return {
+    task: {
+      id: 'task_local',
+      input: { a: 1 },
+      remoteTaskId: null,
+      remoteSessionId: null,
+      remoteProtocolVersion: null,
+      driverState: null,
+      ...task,
+    },
+    toolset,
+    server: serverConfig(),
+    workerId: 'worker-1',
+    limits: LIMITS,
+    signal: new AbortController().signal,
+    ...extra,
+  };
+}
+
+/** A tool result carrying structuredContent (and the same JSON as text, as servers do). */
+export function structured(value: unknown): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(value) }],
+    structuredContent: value as Record<string, unknown>,
+  };
+}
+
+export function toolError(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
