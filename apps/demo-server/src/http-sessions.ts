@@ -40,13 +40,19 @@ export class HttpSessions {
     return all.length;
   }
 
-  /** Registers demo_extra on every live session; the SDK notifies each one (list_changed). */
+  /**
+   * Registers demo_extra on every live session; registering makes the SDK send
+   * tools/list_changed. A repeated add-tool re-sends the notification, so a client that opened
+   * its notification stream late can still be told.
+   */
   addExtraToolEverywhere(): void {
     for (const { server } of this.sessions.values()) {
-      try {
-        registerExtraTool(server);
-      } catch {
-        // Already registered (the session opened after an earlier add-tool): nothing to do.
+      if (server.isConnected()) {
+        try {
+          registerExtraTool(server);
+        } catch {
+          server.sendToolListChanged(); // already registered (an earlier add-tool)
+        }
       }
     }
   }
