@@ -1,0 +1,53 @@
+// Guards --state-file: jobs and counters survive an HTTP server restart, so polls keep working.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  callStructured,
+  cleanupAll,
+  connectHttp,
+  startHttpDemo,
+  waitFor,
+} from './demo-process.helper';
+
+afterEach(async () => {
+  await cleanupAll();
+});
+
+describe('state file', () => {
+  it('keeps jobs, cancels and counters across a restart', async () => {
+    const stateFile = join(mkdtempSync(join(tmpdir(), 'demo-state-')), 'state.json');
+    const before = await startHttpDemo(['--state-file', stateFile]);
+    const client = await connectHttp(before.url);
+    const finishing = await callStructured(client, 'demo_submit', {
+      duration_ms: 1500,
+      result: { kept: 1 },
+      tag: 'p',
+    });
+    const cancelled = await callStructured(client, 'demo_submit', {
+      duration_ms: 60_000,
+      tag: 'q',
+    });
+    await callStructured(client, 'demo_cancel', { task_id: cancelled.task_id });
+    // Written on every change, atomically: the file is complete JSON right now.
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).jobs).toHaveLength(2);
+    await before.stop();
+
+    const after = await startHttpDemo(['--state-file', stateFile]);
+    const again = await connectHttp(after.url);
+    const done = await waitFor(async () => {
+      const status = await callStructured(again, 'demo_status', { task_id: finishing.task_id });
+      return status.status === 'completed' ? status : undefined;
+    }, 'the pre-restart job to complete');
+    expect(done.result).toEqual({ kept: 1 });
+    expect(
+      await callStructured(again, 'demo_status', { task_id: cancelled.task_id }),
+    ).toMatchObject({
+      status: 'cancelled',
+    });
+    const stats = await callStructured(again, 'demo_stats');
+    expect(stats.ordinary.submits).toBe(2);
+    expect(stats.by_tag.q).toMatchObject({ submits: 1, cancels: 1, cancelled: true });
+    expect(stats.live_jobs).toBe(0);
+  });
+});
