@@ -1,0 +1,143 @@
+// Guards the mapping of native MCP Tasks (revision 2025-11-25) onto the local task model.
+import { PermanentTaskError, TaskErrorCode, TaskStatus } from '@app/common';
+import { parseCreateTaskReply, parseTask, resultSnapshot, taskSnapshot } from './mcp-task.parser';
+import { LIMITS } from './testing/fake-upstream';
+
+const TASK = {
+  taskId: 't1',
+  status: 'working',
+  ttl: 60000,
+  createdAt: '2025-01-01T00:00:00Z',
+  lastUpdatedAt: '2025-01-01T00:00:00Z',
+};
+
+function failure(run: () => unknown): PermanentTaskError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(PermanentTaskError);
+    return error as PermanentTaskError;
+  }
+  throw new Error('expected a PermanentTaskError');
+}
+
+describe('create reply', () => {
+  it('reads the nested task, ignoring unknown fields', () => {
+    expect(parseCreateTaskReply({ task: { ...TASK, pollInterval: 250, extra: 1 } })).toEqual({
+      taskId: 't1',
+      status: TaskStatus.Working,
+      ttl: 60000,
+      pollInterval: 250,
+    });
+  });
+
+  it('keeps a null ttl (unlimited) and a statusMessage', () => {
+    expect(parseCreateTaskReply({ task: { ...TASK, ttl: null, statusMessage: 'm' } })).toEqual({
+      taskId: 't1',
+      status: TaskStatus.Working,
+      ttl: null,
+      statusMessage: 'm',
+    });
+  });
+
+  it('a plain CallToolResult (the tool ran synchronously) is a protocol_error', () => {
+    const error = failure(() =>
+      parseCreateTaskReply({ content: [{ type: 'text', text: 'done' }] }),
+    );
+    expect(error.code).toBe(TaskErrorCode.ProtocolError);
+    expect(error.message).toMatch(/must nest the task as \{task: /);
+  });
+
+  it('an isError reply without a task is submit_rejected', () => {
+    const reply = { content: [{ type: 'text', text: 'no tasks today' }], isError: true };
+    const error = failure(() => parseCreateTaskReply(reply));
+    expect(error.code).toBe(TaskErrorCode.SubmitRejected);
+    expect(error.message).toBe('no tasks today');
+  });
+});
+
+describe('Task fields', () => {
+  it.each([
+    [{ ...TASK, taskId: '' }, 'tasks/get: "taskId" must be a non-empty string'],
+    [
+      { ...TASK, status: 'running' },
+      'tasks/get: "status" must be one of working, input_required, completed, failed, cancelled',
+    ],
+    [{ ...TASK, statusMessage: 5 }, 'tasks/get: "statusMessage" must be a string'],
+    [{ ...TASK, ttl: 'long' }, 'tasks/get: "ttl" must be a number or null'],
+    [{ ...TASK, pollInterval: 0 }, 'tasks/get: "pollInterval" must be a finite number > 0'],
+  ])('refuses %j', (task, message) => {
+    const error = failure(() => parseTask(task, 'tasks/get'));
+    expect(error.code).toBe(TaskErrorCode.ProtocolError);
+    expect(error.message).toBe(message);
+  });
+});
+
+describe('snapshots', () => {
+  it('working carries the pollInterval (ms) as the poll hint and clears the question', () => {
+    const task = parseTask({ ...TASK, pollInterval: 1500 }, 'tasks/get');
+    expect(taskSnapshot(task)).toEqual({
+      status: TaskStatus.Working,
+      pollAfterMs: 1500,
+      inputRequired: null,
+    });
+  });
+
+  it('input_required stores the statusMessage as the question', () => {
+    const task = parseTask({ ...TASK, status: 'input_required', statusMessage: 'Confirm?' }, 'x');
+    expect(taskSnapshot(task)).toEqual({
+      status: TaskStatus.InputRequired,
+      inputRequired: { question: 'Confirm?' },
+    });
+  });
+
+  it('cancelled needs no result', () => {
+    expect(taskSnapshot(parseTask({ ...TASK, status: 'cancelled' }, 'x')).status).toBe(
+      TaskStatus.Cancelled,
+    );
+  });
+
+  it('completed stores the CallToolResult without _meta under the bounds', () => {
+    const task = parseTask({ ...TASK, status: 'completed' }, 'x');
+    const reply = {
+      content: [{ type: 'text', text: '{"ok":true}' }],
+      structuredContent: { ok: true },
+      _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't1' } },
+    };
+    expect(resultSnapshot(task, reply, LIMITS)).toEqual({
+      status: TaskStatus.Completed,
+      inputRequired: null,
+      result: {
+        value: { content: reply.content, structuredContent: { ok: true } },
+        preview: null,
+        truncated: false,
+      },
+    });
+  });
+
+  it('a result over the bound is a preview', () => {
+    const task = parseTask({ ...TASK, status: 'completed' }, 'x');
+    const reply = { content: [{ type: 'text', text: 'x'.repeat(5000) }] };
+    expect(resultSnapshot(task, reply, LIMITS).result).toEqual({
+      value: null,
+      preview: '{"content":[{"type":',
+      truncated: true,
+    });
+  });
+
+  it('failed keeps the statusMessage and the isError text as upstream_failed', () => {
+    const task = parseTask({ ...TASK, status: 'failed', statusMessage: 'Tool failed' }, 'x');
+    const reply = { content: [{ type: 'text', text: 'disk full' }], isError: true };
+    expect(resultSnapshot(task, reply, LIMITS).error).toEqual({
+      code: TaskErrorCode.UpstreamFailed,
+      message: 'Tool failed: disk full',
+    });
+  });
+
+  it('a tasks/result that is not an object is a protocol_error', () => {
+    const task = parseTask({ ...TASK, status: 'completed' }, 'x');
+    expect(failure(() => resultSnapshot(task, 'done', LIMITS)).code).toBe(
+      TaskErrorCode.ProtocolError,
+    );
+  });
+});
