@@ -1,0 +1,89 @@
+// Guards the scheduling arithmetic of leases.md: clamping, the slow interval, jitter bands, backoff.
+import { MAX_POLL_INTERVAL_MS, TaskStatus } from '@app/common';
+import { PollScheduler, SchedulingSettings } from './poll-scheduler';
+
+const settings: SchedulingSettings = {
+  pollIntervalMs: 5000,
+  minPollIntervalMs: 1000,
+  inputRequiredPollIntervalMs: 30000,
+  backoffBaseMs: 1000,
+  maxBackoffMs: 300000,
+};
+const at = (r: number) => new PollScheduler(settings, () => r);
+const working = TaskStatus.Working;
+
+describe('PollScheduler.afterSuccess', () => {
+  it('uses POLL_INTERVAL_MS without a hint, jittered by exactly ±10 % at the extremes', () => {
+    expect(at(0).afterSuccess({ status: working })).toBe(4500);
+    expect(at(0.5).afterSuccess({ status: working })).toBe(5000);
+    expect(at(1).afterSuccess({ status: working })).toBe(5500);
+  });
+
+  it('honours the upstream hint', () => {
+    expect(at(0.5).afterSuccess({ status: working, pollAfterMs: 12000 })).toBe(12000);
+  });
+
+  it('clamps a hint below MIN_POLL_INTERVAL_MS up, and jitter never goes below the minimum', () => {
+    expect(at(0.5).afterSuccess({ status: working, pollAfterMs: 10 })).toBe(1000);
+    expect(at(0).afterSuccess({ status: working, pollAfterMs: 10 })).toBe(1000);
+    expect(at(1).afterSuccess({ status: working, pollAfterMs: 10 })).toBe(1100);
+  });
+
+  it('clamps a hint above 24 h down, and jitter never goes above 24 h', () => {
+    expect(at(0.5).afterSuccess({ status: working, pollAfterMs: 1e12 })).toBe(MAX_POLL_INTERVAL_MS);
+    expect(at(1).afterSuccess({ status: working, pollAfterMs: 1e12 })).toBe(MAX_POLL_INTERVAL_MS);
+    expect(at(0).afterSuccess({ status: working, pollAfterMs: 1e12 })).toBe(
+      MAX_POLL_INTERVAL_MS * 0.9,
+    );
+  });
+
+  it('ignores hints that are not finite positive numbers', () => {
+    for (const bad of [NaN, Infinity, -5, 0]) {
+      expect(at(0.5).afterSuccess({ status: working, pollAfterMs: bad })).toBe(5000);
+    }
+  });
+
+  it('polls input_required at the slow interval, or slower if the upstream asks', () => {
+    const ir = TaskStatus.InputRequired;
+    expect(at(0.5).afterSuccess({ status: ir })).toBe(30000);
+    expect(at(0.5).afterSuccess({ status: ir, pollAfterMs: 2000 })).toBe(30000);
+    expect(at(0.5).afterSuccess({ status: ir, pollAfterMs: 60000 })).toBe(60000);
+  });
+
+  it('stays inside the band for random draws', () => {
+    const scheduler = new PollScheduler(settings);
+    for (let i = 0; i < 1000; i++) {
+      const delay = scheduler.afterSuccess({ status: working });
+      expect(delay).toBeGreaterThanOrEqual(4500);
+      expect(delay).toBeLessThanOrEqual(5500);
+    }
+  });
+});
+
+describe('PollScheduler.afterError', () => {
+  it('doubles from BACKOFF_BASE_MS with the count before this error', () => {
+    expect([0, 1, 2, 3, 4].map((k) => at(0.5).afterError(k))).toEqual([
+      1000, 2000, 4000, 8000, 16000,
+    ]);
+  });
+
+  it('caps at MAX_BACKOFF_MS and the exponent at 16', () => {
+    expect(at(0.5).afterError(9)).toBe(300000);
+    expect(at(0.5).afterError(1e6)).toBe(300000);
+    const uncapped = new PollScheduler({ ...settings, maxBackoffMs: 1e15 }, () => 0.5);
+    expect(uncapped.afterError(16)).toBe(1000 * 2 ** 16);
+    expect(uncapped.afterError(40)).toBe(1000 * 2 ** 16);
+  });
+
+  it('jitters by exactly ±20 % around the capped value', () => {
+    expect(at(0).afterError(2)).toBe(3200);
+    expect(at(1).afterError(2)).toBe(4800);
+    expect(at(0).afterError(50)).toBe(240000);
+    expect(at(1).afterError(50)).toBe(360000);
+  });
+
+  it('treats a negative or fractional count as its floor, never below zero', () => {
+    expect(at(0.5).afterError(-3)).toBe(1000);
+    expect(at(0.5).afterError(1.7)).toBe(2000);
+  });
+});
