@@ -1,0 +1,86 @@
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+
+/** How a failed connect attempt is treated: permanent failures park the server at once. */
+export interface FailureClass {
+  permanent: boolean;
+  /** A short human reason for logs and the catalog; never contains headers or env values. */
+  reason: string;
+}
+
+/** The error and every `cause` below it (bounded: causes can, in theory, form a cycle). */
+export function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current !== undefined && chain.length < 10;) {
+    chain.push(current);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return chain;
+}
+
+export function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export function describe(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  // Bounded: an HTML page or a stack of causes must not flood the catalog.
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+function httpStatus(error: unknown): number | undefined {
+  if (error instanceof StreamableHTTPError || error instanceof SseError) {
+    return typeof error.code === 'number' ? error.code : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Classifies a connect failure (spawn, initialize, the first tools/list). Permanent: the things
+ * retrying cannot heal (connections.md requirement 5). Everything else is transient and goes
+ * through backoff.
+ */
+export function classifyConnectFailure(error: unknown): FailureClass {
+  for (const link of causeChain(error)) {
+    const code = errorCode(link);
+    const message = link instanceof Error ? link.message : String(link);
+    if (code === 'ENOENT' && /spawn/i.test(message)) {
+      return { permanent: true, reason: `command not found (${describe(link)})` };
+    }
+    if (code === 'EACCES' && /spawn/i.test(message)) {
+      return { permanent: true, reason: `command not executable (${describe(link)})` };
+    }
+    if (code === 'ERR_INVALID_URL' || link instanceof InvalidUrlError) {
+      return { permanent: true, reason: `invalid URL (${describe(link)})` };
+    }
+    if (/text\/html/i.test(message)) {
+      return { permanent: true, reason: 'not an MCP endpoint: it answers with HTML' };
+    }
+    const status = httpStatus(link);
+    if (status === 401 || status === 403 || link instanceof UnauthorizedError) {
+      return { permanent: true, reason: `not authorized at connect (HTTP ${status ?? 401})` };
+    }
+    if (/protocol version is not supported/i.test(message)) {
+      return { permanent: true, reason: describe(link) };
+    }
+  }
+  return { permanent: false, reason: describe(error) };
+}
+
+/** Thrown by the transport factory for a URL that is not http(s) with a host. */
+export class InvalidUrlError extends Error {
+  override readonly name = 'InvalidUrlError';
+}
+
+/**
+ * True when the error proves the request never left this process: the connection was refused or
+ * the name did not resolve, so nothing reached the upstream.
+ */
+export function provablyNotSent(error: unknown): boolean {
+  return causeChain(error).some((link) => {
+    const code = errorCode(link);
+    return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
+  });
+}

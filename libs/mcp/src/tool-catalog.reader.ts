@@ -1,0 +1,25 @@
+import { ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { UpstreamConnection } from './upstream.connection';
+import { UpstreamProtocolError } from './upstream.errors';
+
+/** A server that pages forever must not hang the connect: 100 pages is far beyond real catalogs. */
+const MAX_PAGES = 100;
+
+/** tools/list following nextCursor (requirement 14). Idempotent, so safe to repeat. */
+export async function readToolCatalog(connection: UpstreamConnection): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const raw = await connection.request('tools/list', cursor ? { cursor } : {}, {
+      idempotent: true,
+    });
+    const parsed = ListToolsResultSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw new UpstreamProtocolError(connection.server, `tools/list: ${parsed.error.message}`);
+    }
+    tools.push(...parsed.data.tools);
+    cursor = parsed.data.nextCursor;
+    if (!cursor) return tools;
+  }
+  throw new UpstreamProtocolError(connection.server, `tools/list has more than ${MAX_PAGES} pages`);
+}

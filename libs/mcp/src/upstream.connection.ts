@@ -1,0 +1,211 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolResultSchema,
+  ResultSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ServerConfig } from '@app/config';
+import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
+import { mapRequestError } from './request-error.mapper';
+import type { TransportFactory } from './transport.factory';
+import { UpstreamConnectionError } from './upstream.errors';
+import type { UpstreamLogger, UpstreamMetricHooks } from './upstream.hooks';
+import type { RequestOptions } from './upstream.port';
+import { withDeadline } from './with-deadline';
+
+export interface ConnectionOptions {
+  config: ServerConfig;
+  factory: TransportFactory;
+  logger: UpstreamLogger;
+  metrics: UpstreamMetricHooks;
+  closeTimeoutMs: number;
+  /** Reattach to this Streamable HTTP session instead of initializing a new one. */
+  resume?: { sessionId: string; protocolVersion: string };
+  /** Unexpected end of the transport (child exit, closed stream). Not called after close(). */
+  onLost?: (reason: string) => void;
+  onToolsListChanged?: () => void;
+}
+
+interface InFlight {
+  fail(error: Error): void;
+}
+
+type Params = Record<string, unknown>;
+
+/**
+ * One Client and one transport: a single connect attempt and the session it produced. Never
+ * reused after close (connections.md requirement 2: a new pair per attempt).
+ */
+export class UpstreamConnection {
+  readonly server: string;
+  private readonly client: Client;
+  private transport?: Transport;
+  private readonly inFlight = new Set<InFlight>();
+  private closedReason?: string;
+  private transportClosed = false;
+  private closing?: Promise<void>;
+  /** Last time a request started or ended: keepalive pings only an idle session. */
+  lastActivity = Date.now();
+
+  constructor(private readonly options: ConnectionOptions) {
+    this.server = options.config.name;
+    this.client = new Client({ name: 'mcp-task-gateway', version: '0.1.0' }, { capabilities: {} });
+    this.client.onclose = () => this.handleTransportClosed();
+    this.client.onerror = (error) =>
+      options.logger.debug({ server: this.server, err: error.message }, 'upstream transport error');
+    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+      options.onToolsListChanged?.(),
+    );
+  }
+
+  get sessionId(): string | undefined {
+    return this.transport?.sessionId;
+  }
+
+  get protocolVersion(): string | undefined {
+    const transport = this.transport as { protocolVersion?: string } | undefined;
+    return transport?.protocolVersion ?? this.options.resume?.protocolVersion;
+  }
+
+  get capabilities(): ServerCapabilities | undefined {
+    return this.client.getServerCapabilities();
+  }
+
+  get pendingRequests(): number {
+    return this.inFlight.size;
+  }
+
+  /** Usable for new requests: not closed and, for stdio, the child still runs. */
+  get alive(): boolean {
+    if (this.closedReason !== undefined || this.transportClosed) return false;
+    return !(this.transport instanceof ProcessGroupStdioTransport) || this.transport.alive;
+  }
+
+  /** Spawn or open, then initialize, all within connectTimeoutMs; a late attempt is torn down. */
+  async connect(): Promise<void> {
+    const { config, resume } = this.options;
+    const timeoutMs = config.connectTimeoutMs;
+    const deadline = new AbortController();
+    try {
+      this.transport = this.options.factory.create(config, resume?.sessionId);
+      const connecting = this.client.connect(this.transport, {
+        timeout: timeoutMs,
+        signal: deadline.signal,
+      });
+      await withDeadline(connecting, timeoutMs, () => {
+        deadline.abort();
+        return new Error(`connect and initialize did not finish within ${timeoutMs} ms`);
+      });
+      // No initialize on a resumed session: the HTTP header must still carry the version.
+      if (resume) this.transport.setProtocolVersion?.(resume.protocolVersion);
+    } catch (error) {
+      await this.close('connect failed', false);
+      throw error;
+    }
+  }
+
+  callTool(name: string, args: Params, options: RequestOptions): Promise<CallToolResult> {
+    // The low-level request, not client.callTool: no output-schema checks or task guards that
+    // would turn an upstream's quirk into a misleading local error.
+    return this.send('tools/call', { name, arguments: args }, options, CallToolResultSchema);
+  }
+
+  request(method: string, params: Params, options: RequestOptions): Promise<unknown> {
+    return this.send(method, params, options, ResultSchema);
+  }
+
+  private async send<S extends typeof ResultSchema>(
+    method: string,
+    params: Params,
+    options: RequestOptions,
+    schema: S,
+  ): Promise<S['_output']> {
+    const timeoutMs = options.timeoutMs ?? this.options.config.callTimeoutMs;
+    const context = () => ({
+      server: this.server,
+      timeoutMs,
+      hadSession: this.sessionId !== undefined,
+      transportClosed: this.transportClosed,
+    });
+    if (!this.alive) {
+      throw new UpstreamConnectionError(
+        this.server,
+        `not connected (${this.closedReason ?? 'transport closed'})`,
+        false,
+      );
+    }
+    const controller = new AbortController();
+    const onCallerAbort = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const started = Date.now();
+    this.lastActivity = started;
+    let entry: InFlight | undefined;
+    try {
+      return await new Promise<S['_output']>((resolve, reject) => {
+        entry = { fail: reject };
+        this.inFlight.add(entry);
+        this.client
+          .request({ method, params }, schema, {
+            // Always explicit: the SDK's silent default is 60 s (requirement 3).
+            timeout: timeoutMs,
+            resetTimeoutOnProgress: false,
+            signal: controller.signal,
+            onprogress: options.onProgress,
+          })
+          .then(resolve, reject);
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw mapRequestError(error, context());
+    } finally {
+      if (entry) this.inFlight.delete(entry);
+      options.signal?.removeEventListener('abort', onCallerAbort);
+      this.lastActivity = Date.now();
+      this.options.metrics.onCallDuration?.(this.server, method, (Date.now() - started) / 1000);
+    }
+  }
+
+  /**
+   * Deliberate teardown: fails in-flight requests at once (requirement 6), then closes within a
+   * bound. `terminate` sends the session DELETE: only for sessions no native task is bound to.
+   */
+  close(reason: string, terminate: boolean): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closedReason = reason;
+    for (const entry of this.inFlight) {
+      entry.fail(new UpstreamConnectionError(this.server, `connection closed (${reason})`, true));
+    }
+    this.inFlight.clear();
+    this.closing = this.teardown(terminate);
+    return this.closing;
+  }
+
+  private async teardown(terminate: boolean): Promise<void> {
+    const transport = this.transport;
+    const bound = this.options.closeTimeoutMs;
+    if (terminate && !this.transportClosed && transport instanceof StreamableHTTPClientTransport) {
+      await withDeadline(transport.terminateSession(), bound, () => new Error('DELETE')).catch(
+        () => undefined, // Best effort: the server expires the session on its own.
+      );
+    }
+    // stdio needs its own bound: stdin close, 2 s, SIGTERM, 2 s, SIGKILL (requirement 9).
+    const closeBound = transport instanceof ProcessGroupStdioTransport ? bound + 5000 : bound;
+    await withDeadline(this.client.close(), closeBound, () => new Error('close')).catch(
+      () => undefined,
+    );
+  }
+
+  private handleTransportClosed(): void {
+    this.transportClosed = true;
+    if (this.closedReason !== undefined) return;
+    const reason =
+      this.transport instanceof ProcessGroupStdioTransport
+        ? 'the stdio server exited'
+        : 'the transport closed';
+    this.options.onLost?.(reason);
+  }
+}

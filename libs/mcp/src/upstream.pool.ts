@@ -1,0 +1,132 @@
+import type { ServerConfig } from '@app/config';
+import { BackoffPolicy, DEFAULT_BACKOFF } from './backoff.policy';
+import { BoundSessionAdapter, breaksSession } from './bound-session.adapter';
+import { PooledSessionAdapter } from './pooled-session.adapter';
+import { ProcessGroupRegistry } from './process-group.registry';
+import { ResumedSessionCache } from './resumed-session.cache';
+import { ServerSupervisor } from './server.supervisor';
+import { TransportFactory } from './transport.factory';
+import { UpstreamUnavailableError } from './upstream.errors';
+import type { UpstreamLogger, UpstreamMetricHooks, UpstreamPoolOptions } from './upstream.hooks';
+import type { ServerStatus, UpstreamPort, UpstreamSession } from './upstream.port';
+
+/**
+ * The poller's connection layer: one supervisor per configured server, the pooled session of each,
+ * the separate native-task sessions and the cache of resumed sessions. Construct it, call
+ * `start()` at application bootstrap, `close()` at shutdown.
+ */
+export class UpstreamPool implements UpstreamPort {
+  private readonly supervisors = new Map<string, ServerSupervisor>();
+  private readonly sessions = new Map<string, PooledSessionAdapter>();
+  private readonly listeners = new Set<(status: ServerStatus) => void>();
+  private readonly registry: ProcessGroupRegistry;
+  private readonly resumed: ResumedSessionCache;
+  private closed = false;
+
+  /**
+   * @param servers the validated `mcpServers` entries.
+   * @param logger pino or anything with `info/warn/error/debug(obj, msg)`.
+   * @param metrics callbacks for the state gauge, reconnect counter and call duration histogram.
+   * @param options worker ID (for orphan reaping), backoff and close bounds.
+   */
+  constructor(
+    servers: ServerConfig[],
+    private readonly logger: UpstreamLogger,
+    metrics: UpstreamMetricHooks = {},
+    private readonly options: UpstreamPoolOptions = {},
+  ) {
+    this.registry = new ProcessGroupRegistry(options.workerId ?? 'default', logger);
+    const factory = new TransportFactory(this.registry, logger);
+    const closeTimeoutMs = options.closeTimeoutMs ?? 3000;
+    const backoff = new BackoffPolicy({ ...DEFAULT_BACKOFF, ...options.backoff });
+    for (const config of servers) {
+      const supervisor = new ServerSupervisor({
+        config,
+        factory,
+        logger,
+        metrics,
+        backoff,
+        closeTimeoutMs,
+        onToolsChanged: (status) => this.emitToolsChanged(status),
+      });
+      this.supervisors.set(config.name, supervisor);
+      this.sessions.set(config.name, new PooledSessionAdapter(supervisor));
+    }
+    this.resumed = new ResumedSessionCache({
+      factory,
+      logger,
+      metrics,
+      closeTimeoutMs,
+      idleMs: options.resumedSessionIdleMs ?? 300_000,
+    });
+  }
+
+  /** Reaps children a crashed predecessor left, then starts every supervisor. */
+  start(): void {
+    if (this.options.reapOrphans !== false) this.registry.reapOrphans();
+    for (const supervisor of this.supervisors.values()) supervisor.start();
+  }
+
+  async session(server: string): Promise<UpstreamSession> {
+    await this.supervisor(server).ready();
+    return this.sessions.get(server)!;
+  }
+
+  async taskSession(server: string): Promise<UpstreamSession> {
+    const supervisor = this.supervisor(server);
+    const conn = await supervisor.taskConnectionReady();
+    if (conn === supervisor.currentConnection) return this.sessions.get(server)!;
+    return new BoundSessionAdapter(conn, (broken, error) => {
+      if (breaksSession(error)) supervisor.dropTaskConnection(broken);
+    });
+  }
+
+  async resumeSession(
+    server: string,
+    sessionId: string,
+    protocolVersion: string,
+  ): Promise<UpstreamSession> {
+    const supervisor = this.supervisor(server);
+    return this.resumed.get(supervisor.config, sessionId, protocolVersion);
+  }
+
+  status(server: string): ServerStatus {
+    return this.supervisor(server).status();
+  }
+
+  /** Statuses of every configured server (for the catalog and health endpoints). */
+  statuses(): ServerStatus[] {
+    return [...this.supervisors.values()].map((supervisor) => supervisor.status());
+  }
+
+  onToolsChanged(listener: (status: ServerStatus) => void): void {
+    this.listeners.add(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([
+      ...[...this.supervisors.values()].map((supervisor) => supervisor.close()),
+      this.resumed.close(),
+    ]);
+    this.listeners.clear();
+  }
+
+  private supervisor(server: string): ServerSupervisor {
+    const supervisor = this.supervisors.get(server);
+    if (!supervisor) throw new UpstreamUnavailableError(server, 'closed', 'not configured');
+    if (this.closed) throw new UpstreamUnavailableError(server, 'closed', 'pool closed');
+    return supervisor;
+  }
+
+  private emitToolsChanged(status: ServerStatus): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(status);
+      } catch (error) {
+        this.logger.error({ server: status.server, err: String(error) }, 'tools listener failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import type { CallToolResult, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+
+/** Per-request options. Every request has a deadline: `timeoutMs`, else the server's callTimeoutMs. */
+export interface RequestOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Progress notifications of this request (sync-call). */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Safe to repeat (status, tasks/get, tools/list). Only idempotent requests are retried
+   * automatically, once, after a session expiry; anything else is never replayed.
+   */
+  idempotent: boolean;
+}
+
+/** One live MCP session on one upstream server. */
+export interface UpstreamSession {
+  readonly server: string;
+  /** Streamable HTTP session ID, when the transport has one. */
+  readonly sessionId?: string;
+  readonly protocolVersion?: string;
+  readonly capabilities: ServerCapabilities | undefined;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: RequestOptions,
+  ): Promise<CallToolResult>;
+  /** A raw JSON-RPC request (tasks/get, tasks/result, tasks/cancel, task-augmented tools/call). */
+  request(
+    method: string,
+    params: Record<string, unknown>,
+    options: RequestOptions,
+  ): Promise<unknown>;
+}
+
+export type SupervisorState = 'connecting' | 'ready' | 'degraded' | 'parked' | 'closed';
+
+export interface ServerStatus {
+  server: string;
+  state: SupervisorState;
+  /** Why the server is not ready (permanent classification or last transient error). */
+  reason?: string;
+  /** The last tools/list of a successful connect (all pages). */
+  tools?: Tool[];
+  capabilities?: ServerCapabilities;
+}
+
+/**
+ * What the drivers and the poller need from the connection layer. Implemented by the
+ * supervisor pool in this library; only the poller constructs it.
+ */
+export interface UpstreamPort {
+  /** The pooled session of a server (ordinary, sync-call). Throws UpstreamUnavailableError. */
+  session(server: string): Promise<UpstreamSession>;
+  /**
+   * A session for creating native tasks: kept apart from the pooled one and never ended with
+   * an HTTP DELETE while tasks may be bound to it. Over stdio it is the child process's session.
+   */
+  taskSession(server: string): Promise<UpstreamSession>;
+  /** Reattaches to a stored Streamable HTTP session by ID, without a new initialize. */
+  resumeSession(
+    server: string,
+    sessionId: string,
+    protocolVersion: string,
+  ): Promise<UpstreamSession>;
+  status(server: string): ServerStatus;
+  /** Called after every successful connect and tools/list_changed refresh. */
+  onToolsChanged(listener: (status: ServerStatus) => void): void;
+  close(): Promise<void>;
+}
