@@ -152,6 +152,25 @@ describe('ordinary faults (stdio)', () => {
     ).toBeUndefined();
   });
 
+  it('hang_submit and hang_status never answer, but the submit is counted', async () => {
+    const { client } = await connectStdio();
+    const hung = client.callTool(
+      { name: 'demo_submit', arguments: { fault: 'hang_submit', tag: 'h' } },
+      undefined,
+      {
+        timeout: 300,
+      },
+    );
+    await expect(hung).rejects.toMatchObject({ code: -32001 }); // the SDK's request timeout
+    const job = await callStructured(client, 'demo_submit', { fault: 'hang_status' });
+    await expect(
+      client.callTool({ name: 'demo_status', arguments: { task_id: job.task_id } }, undefined, {
+        timeout: 300,
+      }),
+    ).rejects.toMatchObject({ code: -32001 });
+    expect((await callStructured(client, 'demo_stats', { tag: 'h' })).by_tag.h.submits).toBe(1);
+  });
+
   it('crash_submit counts the submit in the state file, then exits', async () => {
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
