@@ -52,18 +52,15 @@ export class FakeUpstream implements UpstreamPort {
   }
 
   private makeSession(label: string): UpstreamSession {
-    const record = (
+    // async, so a handler that throws becomes a rejection, as a real session's failures are.
+    const record = async (
       kind: RecordedCall['kind'],
       name: string,
       params: Record<string, unknown>,
       options: RequestOptions,
     ): Promise<unknown> => {
       this.calls.push({ kind, name, params, options, session: label });
-      try {
-        return Promise.resolve(this.handler(name, params, options));
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
+      return this.handler(name, params, options);
     };
     return {
       server: 'demo',

@@ -1,0 +1,43 @@
+import { Contract, PermanentTaskError, TaskErrorCode } from '@app/common';
+import type { McpTasksToolset, OrdinaryToolset, SyncCallToolset, ToolsetConfig } from '@app/config';
+import type { DriverContext } from './contract-driver';
+import { isRecord } from './snapshot-fields';
+
+interface ToolsetByContract {
+  [Contract.Ordinary]: OrdinaryToolset;
+  [Contract.McpTasks]: McpTasksToolset;
+  [Contract.SyncCall]: SyncCallToolset;
+}
+
+/** The context's toolset, narrowed; a mismatch means the registry routed the task wrongly. */
+export function toolsetOf<C extends Contract>(
+  ctx: DriverContext,
+  contract: C,
+): ToolsetByContract[C] {
+  const toolset: ToolsetConfig = ctx.toolset;
+  if (toolset.contract !== contract) {
+    throw new Error(`toolset "${toolset.name}" is ${toolset.contract}, not ${contract}`);
+  }
+  return toolset as ToolsetByContract[C];
+}
+
+/**
+ * The consumer's arguments, passed unchanged. The API validated them against the tool's input
+ * schema, so anything but an object here is a bug upstream of the driver; an absent input is `{}`.
+ */
+export function toolArguments(ctx: DriverContext): Record<string, unknown> {
+  const input = ctx.task.input ?? {};
+  if (!isRecord(input)) throw new TypeError(`task ${ctx.task.id}: input must be a JSON object`);
+  return input;
+}
+
+/** The stored remote ID; without one nothing upstream can be asked about the task. */
+export function requireRemoteId(ctx: DriverContext): string {
+  if (!ctx.task.remoteTaskId) {
+    throw new PermanentTaskError(
+      TaskErrorCode.UpstreamTaskLost,
+      `task ${ctx.task.id} has no remote task ID to poll or cancel`,
+    );
+  }
+  return ctx.task.remoteTaskId;
+}

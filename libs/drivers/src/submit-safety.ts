@@ -1,0 +1,58 @@
+import { PermanentTaskError, TaskErrorCode, TransientTaskError } from '@app/common';
+import type { ToolsetConfig } from '@app/config';
+import { UpstreamError, UpstreamProtocolError, UpstreamRpcError } from '@app/mcp';
+import { CallAbortedError, protocolError } from './driver.errors';
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Classifies a failed submit (or a held sync call) by what the upstream may have seen
+ * (contracts.md, "Submit safety"):
+ * - aborted by the poller → {@link CallAbortedError} (the poller knows why);
+ * - a JSON-RPC error → `submit_rejected`: the upstream saw the request and refused it;
+ * - an answer that is not valid MCP → `protocol_error` (it answered, so repeating is unsafe too);
+ * - nothing sent (`maybeSent` false) → transient, retried with backoff;
+ * - maybe sent, no answer (timeout, connection lost) → `outcome_uncertain`, unless the operator
+ *   declared the tool safe to repeat (`retryOnCrash`) → transient.
+ * An error of unknown kind is treated as maybe sent: repeating a submit silently is the one
+ * mistake this rule exists to prevent.
+ */
+export function classifySubmitError(
+  error: unknown,
+  toolset: Pick<ToolsetConfig, 'retryOnCrash'>,
+  signal?: AbortSignal,
+): Error {
+  if (error instanceof PermanentTaskError || error instanceof TransientTaskError) return error;
+  if (error instanceof CallAbortedError) return error;
+  if (signal?.aborted)
+    return new CallAbortedError(`submit aborted: ${describe(error)}`, { cause: error });
+  if (error instanceof UpstreamRpcError) {
+    return new PermanentTaskError(TaskErrorCode.SubmitRejected, error.message, { cause: error });
+  }
+  if (error instanceof UpstreamProtocolError)
+    return protocolError(`submit: ${error.message}`, error);
+  if (error instanceof UpstreamError && !error.maybeSent) {
+    return new TransientTaskError(`submit not sent: ${error.message}`, { cause: error });
+  }
+  const why = `submit may have reached the upstream without an answer: ${describe(error)}`;
+  if (toolset.retryOnCrash) return new TransientTaskError(why, { cause: error });
+  return new PermanentTaskError(TaskErrorCode.OutcomeUncertain, why, { cause: error });
+}
+
+/**
+ * Classifies a failed status poll or cancel: typed task errors pass through, an abort becomes
+ * {@link CallAbortedError}, an answer that is not valid MCP is a `protocol_error`, everything
+ * else (unavailable, timeout, connection, RPC errors, bugs) is transient: polls and cancels are idempotent, so retrying with backoff is always safe, and
+ * `tracking_timeout` bounds how long.
+ */
+export function classifyPollError(error: unknown, what: string, signal?: AbortSignal): Error {
+  if (error instanceof PermanentTaskError || error instanceof TransientTaskError) return error;
+  if (error instanceof CallAbortedError) return error;
+  if (signal?.aborted)
+    return new CallAbortedError(`${what} aborted: ${describe(error)}`, { cause: error });
+  if (error instanceof UpstreamProtocolError)
+    return protocolError(`${what}: ${error.message}`, error);
+  return new TransientTaskError(`${what} failed: ${describe(error)}`, { cause: error });
+}
