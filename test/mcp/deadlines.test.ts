@@ -1,0 +1,74 @@
+// Guards against a hung upstream (initialize or call) stalling a worker or leaking processes and descriptors.
+import { UpstreamTimeoutError } from '@app/mcp';
+import {
+  childPids,
+  closePools,
+  demoStdio,
+  expectSettled,
+  openFds,
+  openPool,
+  waitFor,
+  waitForState,
+} from './mcp-test.helper';
+
+afterEach(closePools);
+
+describe('deadlines', () => {
+  it('ends a hung initialize at connectTimeoutMs and leaves no child or descriptor behind', async () => {
+    const fds = openFds();
+    const started = Date.now();
+    const { pool, recorder } = openPool([
+      demoStdio('hung-init', ['--slow-initialize-ms', '600000'], {
+        connectTimeoutMs: 400,
+        connectAttempts: 1,
+      }),
+    ]);
+    const status = await waitForState(pool, 'hung-init', 'parked');
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(380);
+    expect(elapsed).toBeLessThan(3000);
+    expect(status.reason).toMatch(/within 400 ms/);
+    expect(recorder.transitions('hung-init', 'parked')).toHaveLength(1);
+    // Still open: the torn-down attempt alone must have released its child and pipes.
+    await expectSettled(fds);
+  });
+
+  it('does not delay another server while one hangs in initialize', async () => {
+    const { pool } = openPool([
+      demoStdio('hung-init', ['--slow-initialize-ms', '600000'], { connectTimeoutMs: 3000 }),
+      demoStdio('healthy'),
+    ]);
+    const started = Date.now();
+    const session = await pool.session('healthy');
+    const result = await session.callTool('demo_echo', { text: 'hi' }, { idempotent: true });
+    expect(result.structuredContent).toEqual({ text: 'hi' });
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(pool.status('hung-init').state).toBe('connecting');
+  });
+
+  it('ends a hung call at its deadline without wedging the session or other servers', async () => {
+    const fds = openFds();
+    const { pool } = openPool([demoStdio('hangs'), demoStdio('other')]);
+    const hangs = await pool.session('hangs');
+    const other = await pool.session('other');
+    const started = Date.now();
+    const hung = hangs
+      .callTool('demo_slow', { fault: 'hang_call' }, { idempotent: false, timeoutMs: 500 })
+      .catch((error: unknown) => error);
+    // While the call hangs, both servers keep answering.
+    await expect(other.callTool('demo_echo', { text: 'a' }, { idempotent: true })).resolves.toBeDefined();
+    await expect(hangs.callTool('demo_echo', { text: 'b' }, { idempotent: true })).resolves.toBeDefined();
+    expect(Date.now() - started).toBeLessThan(450);
+    const error = await hung;
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect((error as UpstreamTimeoutError).maybeSent).toBe(true);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(480);
+    expect(elapsed).toBeLessThan(2000);
+    expect(pool.status('hangs').state).toBe('ready');
+    expect(childPids()).toHaveLength(2);
+    await closePools();
+    await expectSettled(fds);
+    await waitFor(() => (childPids().length === 0 ? true : undefined), 'children gone');
+  });
+});

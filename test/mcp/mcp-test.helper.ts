@@ -1,0 +1,183 @@
+// Shared harness for the connection-layer tests: configs, a recording logger and metric hooks,
+// process and descriptor accounting, deadline polling. No mocks: everything runs for real.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ServerConfig } from '@app/config';
+import { UpstreamPool, type SupervisorState, type UpstreamPoolOptions } from '@app/mcp';
+
+export const ROOT = join(__dirname, '..', '..');
+export const DEMO_MAIN = join(ROOT, 'dist', 'apps', 'demo-server', 'src', 'main.js');
+export const FIXTURES = join(__dirname, 'fixtures');
+
+/** Test-sized defaults: tiny backoff and probes, so parking and reviving take milliseconds. */
+export function serverConfig(partial: Partial<ServerConfig> & { name: string }): ServerConfig {
+  return {
+    transport: 'stdio',
+    args: [],
+    env: {},
+    headers: {},
+    connectTimeoutMs: 5000,
+    callTimeoutMs: 5000,
+    maxConcurrentCalls: 4,
+    keepaliveIntervalMs: 0,
+    parkedProbeMs: 60_000,
+    connectAttempts: 3,
+    toolsets: [],
+    ...partial,
+  };
+}
+
+export function demoStdio(name: string, args: string[] = [], extra: Partial<ServerConfig> = {}) {
+  return serverConfig({
+    name,
+    command: process.execPath,
+    args: [DEMO_MAIN, '--transport', 'stdio', ...args],
+    ...extra,
+  });
+}
+
+export function demoHttp(name: string, url: string, extra: Partial<ServerConfig> = {}) {
+  return serverConfig({ name, transport: 'http', url: `${url}/mcp`, ...extra });
+}
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  obj: Record<string, unknown>;
+}
+
+/** Records logs and metric callbacks; tests wait on them instead of sleeping. */
+export class Recorder {
+  readonly logs: LogLine[] = [];
+  readonly states: Array<{ server: string; state: SupervisorState }> = [];
+  readonly reconnects: Array<{ server: string; reason: string }> = [];
+  readonly durations: Array<{ server: string; operation: string; seconds: number }> = [];
+
+  readonly logger = {
+    info: (obj: object, msg: string) => this.log('info', obj, msg),
+    warn: (obj: object, msg: string) => this.log('warn', obj, msg),
+    error: (obj: object, msg: string) => this.log('error', obj, msg),
+    debug: (obj: object, msg: string) => this.log('debug', obj, msg),
+  };
+
+  readonly metrics = {
+    onState: (server: string, state: SupervisorState) => this.states.push({ server, state }),
+    onReconnect: (server: string, reason: string) => this.reconnects.push({ server, reason }),
+    onCallDuration: (server: string, operation: string, seconds: number) =>
+      this.durations.push({ server, operation, seconds }),
+  };
+
+  private log(level: string, obj: object, msg: string): void {
+    this.logs.push({ level, msg, obj: obj as Record<string, unknown> });
+  }
+
+  transitions(server: string, to?: string): LogLine[] {
+    return this.logs.filter(
+      (line) =>
+        line.obj.server === server && 'from' in line.obj && (to === undefined || line.obj.to === to),
+    );
+  }
+}
+
+const pools = new Set<UpstreamPool>();
+
+/** A started pool, closed by closePools() in afterEach. */
+export function openPool(
+  servers: ServerConfig[],
+  recorder = new Recorder(),
+  options: UpstreamPoolOptions = {},
+): { pool: UpstreamPool; recorder: Recorder } {
+  const pool = new UpstreamPool(servers, recorder.logger, recorder.metrics, {
+    workerId: `jest-${process.pid}`,
+    backoff: { initialMs: 20, maxMs: 200 },
+    ...options,
+  });
+  pools.add(pool);
+  pool.start();
+  return { pool, recorder };
+}
+
+export async function closePools(): Promise<void> {
+  await Promise.all([...pools].map((pool) => pool.close()));
+  pools.clear();
+}
+
+/** Polls `probe` until it returns something other than undefined; fails at the deadline. */
+export async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${String(last)})`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export async function waitForState(
+  pool: UpstreamPool,
+  server: string,
+  state: SupervisorState,
+  timeoutMs = 10_000,
+) {
+  return waitFor(
+    () => (pool.status(server).state === state ? pool.status(server) : undefined),
+    `${server} to be ${state}`,
+    timeoutMs,
+  );
+}
+
+export function openFds(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+/**
+ * Live (non-zombie) processes whose parent is this test process. Jest's global setup may run an
+ * embedded Postgres in this same process when the run is in-band: that one is not ours.
+ */
+export function childPids(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (Number(fields[1]) === process.pid && fields[0] !== 'Z' && !name.startsWith('postgres')) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return pids;
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Descriptor and child counts settle asynchronously after close: poll them down. */
+export async function expectSettled(fdBaseline: number, slack = 2): Promise<void> {
+  await waitFor(
+    () => (childPids().length === 0 ? true : undefined),
+    `no child processes (${childPids().join(',')})`,
+  );
+  await waitFor(
+    () => (openFds() <= fdBaseline + slack ? true : undefined),
+    `descriptors back to ${fdBaseline}+${slack} (now ${openFds()})`,
+  );
+}
