@@ -67,7 +67,9 @@ export class InitialSchema1764417600000 implements MigrationInterface {
         CONSTRAINT tasks_failed_has_code CHECK (status <> 'failed' OR error_code IS NOT NULL)
       )`);
     // The claim scans this index in due order; terminal rows are not in it.
-    await q.query(`CREATE INDEX tasks_due_idx ON tasks (next_attempt_at) WHERE next_attempt_at IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX tasks_due_idx ON tasks (next_attempt_at) WHERE next_attempt_at IS NOT NULL`,
+    );
     // Keyset listing per thread and per user, newest first.
     await q.query(`CREATE INDEX tasks_thread_list_idx ON tasks (user_id, thread_id, created_at DESC, id DESC)
                    WHERE thread_deleted_at IS NULL`);
@@ -76,7 +78,9 @@ export class InitialSchema1764417600000 implements MigrationInterface {
     await q.query(`CREATE UNIQUE INDEX tasks_idempotency_idx ON tasks (user_id, idempotency_key)
                    WHERE idempotency_key IS NOT NULL`);
     // Retention deletes terminal rows by age in small batches.
-    await q.query(`CREATE INDEX tasks_completed_idx ON tasks (completed_at) WHERE completed_at IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX tasks_completed_idx ON tasks (completed_at) WHERE completed_at IS NOT NULL`,
+    );
 
     await q.query(`
       CREATE FUNCTION tasks_guard() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -98,7 +102,9 @@ export class InitialSchema1764417600000 implements MigrationInterface {
         NEW.updated_at := now();
         RETURN NEW;
       END $$`);
-    await q.query(`CREATE TRIGGER tasks_guard BEFORE UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION tasks_guard()`);
+    await q.query(
+      `CREATE TRIGGER tasks_guard BEFORE UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION tasks_guard()`,
+    );
 
     await q.query(`
       CREATE FUNCTION tasks_notify() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -19,9 +19,9 @@ describe('status model in SQL', () => {
     ['input_required', 'queued'],
   ])('refuses %s -> %s', async (from, to) => {
     const [id] = await insertTasks(t.db, 1, { status: from });
-    await expect(t.db.query(`UPDATE tasks SET status = $2 WHERE id = $1`, [id, to])).rejects.toThrow(
-      /illegal task transition/,
-    );
+    await expect(
+      t.db.query(`UPDATE tasks SET status = $2 WHERE id = $1`, [id, to]),
+    ).rejects.toThrow(/illegal task transition/);
   });
 
   it.each([
@@ -30,7 +30,10 @@ describe('status model in SQL', () => {
     ['input_required', 'working'],
   ])('allows %s -> %s', async (from, to) => {
     const [id] = await insertTasks(t.db, 1, { status: from });
-    const rows = await t.db.query(`UPDATE tasks SET status = $2 WHERE id = $1 RETURNING status`, [id, to]);
+    const rows = await t.db.query(`UPDATE tasks SET status = $2 WHERE id = $1 RETURNING status`, [
+      id,
+      to,
+    ]);
     expect(rows[0]).toEqual({ status: to });
   });
 

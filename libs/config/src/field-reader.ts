@@ -27,7 +27,7 @@ export class FieldReader {
     const value = this.obj[key];
     if (typeof value !== 'string' || value.length === 0)
       this.fail(key, 'is required and must be a non-empty string');
-    return value as string;
+    return value;
   }
 
   optionalString(key: string): string | undefined {
@@ -56,14 +56,14 @@ export class FieldReader {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
       this.fail(key, `must be an integer >= ${min}`);
     }
-    return value as number;
+    return value;
   }
 
   bool(key: string, fallback: boolean): boolean {
     const value = this.obj[key];
     if (value === undefined) return fallback;
     if (typeof value !== 'boolean') this.fail(key, 'must be true or false');
-    return value as boolean;
+    return value;
   }
 
   stringArray(key: string): string[] {
@@ -87,7 +87,7 @@ export class FieldReader {
   object(key: string): Record<string, unknown> {
     const value = this.optionalObject(key);
     if (value === undefined) this.fail(key, 'is required and must be an object');
-    return value as Record<string, unknown>;
+    return value;
   }
 
   optionalObject(key: string): Record<string, unknown> | undefined {

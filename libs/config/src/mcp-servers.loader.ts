@@ -33,7 +33,11 @@ export function parseMcpServers(
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`mcpServers file: not valid JSON (${(error as Error).message})`);
+    // The parser's message can quote the text around the error, which may hold a secret.
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    throw new ConfigError(
+      `mcpServers file: not valid JSON${position ? ` (at character ${position})` : ''}`,
+    );
   }
   return validateServers(interpolateEnv(json, env), leaseMs);
 }

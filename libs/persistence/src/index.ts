@@ -24,12 +24,7 @@ export { CatalogRepository } from './catalog.repository';
 export type { CatalogEntry } from './catalog.repository';
 export { PersistenceModule } from './persistence.module';
 export type { PersistenceOptions } from './persistence.module';
-export {
-  ApiKeyRepository,
-  API_KEY_PREFIX,
-  hashApiKey,
-  newApiKey,
-} from './api-key.repository';
+export { ApiKeyRepository, API_KEY_PREFIX, hashApiKey, newApiKey } from './api-key.repository';
 export type { ApiKeyInfo, ApiKeyOwner } from './api-key.repository';
 export { listTaskPage } from './task.repository';
 export type { TaskPage, TaskPagePosition, TaskPageQuery } from './task.repository';

@@ -27,14 +27,15 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
 
 /** Names of migrations this build needs that the database has not applied. */
 export async function missingMigrations(dataSource: DataSource): Promise<string[]> {
-  const exists = (await dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
-    MIGRATIONS_TABLE,
-  ])) as Array<{ ok: boolean }>;
+  const exists: Array<{ ok: boolean }> = await dataSource.query(
+    `SELECT to_regclass($1) IS NOT NULL AS ok`,
+    [MIGRATIONS_TABLE],
+  );
   const applied = new Set<string>();
   if (exists[0]?.ok) {
-    const rows = (await dataSource.query(`SELECT name FROM ${MIGRATIONS_TABLE}`)) as Array<{
-      name: string;
-    }>;
+    const rows: Array<{ name: string }> = await dataSource.query(
+      `SELECT name FROM ${MIGRATIONS_TABLE}`,
+    );
     for (const row of rows) applied.add(row.name);
   }
   return MIGRATIONS.map((migration) => new migration().name ?? migration.name).filter(

@@ -1,0 +1,184 @@
+// Guards configuration validation: every bad variable or mcpServers file stops the process with
+// a message that names the variable or the server and field, and never prints a value.
+import { parseMcpServers, parseSettings } from '@app/config';
+
+const SECRET = 'sup3r-s3cret-value';
+const LEASE = 60000;
+
+describe('environment', () => {
+  it('applies defaults into one nested object', () => {
+    const s = parseSettings({});
+    expect(s.lease.ms).toBe(60000);
+    expect(s.scheduling).toMatchObject({
+      pollIntervalMs: 5000,
+      minPollIntervalMs: 1000,
+      trackingDegradedAfter: 3,
+    });
+    expect(s.results).toEqual({ maxBytes: 262144, previewChars: 2000 });
+    expect(s.webhooks.allowPrivateNetworks).toBe(false);
+  });
+
+  it.each([
+    [{ LEASE_MS: 'abc' }, 'LEASE_MS must be an integer number'],
+    [{ LEASE_MS: '42' }, 'LEASE_MS must not be less than 100'],
+    [{ PORT: '70000' }, 'PORT must not be greater than 65535'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of the following values'],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT must be one of the following values: json, pretty'],
+    [
+      { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' },
+      'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be a boolean value',
+    ],
+    [{ DATABASE_URL: `mysql://u:${SECRET}@h/db` }, 'DATABASE_URL must be a URL address'],
+    [{ AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET: must be at least 32 characters'],
+    [
+      { MIN_POLL_INTERVAL_MS: '9000', POLL_INTERVAL_MS: '5000' },
+      'MIN_POLL_INTERVAL_MS: must not be greater than POLL_INTERVAL_MS',
+    ],
+  ])('%j is refused: %s', (env, message) => {
+    expect(() => parseSettings(env)).toThrow(message);
+    try {
+      parseSettings(env);
+    } catch (error) {
+      for (const value of Object.values(env)) expect((error as Error).message).not.toContain(value);
+    }
+  });
+});
+
+const ok = (servers: unknown) => JSON.stringify({ mcpServers: servers });
+const ordinary = {
+  name: 'r',
+  contract: 'ordinary',
+  submitTool: 's',
+  statusTool: 'st',
+  cancelTool: 'c',
+};
+
+describe('mcpServers file', () => {
+  it('reads all three contracts with defaults, interpolating ${VAR}', () => {
+    const config = parseMcpServers(
+      ok({
+        reports: {
+          url: 'https://reports.internal/mcp',
+          headers: { Authorization: 'Bearer ${TOKEN}' },
+          taskToolsets: [ordinary, { name: 'n', contract: 'mcp-tasks', tool: 't' }],
+        },
+        local: {
+          command: 'node',
+          args: ['x.js'],
+          taskToolsets: [{ name: 'b', contract: 'sync-call', tool: 'run', callTimeoutMs: 3600000 }],
+        },
+      }),
+      { TOKEN: SECRET },
+      LEASE,
+    );
+    expect(config.servers.map((s) => [s.name, s.transport])).toEqual([
+      ['reports', 'http'],
+      ['local', 'stdio'],
+    ]);
+    expect(config.servers[0].headers.Authorization).toBe(`Bearer ${SECRET}`);
+    expect([...config.toolsets.keys()]).toEqual(['r', 'n', 'b']);
+    expect(config.toolsets.get('b')).toMatchObject({
+      contract: 'sync-call',
+      callTimeoutMs: 3600000,
+      retryOnCrash: false,
+    });
+  });
+
+  it.each([
+    ['not json', '{', 'mcpServers file: not valid JSON'],
+    ['unknown top key', JSON.stringify({ servers: {} }), 'mcpServers file: unknown key "servers"'],
+    [
+      'unknown server key',
+      ok({ a: { url: 'http://h/mcp', retries: 3 } }),
+      'server "a": unknown key "retries"',
+    ],
+    [
+      'both command and url',
+      ok({ a: { url: 'http://h/mcp', command: 'x' } }),
+      'server "a": set exactly one of command (stdio) or url (http)',
+    ],
+    ['neither', ok({ a: {} }), 'server "a": set exactly one of command (stdio) or url (http)'],
+    ['bad url scheme', ok({ a: { url: 'ftp://h/x' } }), 'server "a": url must use http or https'],
+    ['not a url', ok({ a: { url: 'nope' } }), 'server "a": url is not a valid URL'],
+    [
+      'credentials in url',
+      ok({ a: { url: `https://u:${SECRET}@h/mcp` } }),
+      'server "a": url must not carry credentials (use headers)',
+    ],
+    [
+      'missing variable',
+      ok({ a: { url: 'http://h/mcp', headers: { X: '${NOPE}' } } }),
+      'mcpServers file: mcpServers.a.headers.X references ${NOPE}, which is not set',
+    ],
+    [
+      'timeouts over the lease',
+      ok({ a: { url: 'http://h/mcp', connectTimeoutMs: 30000, callTimeoutMs: 30000 } }),
+      'server "a": connectTimeoutMs (30000) + callTimeoutMs (30000) must be below LEASE_MS (60000)',
+    ],
+    [
+      'bad contract',
+      ok({ a: { url: 'http://h/mcp', taskToolsets: [{ name: 'x', contract: 'magic' }] } }),
+      'server "a": taskToolsets[0]: contract must be one of ordinary, mcp-tasks, sync-call',
+    ],
+    [
+      'missing status tool',
+      ok({ a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, statusTool: undefined }] } }),
+      'server "a": taskToolsets[0]: statusTool is required and must be a non-empty string',
+    ],
+    [
+      'field of another contract',
+      ok({ a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, tool: 'x' }] } }),
+      'server "a": taskToolsets[0]: unknown key "tool"',
+    ],
+    [
+      'tool bound twice',
+      ok({
+        a: {
+          url: 'http://h/mcp',
+          taskToolsets: [ordinary, { name: 'z', contract: 'sync-call', tool: 's' }],
+        },
+      }),
+      'server "a": tool "s" is bound twice (toolsets "r" and "z")',
+    ],
+    [
+      'toolset name twice',
+      ok({
+        a: { url: 'http://h/mcp', taskToolsets: [ordinary] },
+        b: { command: 'x', taskToolsets: [ordinary] },
+      }),
+      'server "b": toolset name "r" is already used by server "a"',
+    ],
+    [
+      'bad toolset name',
+      ok({ a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, name: 'Bad Name' }] } }),
+      'server "a": taskToolsets[0]: name must match',
+    ],
+    [
+      'negative timeout',
+      ok({ a: { url: 'http://h/mcp', callTimeoutMs: -1 } }),
+      'server "a": callTimeoutMs must be an integer >= 100',
+    ],
+  ])('%s', (_case, text, message) => {
+    let thrown: Error | undefined;
+    try {
+      parseMcpServers(text, { TOKEN: SECRET }, LEASE);
+    } catch (error) {
+      thrown = error as Error;
+    }
+    expect(thrown?.name).toBe('ConfigError');
+    expect(thrown?.message).toContain(message);
+    expect(thrown?.message).not.toContain(SECRET);
+  });
+
+  it('never echoes an interpolated secret in a URL error', () => {
+    expect(() =>
+      parseMcpServers(ok({ a: { url: '${URL}' } }), { URL: `gopher://${SECRET}` }, LEASE),
+    ).toThrow(/^server "a": url must use http or https$/);
+  });
+});
+
+it('a JSON syntax error never quotes the file', () => {
+  expect(() => parseMcpServers(`{"mcpServers": {"a": {"url": "${SECRET}" x}}}`, {}, LEASE)).toThrow(
+    /^mcpServers file: not valid JSON \(at character \d+\)$/,
+  );
+});

@@ -1,0 +1,146 @@
+// Guards the lease engine's invariants with claimers in separate processes: no row is ever
+// claimed twice while its lease lives, an expired claimer lands no write, expired leases are
+// claimable again by the same claim statement.
+import { Phase, TaskStatus } from '@app/common';
+import { TaskLeaseRepository } from '@app/persistence';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { eventually, NodeProcess, startNode } from '../helpers/node-process';
+import { insertTasks } from '../helpers/tasks';
+
+const CLAIMER = 'test/fixtures/claimer.js';
+let t: TestDatabase;
+const spawned: NodeProcess[] = [];
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await t.db.query(
+    `CREATE TABLE claim_log (task_id text NOT NULL, worker text NOT NULL, token uuid NOT NULL)`,
+  );
+});
+afterEach(async () => {
+  await Promise.all(spawned.splice(0).map((p) => p.kill('SIGKILL')));
+  await t.db.query(`TRUNCATE claim_log`);
+  await t.db.query(`DELETE FROM tasks`);
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+function claimer(mode: string, args: string[]): NodeProcess {
+  const p = startNode(CLAIMER, [mode, ...args], { DATABASE_URL: t.url });
+  spawned.push(p);
+  return p;
+}
+
+it('four processes drain 20,000 due rows, each row claimed exactly once', async () => {
+  const ids = await insertTasks(t.db, 20_000, { status: 'working' });
+  const claimers = [1, 2, 3, 4].map((n) =>
+    claimer('drain', ['--worker', `w${n}`, '--batch', '100']),
+  );
+  const summaries = await Promise.all(
+    claimers.map(
+      async (p) => JSON.parse(await p.waitForLine(/^\{/, 110_000)) as { claimed: number },
+    ),
+  );
+  expect(summaries.reduce((sum, s) => sum + s.claimed, 0)).toBe(ids.length);
+  const dupes = await t.db.query(
+    `SELECT task_id FROM claim_log GROUP BY task_id HAVING count(*) > 1`,
+  );
+  expect(dupes).toEqual([]);
+  const [{ n }] = await t.db.query<{ n: string }>(
+    `SELECT count(DISTINCT task_id) AS n FROM claim_log`,
+  );
+  expect(Number(n)).toBe(ids.length);
+  const [{ done }] = await t.db.query<{ done: string }>(
+    `SELECT count(*) AS done FROM tasks WHERE status = 'completed' AND lease_token IS NULL`,
+  );
+  expect(Number(done)).toBe(ids.length);
+  // Every claimer took part: the work spread instead of serializing behind one lock.
+  for (const s of summaries) expect(s.claimed).toBeGreaterThan(0);
+});
+
+it('a claimer paused past its lease (SIGSTOP) lands no write; the new owner does', async () => {
+  const ids = await insertTasks(t.db, 5, { status: 'working' });
+  const paused = claimer('hold', ['--worker', 'paused', '--batch', '5', '--lease-ms', '500']);
+  const line = await paused.waitForLine(/^claimed /);
+  expect(line.slice('claimed '.length).split(',').sort()).toEqual([...ids].sort());
+  paused.child.kill('SIGSTOP');
+  const leases = new TaskLeaseRepository(t.db);
+  // The same claim statement recovers the rows once their lease has expired.
+  const rescued = await eventually(
+    async () => {
+      const rows = await leases.claim({
+        workerId: 'rescuer',
+        limit: 10,
+        phases: [Phase.Poll],
+        leaseMs: 60_000,
+        deadWorkerAfterMs: 15_000,
+      });
+      return rows.length > 0 ? rows : undefined;
+    },
+    10_000,
+    'expired leases to be claimable',
+  );
+  expect(rescued.map((r) => r.id).sort()).toEqual([...ids].sort());
+  expect(rescued.every((r) => r.rescued)).toBe(true);
+  for (const row of rescued) {
+    await leases.finish(row.lease, {
+      status: TaskStatus.Completed,
+      result: { value: 'rescuer', preview: null, truncated: false },
+    });
+  }
+  paused.child.kill('SIGCONT');
+  paused.child.stdin!.write('go\n');
+  expect(await paused.waitForLine(/^applied /)).toBe('applied 0 lost 5');
+  const rows = await t.db.query<{ result: unknown }>(`SELECT result FROM tasks`);
+  expect(rows.map((r) => r.result)).toEqual([
+    'rescuer',
+    'rescuer',
+    'rescuer',
+    'rescuer',
+    'rescuer',
+  ]);
+});
+
+it('a live lease is not claimable; an expired one is, by the same statement', async () => {
+  await insertTasks(t.db, 3, { status: 'working' });
+  const leases = new TaskLeaseRepository(t.db);
+  const request = { limit: 10, phases: [Phase.Poll], leaseMs: 60_000, deadWorkerAfterMs: 15_000 };
+  const first = await leases.claim({ ...request, workerId: 'a' });
+  expect(first).toHaveLength(3);
+  expect(await leases.claim({ ...request, workerId: 'b' })).toEqual([]);
+  await t.db.query(
+    `UPDATE tasks SET lease_expires_at = now() - interval '1 ms', next_attempt_at = now() - interval '1 ms'`,
+  );
+  const second = await leases.claim({ ...request, workerId: 'b' });
+  expect(second.map((r) => r.id).sort()).toEqual(first.map((r) => r.id).sort());
+  expect(new Set(second.map((r) => r.lease.token))).not.toEqual(
+    new Set(first.map((r) => r.lease.token)),
+  );
+  await expect(leases.release(first[0].lease)).rejects.toThrow(/lease lost/);
+  await leases.release(second[0].lease);
+});
+
+it('claims only as many rows as free slots, in due order', async () => {
+  const late = await insertTasks(t.db, 2, { status: 'working', dueInMs: -1_000 });
+  await insertTasks(t.db, 5, { status: 'working', dueInMs: -10 });
+  await insertTasks(t.db, 5, { status: 'working', dueInMs: 60_000 });
+  const leases = new TaskLeaseRepository(t.db);
+  const rows = await leases.claim({
+    workerId: 'a',
+    limit: 2,
+    phases: [Phase.Poll],
+    leaseMs: 60_000,
+    deadWorkerAfterMs: 15_000,
+  });
+  expect(rows.map((r) => r.id).sort()).toEqual([...late].sort());
+  expect(rows.every((r) => r.dueLagSeconds >= 0.9)).toBe(true);
+  const rest = await leases.claim({
+    workerId: 'a',
+    limit: 100,
+    phases: [Phase.Poll],
+    leaseMs: 60_000,
+    deadWorkerAfterMs: 15_000,
+  });
+  expect(rest).toHaveLength(5);
+});

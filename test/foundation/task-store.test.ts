@@ -1,0 +1,149 @@
+// Guards the API side of the task store: idempotent create under concurrency, cancel rules,
+// thread deletion that hides for good, keyset listing, and the schema check at boot.
+import { TaskStatus, Contract } from '@app/common';
+import {
+  assertSchemaCurrent,
+  createDataSource,
+  TaskRepository,
+  TaskLeaseRepository,
+} from '@app/persistence';
+import { Phase } from '@app/common';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertTasks } from '../helpers/tasks';
+
+let t: TestDatabase;
+let tasks: TaskRepository;
+beforeAll(async () => {
+  t = await createTestDatabase();
+  tasks = new TaskRepository(t.db);
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+const base = {
+  userId: 'alice',
+  threadId: 'th-1',
+  toolset: 'demo-ordinary',
+  contract: Contract.Ordinary,
+  server: 'demo',
+  input: { a: 1 },
+};
+
+it('creates one task for 20 concurrent requests with the same Idempotency-Key', async () => {
+  const results = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      tasks.create({ ...base, idempotencyKey: 'key-1', requestHash: 'h1' }),
+    ),
+  );
+  expect(new Set(results.map((r) => r.task.id)).size).toBe(1);
+  expect(results.filter((r) => r.kind === 'created')).toHaveLength(1);
+  expect(results.filter((r) => r.kind === 'replayed')).toHaveLength(19);
+  const other = await tasks.create({ ...base, idempotencyKey: 'key-1', requestHash: 'h2' });
+  expect(other.kind).toBe('conflict');
+  const bob = await tasks.create({
+    ...base,
+    userId: 'bob',
+    idempotencyKey: 'key-1',
+    requestHash: 'h1',
+  });
+  expect(bob.kind).toBe('created');
+});
+
+it('cancels a queued, unsubmitted task at once, and voids any claim on it', async () => {
+  const { task } = await tasks.create(base);
+  const leases = new TaskLeaseRepository(t.db);
+  const rows = await leases.claim({
+    workerId: 'w',
+    limit: 100,
+    phases: [Phase.Submit],
+    leaseMs: 60000,
+    deadWorkerAfterMs: 15000,
+  });
+  const claimed = rows.find((row) => row.id === task.id)!;
+  expect(claimed.phase).toBe(Phase.Submit);
+  const result = await tasks.requestCancel('alice', task.id, 'th-1');
+  expect(result.kind).toBe('accepted');
+  expect(result.kind === 'accepted' && result.task.status).toBe(TaskStatus.Cancelled);
+  await expect(leases.markSubmitStarted(claimed.lease)).rejects.toThrow(/lease lost/);
+  expect((await tasks.requestCancel('alice', task.id)).kind).toBe('terminal');
+});
+
+it('records a cancel request for a submitted task and makes it due for the cancel phase', async () => {
+  const [id] = await insertTasks(t.db, 1, {
+    status: 'working',
+    userId: 'alice',
+    threadId: 'th-2',
+    dueInMs: 3_600_000,
+  });
+  const result = await tasks.requestCancel('alice', id);
+  expect(result.kind === 'accepted' && result.task.status).toBe(TaskStatus.Working);
+  const leases = new TaskLeaseRepository(t.db);
+  const rows = await leases.claim({
+    workerId: 'w',
+    limit: 5,
+    phases: [Phase.Cancel],
+    leaseMs: 60000,
+    deadWorkerAfterMs: 15000,
+  });
+  expect(rows.map((r) => [r.id, r.phase])).toEqual([[id, Phase.Cancel]]);
+});
+
+it('hides a deleted thread for good; the same thread ID later starts empty', async () => {
+  const [done] = await insertTasks(t.db, 1, {
+    status: 'completed',
+    userId: 'carol',
+    threadId: 'reused',
+  });
+  const [active] = await insertTasks(t.db, 1, {
+    status: 'working',
+    userId: 'carol',
+    threadId: 'reused',
+  });
+  expect(await tasks.deleteThread('carol', 'reused')).toBe(2);
+  expect(await tasks.findForUser('carol', done)).toBeNull();
+  expect(await tasks.findForUser('carol', active)).toBeNull();
+  const rows = await t.db.query<{ cancel_requested_at: Date | null }>(
+    `SELECT cancel_requested_at FROM tasks WHERE id = $1`,
+    [active],
+  );
+  expect(rows[0].cancel_requested_at).not.toBeNull();
+  const { task: fresh } = await tasks.create({ ...base, userId: 'carol', threadId: 'reused' });
+  const listed = await tasks.list({ userId: 'carol', threadId: 'reused', limit: 10 });
+  expect(listed.map((r) => r.id)).toEqual([fresh.id]);
+});
+
+it('lists newest first with keyset pages and status filters, per thread and per user', async () => {
+  for (let i = 0; i < 7; i += 1)
+    await tasks.create({ ...base, userId: 'dave', threadId: i % 2 ? 'odd' : 'even' });
+  await insertTasks(t.db, 2, { status: 'failed', userId: 'dave', threadId: 'even' });
+  const seen: string[] = [];
+  let after: { createdAt: Date; id: string } | undefined;
+  for (;;) {
+    const page = await tasks.list({ userId: 'dave', limit: 4, after });
+    seen.push(...page.map((r) => r.id));
+    if (page.length < 4) break;
+    after = { createdAt: page[3].createdAt, id: page[3].id };
+  }
+  expect(seen).toHaveLength(9);
+  expect(new Set(seen).size).toBe(9);
+  expect((await tasks.list({ userId: 'dave', threadId: 'odd', limit: 50 })).length).toBe(3);
+  expect((await tasks.list({ userId: 'dave', status: 'terminal', limit: 50 })).length).toBe(2);
+  expect((await tasks.list({ userId: 'dave', status: 'active', limit: 50 })).length).toBe(7);
+  expect((await tasks.list({ userId: 'dave', status: TaskStatus.Failed, limit: 50 })).length).toBe(
+    2,
+  );
+});
+
+it('refuses to start on a schema that lacks a migration, naming it', async () => {
+  await t.db.query(`DELETE FROM schema_migrations`);
+  const ds = createDataSource(t.url, 1);
+  await ds.initialize();
+  try {
+    await expect(assertSchemaCurrent(ds)).rejects.toThrow(
+      'database schema is missing migration(s): InitialSchema1764417600000; run "npm run migrate" first',
+    );
+  } finally {
+    await ds.destroy();
+  }
+});

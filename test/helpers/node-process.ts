@@ -1,0 +1,94 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const DIST = join(__dirname, '..', '..', 'dist');
+
+/** A Node process of this build, with its output lines collected for assertions. */
+export interface NodeProcess {
+  child: ChildProcess;
+  lines: string[];
+  stderr: string[];
+  exited: Promise<number | null>;
+  /** Resolves with the first stdout line matching `pattern` (seen before or after the call). */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Spawns `dist/<script>` (compiled by `npm run build`) with `args` and extra environment. */
+export function startNode(
+  script: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): NodeProcess {
+  const child = spawn(process.execPath, [join(DIST, script), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const stderr: string[] = [];
+  const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    lines.push(line);
+    for (const waiter of [...waiters]) {
+      if (waiter.pattern.test(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  createInterface({ input: child.stderr }).on('line', (line) => stderr.push(line));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  return {
+    child,
+    lines,
+    stderr,
+    exited,
+    waitForLine(pattern, timeoutMs = 30_000) {
+      const seen = lines.find((line) => pattern.test(line));
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          reject(
+            new Error(
+              `no line matching ${String(pattern)} within ${timeoutMs} ms; stderr: ${stderr.join('\n')}`,
+            ),
+          );
+        }, timeoutMs);
+        waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+        void exited.then((code) => {
+          clearTimeout(timer);
+          reject(
+            new Error(
+              `process exited (${String(code)}) before printing ${String(pattern)}; stderr: ${stderr.join('\n')}`,
+            ),
+          );
+        });
+      });
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 10;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 200);
+  }
+}
