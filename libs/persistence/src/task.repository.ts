@@ -1,5 +1,5 @@
 import { Contract, TaskStatus, newTaskId } from '@app/common';
-import { Database, jsonParam } from './database';
+import { Database, Queryable, jsonParam } from './database';
 import { TaskRow, toTaskRow } from './task-row';
 
 export interface NewTask {
@@ -173,4 +173,60 @@ function cancelSql(where: string): string {
         WHEN lease_expires_at IS NULL OR lease_expires_at <= now() THEN now()
         ELSE next_attempt_at END
     WHERE ${where} RETURNING *`;
+}
+
+/** A keyset position with the creation time at full (microsecond) precision, as text. */
+export interface TaskPagePosition {
+  /** ISO 8601 UTC with microseconds, e.g. `2025-01-01T10:00:00.123456Z`. */
+  createdAt: string;
+  id: string;
+}
+
+export interface TaskPageQuery extends Omit<ListQuery, 'after'> {
+  after?: TaskPagePosition;
+}
+
+export interface TaskPage {
+  rows: TaskRow[];
+  /** The position after the last row, when more rows follow; undefined on the last page. */
+  next?: TaskPagePosition;
+}
+
+/**
+ * One page of {@link TaskRepository.list}, with an exact keyset position. `list` takes a JS Date,
+ * which holds milliseconds while Postgres keeps microseconds: a position cut to milliseconds
+ * skips rows created in the same millisecond as a page's last row. This compares against the
+ * stored value itself, and fetches one extra row to know whether another page follows.
+ */
+export async function listTaskPage(db: Queryable, query: TaskPageQuery): Promise<TaskPage> {
+  const params: unknown[] = [query.userId, query.limit + 1];
+  const where = ['user_id = $1', VISIBLE];
+  if (query.threadId !== undefined) {
+    params.push(query.threadId);
+    where.push(`thread_id = $${params.length}`);
+  }
+  if (query.status === 'active') where.push(`status IN ('queued', 'working', 'input_required')`);
+  else if (query.status === 'terminal') where.push(`status IN ('completed', 'failed', 'cancelled')`);
+  else if (query.status !== undefined) {
+    params.push(query.status);
+    where.push(`status = $${params.length}`);
+  }
+  if (query.after) {
+    params.push(query.after.createdAt, query.after.id);
+    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+  }
+  const rows = await db.query(
+    `SELECT *, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS page_at
+       FROM tasks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
+    params,
+  );
+  const page = rows.slice(0, query.limit);
+  const last = page[page.length - 1];
+  return {
+    rows: page.map(toTaskRow),
+    next:
+      rows.length > query.limit && last
+        ? { createdAt: last.page_at as string, id: last.id as string }
+        : undefined,
+  };
 }
