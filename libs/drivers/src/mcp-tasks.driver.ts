@@ -1,0 +1,214 @@
+import {
+  Contract,
+  PermanentTaskError,
+  TaskErrorCode,
+  TaskStatus,
+  TransientTaskError,
+  type TaskSnapshot,
+} from '@app/common';
+import {
+  UpstreamRpcError,
+  UpstreamSessionExpiredError,
+  type UpstreamPort,
+  type UpstreamSession,
+} from '@app/mcp';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import type { ContractDriver, DriverContext, SubmitOutcome } from './contract-driver';
+import { requireRemoteId, toolArguments, toolsetOf } from './driver-context';
+import { protocolError } from './driver.errors';
+import {
+  parseCreateTaskReply,
+  parseTask,
+  resultSnapshot,
+  taskSnapshot,
+  type ParsedTask,
+} from './mcp-task.parser';
+import { remoteIdProblem } from './snapshot-fields';
+import { classifyPollError, classifySubmitError } from './submit-safety';
+import { taskSupportProblem } from './task-support';
+
+/** JSON-RPC "Invalid params": what the SDK answers for an unknown (or already ended) task. */
+const INVALID_PARAMS = -32602;
+
+/**
+ * Contract `mcp-tasks`: native MCP Tasks. A task is bound to the session that created it, so
+ * over Streamable HTTP every poll reattaches to the stored session; over stdio the task lives in
+ * this worker's child process and the row is pinned to the worker.
+ */
+export class McpTasksDriver implements ContractDriver {
+  constructor(private readonly port: UpstreamPort) {}
+
+  async submit(ctx: DriverContext): Promise<SubmitOutcome> {
+    const toolset = toolsetOf(ctx, Contract.McpTasks);
+    const args = toolArguments(ctx);
+    let session: UpstreamSession;
+    let reply: unknown;
+    try {
+      session = await this.port.taskSession(ctx.server.name);
+      this.assertTaskSupport(ctx, toolset.tool, session);
+      const task = toolset.ttlMs === undefined ? {} : { ttl: toolset.ttlMs };
+      reply = await session.request(
+        'tools/call',
+        { name: toolset.tool, arguments: args, task },
+        { idempotent: false, signal: ctx.signal },
+      );
+    } catch (error) {
+      throw classifySubmitError(error, toolset, ctx.signal);
+    }
+    const task = parseCreateTaskReply(reply);
+    const problem = remoteIdProblem(task.taskId);
+    if (problem) {
+      await this.request(session, 'tasks/cancel', task.taskId, ctx).catch(() => undefined);
+      throw protocolError(`tools/call: "task.taskId" ${problem}`);
+    }
+    const pinned = ctx.server.transport !== 'http';
+    const snapshot = taskSnapshot(task);
+    // A task already ended at creation is reported by the first poll, which fetches its result.
+    if (snapshot.status !== TaskStatus.InputRequired) snapshot.status = TaskStatus.Working;
+    return {
+      handle: {
+        remoteTaskId: task.taskId,
+        sessionId: session.sessionId ?? null,
+        protocolVersion: session.protocolVersion ?? null,
+        driverState: {
+          ttl: task.ttl,
+          pollInterval: task.pollInterval ?? null,
+          pinnedWorkerId: pinned ? ctx.workerId : null,
+        },
+        pinnedWorkerId: pinned ? ctx.workerId : null,
+      },
+      snapshot,
+    };
+  }
+
+  async poll(ctx: DriverContext): Promise<TaskSnapshot> {
+    const taskId = requireRemoteId(ctx);
+    try {
+      const session = await this.sessionFor(ctx);
+      const task = this.checked(
+        await this.request(session, 'tasks/get', taskId, ctx),
+        taskId,
+        'tasks/get',
+      );
+      return await this.withResult(session, task, ctx);
+    } catch (error) {
+      throw classifyTaskError(error, 'tasks/get', ctx.signal);
+    }
+  }
+
+  async cancel(ctx: DriverContext): Promise<TaskSnapshot> {
+    const taskId = requireRemoteId(ctx);
+    try {
+      const session = await this.sessionFor(ctx);
+      let task: ParsedTask;
+      try {
+        task = this.checked(
+          await this.request(session, 'tasks/cancel', taskId, ctx),
+          taskId,
+          'tasks/cancel',
+        );
+      } catch (error) {
+        if (!(error instanceof UpstreamRpcError && error.code === INVALID_PARAMS)) throw error;
+        // Already terminal (or unknown): read the real state; a second -32602 means lost.
+        task = this.checked(
+          await this.request(session, 'tasks/get', taskId, ctx),
+          taskId,
+          'tasks/get',
+        );
+      }
+      if (task.status === TaskStatus.Working || task.status === TaskStatus.InputRequired) {
+        throw new TransientTaskError(`tasks/cancel left task ${taskId} ${task.status}`);
+      }
+      return await this.withResult(session, task, ctx);
+    } catch (error) {
+      throw classifyTaskError(error, 'tasks/cancel', ctx.signal);
+    }
+  }
+
+  /** Never send params.task to a server or tool that did not declare task support. */
+  private assertTaskSupport(ctx: DriverContext, tool: string, session: UpstreamSession): void {
+    const status = this.port.status(ctx.server.name);
+    if (!status.tools) throw new TransientTaskError(`tools of "${ctx.server.name}" not listed yet`);
+    const problem = taskSupportProblem(
+      tool,
+      status.tools,
+      session.capabilities ?? status.capabilities,
+    );
+    if (problem) throw new PermanentTaskError(TaskErrorCode.SubmitRejected, problem);
+  }
+
+  /**
+   * The session the task is bound to. HTTP: the stored session, reattached without initialize.
+   * stdio (and legacy SSE, which cannot be reattached): the task lives in the process this worker
+   * talks to; any other worker cannot reach it.
+   */
+  private async sessionFor(ctx: DriverContext): Promise<UpstreamSession> {
+    const { remoteSessionId, remoteProtocolVersion, driverState } = ctx.task;
+    if (ctx.server.transport === 'http' && remoteSessionId) {
+      return this.port.resumeSession(
+        ctx.server.name,
+        remoteSessionId,
+        remoteProtocolVersion ?? LATEST_PROTOCOL_VERSION,
+      );
+    }
+    const owner = driverState?.pinnedWorkerId;
+    if (typeof owner === 'string' && owner !== ctx.workerId) {
+      throw new PermanentTaskError(
+        TaskErrorCode.UpstreamTaskLost,
+        `the task lived in a ${ctx.server.transport} session of worker ${owner}, which is gone`,
+      );
+    }
+    return this.port.taskSession(ctx.server.name);
+  }
+
+  /** tasks/result blocks until the task ends, so it is fetched only for a terminal task. */
+  private async withResult(
+    session: UpstreamSession,
+    task: ParsedTask,
+    ctx: DriverContext,
+  ): Promise<TaskSnapshot> {
+    if (task.status !== TaskStatus.Completed && task.status !== TaskStatus.Failed) {
+      return taskSnapshot(task);
+    }
+    const reply = await session.request(
+      'tasks/result',
+      { taskId: task.taskId },
+      { idempotent: true, signal: ctx.signal, timeoutMs: ctx.server.callTimeoutMs },
+    );
+    return resultSnapshot(task, reply, ctx.limits);
+  }
+
+  private async request(
+    session: UpstreamSession,
+    method: string,
+    taskId: string,
+    ctx: DriverContext,
+  ): Promise<unknown> {
+    return session.request(method, { taskId }, { idempotent: true, signal: ctx.signal });
+  }
+
+  private checked(reply: unknown, taskId: string, method: string): ParsedTask {
+    const task = parseTask(reply, method);
+    if (task.taskId !== taskId) {
+      throw protocolError(`${method}: "taskId" must equal the created task's ID`);
+    }
+    return task;
+  }
+}
+
+/** A forgotten session or "-32602 Task not found" means the upstream lost the task for good. */
+function classifyTaskError(error: unknown, what: string, signal: AbortSignal): Error {
+  if (error instanceof UpstreamSessionExpiredError) {
+    return new PermanentTaskError(
+      TaskErrorCode.UpstreamTaskLost,
+      `${what}: the session the task was bound to is gone`,
+      { cause: error },
+    );
+  }
+  if (error instanceof UpstreamRpcError && error.code === INVALID_PARAMS) {
+    return new PermanentTaskError(TaskErrorCode.UpstreamTaskLost, `${what}: ${error.message}`, {
+      cause: error,
+    });
+  }
+  return classifyPollError(error, what, signal);
+}
