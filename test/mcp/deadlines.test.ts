@@ -56,8 +56,12 @@ describe('deadlines', () => {
       .callTool('demo_slow', { fault: 'hang_call' }, { idempotent: false, timeoutMs: 500 })
       .catch((error: unknown) => error);
     // While the call hangs, both servers keep answering.
-    await expect(other.callTool('demo_echo', { text: 'a' }, { idempotent: true })).resolves.toBeDefined();
-    await expect(hangs.callTool('demo_echo', { text: 'b' }, { idempotent: true })).resolves.toBeDefined();
+    await expect(
+      other.callTool('demo_echo', { text: 'a' }, { idempotent: true }),
+    ).resolves.toBeDefined();
+    await expect(
+      hangs.callTool('demo_echo', { text: 'b' }, { idempotent: true }),
+    ).resolves.toBeDefined();
     expect(Date.now() - started).toBeLessThan(450);
     const error = await hung;
     expect(error).toBeInstanceOf(UpstreamTimeoutError);

@@ -2,6 +2,8 @@
 // process and descriptor accounting, deadline polling. No mocks: everything runs for real.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import type { ServerConfig } from '@app/config';
 import { UpstreamPool, type SupervisorState, type UpstreamPoolOptions } from '@app/mcp';
 
@@ -51,7 +53,8 @@ export class Recorder {
   readonly logs: LogLine[] = [];
   readonly states: Array<{ server: string; state: SupervisorState }> = [];
   readonly reconnects: Array<{ server: string; reason: string }> = [];
-  readonly durations: Array<{ server: string; operation: string; seconds: number }> = [];
+  readonly durations: Array<{ server: string; operation: string; seconds: number; at: number }> =
+    [];
 
   readonly logger = {
     info: (obj: object, msg: string) => this.log('info', obj, msg),
@@ -64,7 +67,7 @@ export class Recorder {
     onState: (server: string, state: SupervisorState) => this.states.push({ server, state }),
     onReconnect: (server: string, reason: string) => this.reconnects.push({ server, reason }),
     onCallDuration: (server: string, operation: string, seconds: number) =>
-      this.durations.push({ server, operation, seconds }),
+      this.durations.push({ server, operation, seconds, at: Date.now() }),
   };
 
   private log(level: string, obj: object, msg: string): void {
@@ -74,7 +77,9 @@ export class Recorder {
   transitions(server: string, to?: string): LogLine[] {
     return this.logs.filter(
       (line) =>
-        line.obj.server === server && 'from' in line.obj && (to === undefined || line.obj.to === to),
+        line.obj.server === server &&
+        'from' in line.obj &&
+        (to === undefined || line.obj.to === to),
     );
   }
 }
@@ -180,4 +185,53 @@ export async function expectSettled(fdBaseline: number, slack = 2): Promise<void
     () => (openFds() <= fdBaseline + slack ? true : undefined),
     `descriptors back to ${fdBaseline}+${slack} (now ${openFds()})`,
   );
+}
+
+export interface HttpServer {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const servers = new Set<HttpServer>();
+
+/** Starts the demo server over Streamable HTTP; resolves once it printed its listening line. */
+export async function startDemoHttp(args: string[] = [], port = 0): Promise<HttpServer> {
+  const child = spawn(
+    process.execPath,
+    [DEMO_MAIN, '--transport', 'http', '--port', String(port), ...args],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`demo-server exited (${code})`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = /^demo-server listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
+      if (match) resolve(match[1]);
+    });
+  });
+  const server: HttpServer = {
+    url,
+    child,
+    stop: async () => {
+      servers.delete(server);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  servers.add(server);
+  return server;
+}
+
+export async function stopServers(): Promise<void> {
+  await Promise.all([...servers].map((server) => server.stop()));
+}
+
+/** Calls a demo tool on a plain HTTP endpoint (admin routes are not MCP). */
+export async function adminPost(url: string, path: string): Promise<unknown> {
+  const response = await fetch(`${url}${path}`, { method: 'POST' });
+  return response.json();
 }

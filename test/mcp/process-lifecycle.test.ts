@@ -1,0 +1,117 @@
+// Guards against stdio servers that crash mid-call, dead children that swallow calls, and orphaned process trees.
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { UpstreamConnectionError, UpstreamError } from '@app/mcp';
+import { compileMcpLib } from './compiled-lib.helper';
+import {
+  childPids,
+  closePools,
+  DEMO_MAIN,
+  demoStdio,
+  expectSettled,
+  FIXTURES,
+  openFds,
+  openPool,
+  processAlive,
+  serverConfig,
+  waitFor,
+  waitForState,
+} from './mcp-test.helper';
+
+const WRAPPER = join(FIXTURES, 'stubborn-wrapper.js');
+
+afterEach(closePools);
+
+describe('stdio process lifecycle', () => {
+  it('fails a call at once when the server crashes mid-call, then respawns', async () => {
+    const { pool, recorder } = openPool([demoStdio('crashy')]);
+    const session = await pool.session('crashy');
+    const [firstPid] = childPids();
+    const started = Date.now();
+    const error = await session
+      .callTool(
+        'demo_slow',
+        { duration_ms: 600, fault: 'crash_call' },
+        {
+          idempotent: false,
+          timeoutMs: 30_000,
+        },
+      )
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UpstreamConnectionError);
+    expect((error as UpstreamConnectionError).maybeSent).toBe(true);
+    expect(Date.now() - started).toBeLessThan(3000);
+
+    const again = await pool.session('crashy');
+    const echo = await again.callTool('demo_echo', { text: 'back' }, { idempotent: true });
+    expect(echo.structuredContent).toEqual({ text: 'back' });
+    expect(childPids()).not.toContain(firstPid);
+    expect(recorder.reconnects).toContainEqual({ server: 'crashy', reason: 'connection_lost' });
+    expect(recorder.transitions('crashy', 'degraded')).toHaveLength(1);
+  });
+
+  it('fails a call on a dead child at once instead of waiting for its timeout', async () => {
+    const { pool, recorder } = openPool([demoStdio('victim')]);
+    const session = await pool.session('victim');
+    const [pid] = childPids();
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => recorder.transitions('victim', 'degraded')[0], 'the exit to be noticed');
+    const started = Date.now();
+    const error = await session
+      .callTool('demo_echo', { text: 'x' }, { idempotent: true, timeoutMs: 30_000 })
+      .catch((caught: unknown) => caught);
+    expect(Date.now() - started).toBeLessThan(200);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).maybeSent).toBe(false);
+    await waitForState(pool, 'victim', 'ready');
+  });
+
+  it('ends the whole process group of an npx-style wrapper on close', async () => {
+    const fds = openFds();
+    const { pool, recorder } = openPool([
+      serverConfig({ name: 'wrapped', command: process.execPath, args: [WRAPPER, DEMO_MAIN] }),
+    ]);
+    const session = await pool.session('wrapped');
+    await session.callTool('demo_echo', { text: 'x' }, { idempotent: true });
+    const line = await waitFor(
+      () => recorder.logs.find((log) => String(log.obj.stderr).startsWith('grandchildren ')),
+      'the wrapper to report its grandchildren',
+    );
+    const grandchildren = String(line.obj.stderr).split(' ').slice(1).map(Number);
+    expect(grandchildren.every(processAlive)).toBe(true);
+    await closePools();
+    expect(grandchildren.filter(processAlive)).toEqual([]);
+    await expectSettled(fds);
+  });
+
+  it('reaps the process group a SIGKILLed worker left behind', async () => {
+    const workerId = `reap-${process.pid}`;
+    const owner = spawn(process.execPath, [join(FIXTURES, 'crash-owner.js')], {
+      env: {
+        ...process.env,
+        MCP_LIB: compileMcpLib(),
+        WRAPPER,
+        DEMO_MAIN,
+        WORKER_ID: workerId,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const line = await new Promise<string>((resolve) =>
+      createInterface({ input: owner.stdout }).once('line', resolve),
+    );
+    expect(line).toMatch(/^grandchildren \d+ \d+$/);
+    const sleeper = Number(line.split(' ')[2]);
+    const exited = new Promise((resolve) => owner.once('exit', resolve));
+    owner.kill('SIGKILL');
+    await exited;
+    // The sleeper ignores stdin, so nothing but the reaper can end it.
+    expect(processAlive(sleeper)).toBe(true);
+    const { pool } = openPool([], undefined, { workerId });
+    await waitFor(() => (processAlive(sleeper) ? undefined : true), 'the orphan to be reaped');
+    await pool.close();
+    rmSync(join(tmpdir(), `mcp-task-gateway-${workerId}`), { recursive: true, force: true });
+  });
+});
