@@ -25,7 +25,11 @@ export function errorCode(error: unknown): string | undefined {
 }
 
 export function describe(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
+  let text = error instanceof Error ? error.message : String(error);
+  // "fetch failed" alone says nothing: name the root cause (ECONNREFUSED, ENOTFOUND…).
+  const root = causeChain(error).at(-1);
+  if (root !== error)
+    text += ` (${errorCode(root) ?? (root instanceof Error ? root.message : '')})`;
   // Bounded: an HTML page or a stack of causes must not flood the catalog.
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
