@@ -1,0 +1,192 @@
+// Shared harness for the driver integration tests: a real demo server, the real UpstreamPool.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Contract, isTerminal, type TaskSnapshot } from '@app/common';
+import type { ServerConfig, ToolsetConfig } from '@app/config';
+import { DriverRegistry, type DriverContext, type SubmitOutcome } from '@app/drivers';
+import { UpstreamPool, type UpstreamLogger } from '@app/mcp';
+
+export const DEMO_MAIN = join(
+  __dirname,
+  '..',
+  '..',
+  'dist',
+  'apps',
+  'demo-server',
+  'src',
+  'main.js',
+);
+export const LIMITS = { maxResultBytes: 262_144, previewChars: 2000 };
+export const WORKER = 'worker-test';
+
+const quiet: UpstreamLogger = { info() {}, warn() {}, error() {}, debug() {} };
+
+export const ORDINARY: ToolsetConfig = {
+  name: 'jobs',
+  server: 'demo',
+  contract: Contract.Ordinary,
+  submitTool: 'demo_submit',
+  statusTool: 'demo_status',
+  cancelTool: 'demo_cancel',
+  retryOnCrash: false,
+};
+export const NATIVE: ToolsetConfig = {
+  name: 'native',
+  server: 'demo',
+  contract: Contract.McpTasks,
+  tool: 'demo_task_required',
+  ttlMs: 600_000,
+  retryOnCrash: false,
+};
+export const SLOW: ToolsetConfig = {
+  name: 'slow',
+  server: 'demo',
+  contract: Contract.SyncCall,
+  tool: 'demo_slow',
+  callTimeoutMs: 60_000,
+  retryOnCrash: false,
+};
+
+function baseConfig(toolsets: ToolsetConfig[]): Omit<ServerConfig, 'transport'> {
+  return {
+    name: 'demo',
+    args: [],
+    env: {},
+    headers: {},
+    connectTimeoutMs: 10_000,
+    callTimeoutMs: 10_000,
+    maxConcurrentCalls: 8,
+    keepaliveIntervalMs: 60_000,
+    parkedProbeMs: 300_000,
+    connectAttempts: 2,
+    toolsets,
+  };
+}
+
+export function stdioServer(toolsets: ToolsetConfig[] = [], args: string[] = []): ServerConfig {
+  return {
+    ...baseConfig(toolsets),
+    transport: 'stdio',
+    command: process.execPath,
+    args: [DEMO_MAIN, '--transport', 'stdio', ...args],
+  };
+}
+
+export function httpServer(url: string, toolsets: ToolsetConfig[] = []): ServerConfig {
+  return { ...baseConfig(toolsets), transport: 'http', url: `${url}/mcp` };
+}
+
+const children = new Set<ChildProcess>();
+const pools = new Set<UpstreamPool>();
+
+/** Spawns the demo server over HTTP on a free port; resolves with its base URL. */
+export async function startHttpDemo(): Promise<string> {
+  if (!existsSync(DEMO_MAIN)) throw new Error(`${DEMO_MAIN} is missing: build first`);
+  const child = spawn(process.execPath, [DEMO_MAIN, '--transport', 'http', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('demo-server did not listen in 10 s')), 10_000);
+    child.once('exit', (code) => reject(new Error(`demo-server exited (${code})`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = /^demo-server listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+  });
+}
+
+/** A started pool over one server, closed by {@link cleanup}. */
+export function startPool(server: ServerConfig): UpstreamPool {
+  const pool = new UpstreamPool(
+    [server],
+    quiet,
+    {},
+    {
+      workerId: `drivers-test-${process.pid}`,
+      reapOrphans: false,
+      backoff: { initialMs: 50, maxMs: 200 },
+    },
+  );
+  pools.add(pool);
+  pool.start();
+  return pool;
+}
+
+/** Closes every pool and demo child a test opened; returns how many children were still alive. */
+export async function cleanup(): Promise<number> {
+  await Promise.all([...pools].map((pool) => pool.close()));
+  pools.clear();
+  let alive = 0;
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      alive += 1;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }
+  children.clear();
+  return alive;
+}
+
+/** A driver context for one task; `handle` fills in what a submit stored. */
+export function taskContext(
+  server: ServerConfig,
+  toolset: ToolsetConfig,
+  input: Record<string, unknown>,
+  handle?: SubmitOutcome['handle'],
+  extra: Partial<DriverContext> = {},
+): DriverContext {
+  return {
+    task: {
+      id: `task_${Math.random().toString(36).slice(2, 12)}`,
+      input,
+      remoteTaskId: handle?.remoteTaskId ?? null,
+      remoteSessionId: handle?.sessionId ?? null,
+      remoteProtocolVersion: handle?.protocolVersion ?? null,
+      driverState: handle?.driverState ?? null,
+    },
+    toolset,
+    server,
+    workerId: WORKER,
+    limits: LIMITS,
+    signal: new AbortController().signal,
+    ...extra,
+  };
+}
+
+export function registry(pool: UpstreamPool): DriverRegistry {
+  return DriverRegistry.forPort(pool);
+}
+
+/** Polls until the snapshot is terminal or `stop` says so, failing at the deadline. */
+export async function pollUntil(
+  poll: () => Promise<TaskSnapshot>,
+  stop: (snapshot: TaskSnapshot) => boolean = (snapshot) => isTerminal(snapshot.status),
+  timeoutMs = 15_000,
+): Promise<{ last: TaskSnapshot; seen: TaskSnapshot[] }> {
+  const deadline = Date.now() + timeoutMs;
+  const seen: TaskSnapshot[] = [];
+  for (;;) {
+    const snapshot = await poll();
+    seen.push(snapshot);
+    if (stop(snapshot)) return { last: snapshot, seen };
+    if (Date.now() > deadline) throw new Error(`no matching snapshot in ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** demo_stats for one tag, read through the pool's own session. */
+export async function tagStats(pool: UpstreamPool, tag: string): Promise<Record<string, unknown>> {
+  const session = await pool.session('demo');
+  const result = await session.callTool('demo_stats', { tag }, { idempotent: true });
+  const byTag = (result.structuredContent as { by_tag: Record<string, Record<string, unknown>> })
+    .by_tag;
+  return byTag[tag] ?? {};
+}
