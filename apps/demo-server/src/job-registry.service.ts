@@ -48,7 +48,12 @@ export class JobRegistry {
   ) {
     const state = stateFile?.load();
     if (state) {
-      for (const job of state.jobs) this.jobs.set(job.id, job);
+      for (const job of state.jobs) {
+        // A sync call cannot outlive the process that held it: it ended, uncounted, at the restart.
+        if (job.contract === 'sync' && !job.syncEnd)
+          job.syncEnd = { status: 'failed', at: clock() };
+        this.jobs.set(job.id, job);
+      }
       this.counters = { ...emptyCounters(), ...state.counters };
     }
   }
