@@ -1,0 +1,112 @@
+// Guards sync-call end to end: a held call with progress, tool errors, and a cancel the server sees.
+import { TaskErrorCode, TaskStatus, type TaskProgress } from '@app/common';
+import type { ServerConfig } from '@app/config';
+import { CallAbortedError, type ContractDriver } from '@app/drivers';
+import type { UpstreamPool } from '@app/mcp';
+import {
+  SLOW,
+  cleanup,
+  httpServer,
+  registry,
+  startHttpDemo,
+  startPool,
+  stdioServer,
+  tagStats,
+  taskContext,
+} from './driver-harness.helper';
+
+let server: ServerConfig;
+let pool: UpstreamPool;
+let driver: ContractDriver;
+
+beforeAll(async () => {
+  server = httpServer(await startHttpDemo(), [SLOW]);
+  pool = startPool(server);
+  driver = registry(pool).forToolset(SLOW);
+});
+
+afterAll(async () => {
+  expect(await cleanup()).toBe(1);
+});
+
+/** Resolves once `probe` is true, polling with a deadline (never a bare sleep). */
+async function until(probe: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('sync-call', () => {
+  it('completes with the result and reports progress while held', async () => {
+    const progress: TaskProgress[] = [];
+    const ctx = taskContext(server, SLOW, { duration_ms: 600, result: { ok: true } }, undefined, {
+      onProgress: (update) => progress.push(update),
+    });
+    const outcome = await driver.submit(ctx);
+    expect(outcome.handle.remoteTaskId).toBe(`sync:${ctx.task.id}`);
+    expect(outcome.snapshot).toMatchObject({
+      status: TaskStatus.Completed,
+      result: { value: { structuredContent: { ok: true } }, truncated: false },
+    });
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    expect(progress.at(-1)).toMatchObject({
+      current: 600,
+      total: 600,
+      message: expect.stringMatching(/ of 600 ms$/),
+    });
+  });
+
+  it('isError → failed / upstream_failed with the text', async () => {
+    const ctx = taskContext(server, SLOW, {
+      duration_ms: 10,
+      outcome: 'fail',
+      fail_message: 'boom',
+    });
+    const { snapshot } = await driver.submit(ctx);
+    expect(snapshot).toMatchObject({
+      status: TaskStatus.Failed,
+      error: { code: TaskErrorCode.UpstreamFailed, message: 'boom' },
+    });
+  });
+
+  it('a result over the bound is stored as a preview', async () => {
+    const { snapshot } = await driver.submit(
+      taskContext(server, SLOW, { duration_ms: 10, result_size: 300_000 }),
+    );
+    expect(snapshot?.result).toMatchObject({ value: null, truncated: true });
+    expect(snapshot?.result?.preview).toHaveLength(2000);
+  });
+
+  it('a cancel aborts the call on the server (demo_stats shows it cancelled)', async () => {
+    const tag = `sync-cancel-${Date.now()}`;
+    const controller = new AbortController();
+    let progressed = false;
+    const ctx = taskContext(server, SLOW, { duration_ms: 60_000, tag }, undefined, {
+      signal: controller.signal,
+      onProgress: () => (progressed = true),
+    });
+    const held = driver.submit(ctx);
+    await until(() => progressed);
+    controller.abort();
+    await expect(held).rejects.toBeInstanceOf(CallAbortedError);
+    expect((await driver.cancel(ctx)).status).toBe(TaskStatus.Cancelled);
+    await until(async () => (await tagStats(pool, tag)).cancelled === true);
+    expect(await tagStats(pool, tag)).toMatchObject({ submits: 1, cancels: 1, state: 'cancelled' });
+  });
+
+  it('a worker that lost the held call cannot poll it: outcome_uncertain', async () => {
+    await expect(driver.poll(taskContext(server, SLOW, {}))).rejects.toMatchObject({
+      code: TaskErrorCode.OutcomeUncertain,
+    });
+  });
+
+  it('a server crash mid-call is outcome_uncertain, never repeated silently (stdio)', async () => {
+    const stdio = stdioServer([SLOW]);
+    const stdioDriver = registry(startPool(stdio)).forToolset(SLOW);
+    await expect(
+      stdioDriver.submit(taskContext(stdio, SLOW, { duration_ms: 400, fault: 'crash_call' })),
+    ).rejects.toMatchObject({ code: TaskErrorCode.OutcomeUncertain });
+  });
+});
