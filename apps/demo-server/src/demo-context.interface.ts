@@ -1,6 +1,6 @@
-import type { DemoOptions } from './cli-options';
+import type { DemoOptions } from './cli-options.parser';
 import type { DemoTaskStore } from './demo-task.store';
-import type { JobRegistry } from './job-registry.service';
+import type { JobRegistry } from './job.registry';
 
 /** What every session of one process shares: options, jobs and counters, native tasks. */
 export interface DemoContext {

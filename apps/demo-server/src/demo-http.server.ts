@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DemoContext } from './demo-context';
-import { HttpSessions } from './http-sessions';
+import type { DemoContext } from './demo-context.interface';
+import { HttpSessionRegistry } from './http-session.registry';
 import { McpHttpHandler, sendJsonRpcError } from './mcp-http.handler';
 
 /** Big results are the point of result_size, but an unbounded body read is a memory bug. */
@@ -45,7 +45,7 @@ export interface RunningHttpServer {
  */
 export async function startHttpServer(context: DemoContext): Promise<RunningHttpServer> {
   const { options } = context;
-  const sessions = new HttpSessions();
+  const sessions = new HttpSessionRegistry();
   const mcp = new McpHttpHandler(context, sessions);
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { DemoContext } from './demo-context';
+import type { DemoContext } from './demo-context.interface';
 import { registerExtraTool, registerMiscTools } from './misc-tools.registrar';
 import { registerOrdinaryTools } from './ordinary-tools.registrar';
 import { registerSyncTool } from './sync-tool.registrar';

@@ -3,9 +3,9 @@ import type {
   TaskStore,
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { Request, RequestId, Result, Task } from '@modelcontextprotocol/sdk/types.js';
-import type { JobRecord, JobRegistry } from './job-registry.service';
-import { jobFailMessage, jobResult } from './job-result';
-import { isTerminalStatus, type JobPhase } from './job-timeline';
+import type { JobRecord, JobRegistry } from './job.registry';
+import { jobFailMessage, jobResult } from './job-result.util';
+import { isTerminalStatus, type JobPhase } from './job-timeline.util';
 
 interface TaskEntry {
   sessionId?: string;

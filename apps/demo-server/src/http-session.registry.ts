@@ -17,7 +17,7 @@ export interface HttpSession {
  * Live HTTP sessions (Streamable HTTP and legacy SSE) of one process. Forgetting a session closes
  * its server and transport, so any later request with its id gets 404 as after a server restart.
  */
-export class HttpSessions {
+export class HttpSessionRegistry {
   private readonly sessions = new Map<string, HttpSession>();
 
   add(session: HttpSession): void {

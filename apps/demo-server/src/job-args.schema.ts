@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * The job arguments shared by every long-running demo tool. All optional, so a bare call is a
  * two-second job that completes. The job's state is a pure function of these arguments, the
- * submit time and the cancel time (see job-timeline.ts), which is what lets a restarted server
+ * submit time and the cancel time (see job-timeline.util.ts), which is what lets a restarted server
  * with a state file answer exactly as the old one would have.
  */
 export const jobArgsShape = {

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { JobArgs } from './job-args.schema';
-import { isTerminalStatus, jobPhase, type JobPhase, type JobTimelineInput } from './job-timeline';
+import {
+  isTerminalStatus,
+  jobPhase,
+  type JobPhase,
+  type JobTimelineInput,
+} from './job-timeline.util';
 import type { StateFileRepository } from './state-file.repository';
 
 export type JobContract = 'ordinary' | 'tasks' | 'sync';

@@ -1,11 +1,11 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CliUsageError, parseCliOptions, type DemoOptions } from './cli-options';
-import type { DemoContext } from './demo-context';
+import { CliUsageError, parseCliOptions, type DemoOptions } from './cli-options.parser';
+import type { DemoContext } from './demo-context.interface';
 import { createDemoServer } from './demo-server.factory';
 import { DemoTaskStore } from './demo-task.store';
-import { startHttpServer } from './http-server';
-import { JobRegistry, type PersistedState } from './job-registry.service';
-import { tapTransport } from './message-tap';
+import { startHttpServer } from './demo-http.server';
+import { JobRegistry, type PersistedState } from './job.registry';
+import { tapTransport } from './message-tap.middleware';
 import { StateFileRepository } from './state-file.repository';
 
 /** Starts stdio; returns how to stop it. stdout belongs to the protocol, so logs go to stderr. */

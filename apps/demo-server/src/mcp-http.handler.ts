@@ -3,10 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { DemoContext } from './demo-context';
+import type { DemoContext } from './demo-context.interface';
 import { createDemoServer } from './demo-server.factory';
-import type { HttpSession, HttpSessions } from './http-sessions';
-import { tapTransport } from './message-tap';
+import type { HttpSession, HttpSessionRegistry } from './http-session.registry';
+import { tapTransport } from './message-tap.middleware';
 
 function messages(body: unknown): JSONRPCMessage[] {
   return (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
@@ -37,7 +37,7 @@ const sessionNotFound = (res: ServerResponse): void =>
 export class McpHttpHandler {
   constructor(
     private readonly context: DemoContext,
-    private readonly sessions: HttpSessions,
+    private readonly sessions: HttpSessionRegistry,
   ) {}
 
   async streamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {

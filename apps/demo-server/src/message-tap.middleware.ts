@@ -1,6 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { DemoContext } from './demo-context';
+import type { DemoContext } from './demo-context.interface';
 
 export interface TapOptions {
   /** Called instead of delivering the first request after `initialized` (drop-after-initialize). */

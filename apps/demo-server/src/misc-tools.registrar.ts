@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import type { JobRegistry } from './job-registry.service';
-import { structuredResult } from './tool-result';
+import type { JobRegistry } from './job.registry';
+import { structuredResult } from './tool-result.util';
 
 export const EXTRA_TOOL_NAME = 'demo_extra';
 

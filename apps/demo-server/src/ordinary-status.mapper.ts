@@ -1,7 +1,7 @@
 import type { OrdinaryFault } from './job-args.schema';
-import type { JobRecord } from './job-registry.service';
-import { jobFailMessage, jobResult } from './job-result';
-import type { JobPhase } from './job-timeline';
+import type { JobRecord } from './job.registry';
+import { jobFailMessage, jobResult } from './job-result.util';
+import type { JobPhase } from './job-timeline.util';
 
 /** Big enough to break the 65,536-byte bounds of contracts.md with room to spare. */
 const HUGE_BYTES = 70_000;

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { jobArgsShape, ORDINARY_FAULTS } from './job-args.schema';
-import type { JobRegistry } from './job-registry.service';
-import { faultDetail } from './job-result';
-import { breakStatusAnswer, notFoundAnswer, ordinaryAnswer } from './ordinary-status';
-import { crashNow, hangUntilAborted, structuredResult, toolError } from './tool-result';
+import type { JobRegistry } from './job.registry';
+import { faultDetail } from './job-result.util';
+import { breakStatusAnswer, notFoundAnswer, ordinaryAnswer } from './ordinary-status.mapper';
+import { crashNow, hangUntilAborted, structuredResult, toolError } from './tool-result.util';
 
 const taskIdShape = {
   task_id: z.string().min(1).describe('The task_id that demo_submit returned.'),

@@ -2,9 +2,9 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { DEFAULT_DURATION_MS, jobArgsShape, SYNC_FAULTS } from './job-args.schema';
-import type { JobRecord, JobRegistry } from './job-registry.service';
-import { jobFailMessage, jobResult } from './job-result';
-import { crashNow, hangUntilAborted, toolError } from './tool-result';
+import type { JobRecord, JobRegistry } from './job.registry';
+import { jobFailMessage, jobResult } from './job-result.util';
+import { crashNow, hangUntilAborted, toolError } from './tool-result.util';
 
 /** The brief asks for progress at least every 200 ms; half that leaves room for a slow loop. */
 const PROGRESS_EVERY_MS = 100;

@@ -3,7 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { jobArgsShape } from './job-args.schema';
-import type { JobRegistry } from './job-registry.service';
+import type { JobRegistry } from './job.registry';
 
 /** When the client asks for no ttl, keep the task an hour rather than forever. */
 const DEFAULT_TASK_TTL_MS = 3_600_000;
