@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import { loadMcpServersFile, loadSettings, requireDatabaseUrl, runMain } from '@app/config';
 import { ConfigError } from '@app/common';
 import { PollerModule } from './poller.module';
+import { installShutdownSignals } from './shutdown-signals';
 
 runMain('poller', async () => {
   const settings = loadSettings();
@@ -16,6 +17,6 @@ runMain('poller', async () => {
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
-  app.enableShutdownHooks();
+  installShutdownSignals(app, (await app.resolve(PinoLogger)).logger);
   await app.init();
 });

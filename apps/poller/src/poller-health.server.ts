@@ -8,6 +8,7 @@ import {
 import { DataSource } from 'typeorm';
 import { Settings } from '@app/config';
 import { MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
+import { ClaimLoopService } from './claim-loop.service';
 import { POLLER_SETTINGS } from './poller.tokens';
 
 const READY_TIMEOUT_MS = 2000;
@@ -27,6 +28,7 @@ export class PollerHealthServer
     @Inject(POLLER_SETTINGS) private readonly settings: Settings,
     private readonly metrics: MetricsService,
     private readonly dataSource: DataSource,
+    private readonly loop: ClaimLoopService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -54,9 +56,16 @@ export class PollerHealthServer
           timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
         }),
       ]);
-      return { status: 200, body: { status: 'ok' } };
+      // Ready means doing the job: the claim loop starts only after the database answered and
+      // the worker registered, and stops first on SIGTERM.
+      if (!this.loop.isClaiming)
+        return { status: 503, body: { status: 'starting', claiming: false } };
+      return { status: 200, body: { status: 'ok', claiming: true } };
     } catch {
-      return { status: 503, body: { status: 'database not reachable' } };
+      return {
+        status: 503,
+        body: { status: 'database not reachable', claiming: this.loop.isClaiming },
+      };
     } finally {
       clearTimeout(timer);
     }

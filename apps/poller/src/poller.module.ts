@@ -2,10 +2,21 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { McpServersConfig, Settings } from '@app/config';
 import { LoggingModule } from '@app/logging';
-import { MetricsModule } from '@app/metrics';
-import { PersistenceModule } from '@app/persistence';
-import { MCP_SERVERS, POLLER_SETTINGS } from './poller.tokens';
+import { GatewayMetrics, MetricsModule } from '@app/metrics';
+import { Database, FleetRepository, PersistenceModule } from '@app/persistence';
+import { BacklogSamplingService } from './backlog-sampling.service';
+import { CatalogPublisherService } from './catalog-publisher.service';
+import { ClaimLoopService } from './claim-loop.service';
+import { NotifyListenerService } from './notify-listener.service';
 import { PollerHealthServer } from './poller-health.server';
+import { PollerLifecycleService } from './poller-lifecycle.service';
+import { MCP_SERVERS, POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+import { RetentionJob } from './retention.job';
+import { ServerSlots } from './server-slots';
+import { TaskRunnerService } from './task-runner.service';
+import { UPSTREAM_PROVIDERS } from './upstream.providers';
+import { resolveWorkerId } from './worker-identity';
+import { WorkerRegistryService } from './worker-registry.service';
 
 /** The poller's root module: workers only; its one port serves health and metrics. */
 @Module({})
@@ -26,6 +37,31 @@ export class PollerModule {
       providers: [
         { provide: POLLER_SETTINGS, useValue: settings },
         { provide: MCP_SERVERS, useValue: servers },
+        { provide: WORKER_ID, useValue: resolveWorkerId(settings.worker.id) },
+        {
+          provide: FleetRepository,
+          inject: [Database],
+          useFactory: (db: Database) => new FleetRepository(db),
+        },
+        {
+          provide: ServerSlots,
+          inject: [GatewayMetrics],
+          useFactory: (metrics: GatewayMetrics) =>
+            new ServerSlots(
+              settings.worker.slots,
+              new Map(servers.servers.map((s) => [s.name, s.maxConcurrentCalls])),
+              metrics,
+            ),
+        },
+        ...UPSTREAM_PROVIDERS,
+        WorkerRegistryService,
+        NotifyListenerService,
+        TaskRunnerService,
+        ClaimLoopService,
+        CatalogPublisherService,
+        BacklogSamplingService,
+        RetentionJob,
+        PollerLifecycleService,
         PollerHealthServer,
       ],
     };

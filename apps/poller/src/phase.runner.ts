@@ -1,0 +1,230 @@
+import {
+  Contract,
+  LeaseLostError,
+  TaskSnapshot,
+  TaskStatus,
+  TransientTaskError,
+  isTerminal,
+} from '@app/common';
+import { ServerConfig, Settings, ToolsetConfig } from '@app/config';
+import { DriverContext, DriverRegistry, SubmitOutcome } from '@app/drivers';
+import { GatewayMetrics } from '@app/metrics';
+import {
+  ClaimedTask,
+  FleetRepository,
+  RemoteHandle,
+  TaskLeaseRepository,
+  WriteOutcome,
+} from '@app/persistence';
+import type { Logger } from 'pino';
+import type { Preflight } from './crash-rules';
+import { HeldCallGuard } from './held-call.guard';
+import { PollScheduler } from './poll-scheduler';
+import { ProgressWriter } from './progress.writer';
+
+/**
+ * The driver's submit failed in a way that proves nothing landed upstream (or the toolset allows
+ * repeating it): the retry must not be mistaken for a crash mid-submit.
+ */
+export class SubmitNotLandedError extends TransientTaskError {}
+
+export interface PhaseRunnerDeps {
+  settings: Settings;
+  workerId: string;
+  leases: TaskLeaseRepository;
+  fleet: FleetRepository;
+  drivers: DriverRegistry;
+  metrics: GatewayMetrics;
+  scheduler: PollScheduler;
+  heldCalls: Set<HeldCallGuard>;
+}
+
+export interface ItemScope {
+  toolset: ToolsetConfig;
+  server: ServerConfig;
+  controller: AbortController;
+  log: Logger;
+}
+
+// A handle the upstream returned must be stored (invariant 6): a write that fails for a reason
+// other than a lost lease is retried this often, 250 ms apart, while the lease lasts.
+const HANDLE_WRITE_ATTEMPTS = 8;
+const HANDLE_WRITE_PAUSE_MS = 250;
+
+/**
+ * The three phases of leases.md on one claimed row. Throws typed errors; the caller turns them
+ * into the row's next state and the attempt's outcome.
+ */
+export class PhaseRunner {
+  constructor(private readonly deps: PhaseRunnerDeps) {}
+
+  async run(
+    item: ClaimedTask,
+    decision: Preflight,
+    scope: ItemScope,
+  ): Promise<{ nextDueInMs?: number }> {
+    switch (decision.kind) {
+      case 'finish':
+        await this.finish(item, decision.snapshot);
+        return {};
+      case 'submit':
+        return scope.toolset.contract === Contract.SyncCall
+          ? this.holdCall(item, scope)
+          : this.submit(item, scope);
+      case 'poll':
+        return this.poll(item, scope);
+      case 'cancel':
+        return this.cancel(item, scope);
+    }
+  }
+
+  /** A terminal write, counted as a transition; a pending cancel never blocks it here. */
+  async finish(item: ClaimedTask, snapshot: TaskSnapshot): Promise<void> {
+    await this.deps.leases.finish(item.lease, snapshot);
+    this.transition(item, snapshot.status);
+  }
+
+  private async submit(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
+    await this.deps.leases.markSubmitStarted(item.lease);
+    const outcome = await this.driverSubmit(item, scope);
+    const snapshot = outcome.snapshot;
+    // A first snapshot that is already terminal is polled at once, so the result is fetched and
+    // stored by the one code path that stores results.
+    const delay =
+      snapshot && isTerminal(snapshot.status)
+        ? 0
+        : this.deps.scheduler.afterSuccess(snapshot ?? { status: TaskStatus.Working });
+    await this.storeHandle(item, outcome.handle, snapshot, delay, scope.log);
+    this.transition(
+      item,
+      snapshot?.status === TaskStatus.InputRequired ? TaskStatus.InputRequired : TaskStatus.Working,
+    );
+    return { nextDueInMs: item.cancelRequestedAt ? 0 : delay };
+  }
+
+  /** sync-call: the submit is the call, held under a renewed lease until it ends the task. */
+  private async holdCall(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
+    const { leases, fleet, settings, heldCalls } = this.deps;
+    await leases.markSubmitStarted(item.lease);
+    await leases.markWorking(item.lease);
+    this.transition(item, TaskStatus.Working);
+    const guard = new HeldCallGuard(
+      fleet,
+      item.lease,
+      settings.lease.ms,
+      scope.controller,
+      scope.log,
+    );
+    const progress = new ProgressWriter(leases, item.lease, scope.log);
+    heldCalls.add(guard);
+    guard.start();
+    let outcome: SubmitOutcome;
+    try {
+      outcome = await this.driverSubmit(item, scope, (p) => progress.push(p));
+    } finally {
+      heldCalls.delete(guard);
+      await guard.stop();
+      await progress.flush();
+    }
+    await this.finish(item, outcome.snapshot ?? { status: TaskStatus.Completed });
+    return {};
+  }
+
+  private async poll(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
+    const snapshot = await this.deps.drivers
+      .forToolset(scope.toolset)
+      .poll(this.context(item, scope));
+    let written: WriteOutcome;
+    let delay: number | undefined;
+    if (isTerminal(snapshot.status)) {
+      written = await this.deps.leases.finish(item.lease, snapshot, true);
+    } else {
+      delay = this.deps.scheduler.afterSuccess(snapshot);
+      written = await this.deps.leases.applyPoll(item.lease, snapshot, delay);
+    }
+    if (written === 'lease_lost') throw new LeaseLostError(item.id);
+    // A cancel request overtook the poll: the row is due now for the cancel phase.
+    if (written === 'cancel_pending') return { nextDueInMs: 0 };
+    this.transition(item, snapshot.status);
+    return { nextDueInMs: delay };
+  }
+
+  private async cancel(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
+    const snapshot = await this.deps.drivers
+      .forToolset(scope.toolset)
+      .cancel(this.context(item, scope));
+    if (!isTerminal(snapshot.status)) {
+      throw new TransientTaskError(
+        `cancel answered status "${snapshot.status}", not a final state`,
+      );
+    }
+    await this.finish(item, snapshot);
+    return {};
+  }
+
+  private async driverSubmit(
+    item: ClaimedTask,
+    scope: ItemScope,
+    onProgress?: DriverContext['onProgress'],
+  ): Promise<SubmitOutcome> {
+    try {
+      return await this.deps.drivers
+        .forToolset(scope.toolset)
+        .submit(this.context(item, scope, onProgress));
+    } catch (error) {
+      if (error instanceof TransientTaskError && !scope.controller.signal.aborted) {
+        throw new SubmitNotLandedError(error.message, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  private async storeHandle(
+    item: ClaimedTask,
+    handle: RemoteHandle,
+    snapshot: TaskSnapshot | undefined,
+    delay: number,
+    log: Logger,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.deps.leases.recordSubmitted(item.lease, handle, snapshot, delay);
+        return;
+      } catch (error) {
+        if (error instanceof LeaseLostError || attempt >= HANDLE_WRITE_ATTEMPTS) throw error;
+        log.warn({ err: error, attempt }, 'storing the remote handle failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, HANDLE_WRITE_PAUSE_MS));
+      }
+    }
+  }
+
+  private context(
+    item: ClaimedTask,
+    scope: ItemScope,
+    onProgress?: DriverContext['onProgress'],
+  ): DriverContext {
+    return {
+      task: {
+        id: item.id,
+        input: item.input,
+        remoteTaskId: item.remoteTaskId,
+        remoteSessionId: item.remoteSessionId,
+        remoteProtocolVersion: item.remoteProtocolVersion,
+        driverState: item.driverState,
+      },
+      toolset: scope.toolset,
+      server: scope.server,
+      workerId: this.deps.workerId,
+      limits: {
+        maxResultBytes: this.deps.settings.results.maxBytes,
+        previewChars: this.deps.settings.results.previewChars,
+      },
+      signal: scope.controller.signal,
+      onProgress,
+    };
+  }
+
+  private transition(item: ClaimedTask, to: TaskStatus): void {
+    if (to !== item.status) this.deps.metrics.transitions.inc({ toolset: item.toolset, to });
+  }
+}

@@ -1,0 +1,117 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import { Settings } from '@app/config';
+import { UpstreamPool } from '@app/mcp';
+import { Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
+import { BacklogSamplingService } from './backlog-sampling.service';
+import { CatalogPublisherService } from './catalog-publisher.service';
+import { ClaimLoopService } from './claim-loop.service';
+import { NotifyListenerService } from './notify-listener.service';
+import { POLLER_SETTINGS } from './poller.tokens';
+import { RetentionJob } from './retention.job';
+import { TaskRunnerService } from './task-runner.service';
+import { WorkerRegistryService } from './worker-registry.service';
+
+// After DRAIN_TIMEOUT_MS the rest is aborted; an aborted call settles (and releases its own
+// claim) within this grace, or its claim is released from here.
+const ABORT_GRACE_MS = 2000;
+const DB_WAIT_MAX_MS = 5000;
+
+/**
+ * Start and stop of the whole worker, in the order leases.md fixes. Start: connect upstream,
+ * wait until the database answers, register, listen, then claim (readiness turns true only
+ * then). Stop (SIGTERM): stop claiming → drain up to DRAIN_TIMEOUT_MS → abort the rest →
+ * release their claims due now without an error count → wake the other pollers → mark the
+ * worker stopped → close upstream connections; the database pool closes last (persistence).
+ */
+@Injectable()
+export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private starting?: Promise<void>;
+  private stopping = false;
+
+  constructor(
+    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    private readonly db: Database,
+    private readonly pool: UpstreamPool,
+    private readonly catalog: CatalogPublisherService,
+    private readonly worker: WorkerRegistryService,
+    private readonly notify: NotifyListenerService,
+    private readonly loop: ClaimLoopService,
+    private readonly runner: TaskRunnerService,
+    private readonly leases: TaskLeaseRepository,
+    private readonly fleet: FleetRepository,
+    private readonly sampler: BacklogSamplingService,
+    private readonly retention: RetentionJob,
+    private readonly log: PinoLogger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.catalog.subscribe();
+    this.pool.start();
+    // Not awaited: bootstrap must finish so the health port answers (not ready) meanwhile.
+    this.starting = this.startWorker().catch((error: unknown) => {
+      this.log.fatal({ err: error }, 'worker failed to start');
+      process.exitCode = 1;
+      process.kill(process.pid, 'SIGTERM');
+    });
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    await this.starting;
+    await this.loop.stopClaiming();
+    const inflight = this.loop.remaining().length;
+    this.log.info({ inflight, drainTimeoutMs: this.settings.worker.drainTimeoutMs }, 'draining');
+    if (!(await this.loop.drain(this.settings.worker.drainTimeoutMs))) {
+      this.loop.abortAll();
+      if (!(await this.loop.drain(ABORT_GRACE_MS))) await this.releaseStragglers();
+    }
+    await this.fleet.notifyDue('release').catch(() => undefined);
+    await Promise.all([this.retention.stop(), this.sampler.stop(), this.notify.stop()]);
+    await this.worker.stop();
+    await this.catalog.idle();
+    await this.pool.close();
+    this.log.info('worker stopped');
+  }
+
+  private async startWorker(): Promise<void> {
+    await this.waitForDatabase();
+    if (this.stopping) return;
+    await this.worker.register();
+    this.notify.start((payload) => {
+      if (payload === 'cancel') this.runner.checkHeldCalls();
+      this.loop.poke();
+    });
+    this.loop.start(this.worker.deadAfterMs);
+    this.sampler.start();
+    this.retention.start();
+    this.log.info({ workerId: this.worker.workerId }, 'worker claiming');
+  }
+
+  /** Claims start only once the database answers (style.md: start paused, resume when ready). */
+  private async waitForDatabase(): Promise<void> {
+    for (let delay = 100; !this.stopping; delay = Math.min(delay * 2, DB_WAIT_MAX_MS)) {
+      try {
+        await this.db.query('SELECT 1');
+        return;
+      } catch (error) {
+        this.log.warn({ err: error, retryInMs: delay }, 'database not answering yet');
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  /** Calls that ignored the abort: give their claims back here; their late writes are fenced off. */
+  private async releaseStragglers(): Promise<void> {
+    for (const item of this.loop.remaining()) {
+      await this.leases.release(item.lease).catch((error: unknown) => {
+        this.log.warn({ err: error, task_id: item.id }, 'could not release a claim at shutdown');
+      });
+    }
+  }
+}

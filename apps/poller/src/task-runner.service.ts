@@ -1,0 +1,184 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import type { Logger } from 'pino';
+import {
+  ERROR_MESSAGE_STORED_CHARS,
+  LAST_ERROR_CHARS,
+  LeaseLostError,
+  PermanentTaskError,
+  Phase,
+  TaskErrorCode,
+  TaskStatus,
+  TransientTaskError,
+  cutText,
+  randomId,
+} from '@app/common';
+import { McpServersConfig, ServerConfig, Settings, ToolsetConfig } from '@app/config';
+import { DriverRegistry } from '@app/drivers';
+import { taskLogger } from '@app/logging';
+import { AttemptOutcome, GatewayMetrics } from '@app/metrics';
+import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
+import { preflight, trackingMessage } from './crash-rules';
+import { HeldCallGuard } from './held-call.guard';
+import { abortKind } from './item-abort';
+import { PhaseRunner, SubmitNotLandedError } from './phase.runner';
+import { PollScheduler } from './poll-scheduler';
+import { MCP_SERVERS, POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+
+/** When the row should next be looked at (for the loop's wake-up timer), if it is still active. */
+export type AttemptResult = { nextDueInMs?: number };
+
+/** A row whose toolset or server is not (or no longer) in this worker's mcpServers config. */
+export class ToolsetNotConfiguredError extends TransientTaskError {}
+
+/**
+ * Runs one claimed item: phase dispatch inside its own try/catch, one log line and one metric
+ * outcome per attempt. Nothing an item does can reject this method, so nothing can stop the
+ * loop or touch a sibling (style.md, "Failures stay local").
+ */
+@Injectable()
+export class TaskRunnerService {
+  private readonly scheduler: PollScheduler;
+  private readonly phases: PhaseRunner;
+  private readonly heldCalls = new Set<HeldCallGuard>();
+
+  constructor(
+    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(MCP_SERVERS) private readonly config: McpServersConfig,
+    @Inject(WORKER_ID) private readonly workerId: string,
+    private readonly leases: TaskLeaseRepository,
+    private readonly fleet: FleetRepository,
+    private readonly drivers: DriverRegistry,
+    private readonly metrics: GatewayMetrics,
+    private readonly pino: PinoLogger,
+  ) {
+    this.scheduler = new PollScheduler(settings.scheduling);
+    this.phases = new PhaseRunner({
+      settings,
+      workerId,
+      leases,
+      fleet,
+      drivers,
+      metrics,
+      scheduler: this.scheduler,
+      heldCalls: this.heldCalls,
+    });
+  }
+
+  /** A `cancel` NOTIFY: held sync calls check for their cancel request now. */
+  checkHeldCalls(): void {
+    for (const guard of this.heldCalls) void guard.checkNow();
+  }
+
+  async run(item: ClaimedTask, controller: AbortController): Promise<AttemptResult> {
+    const log = taskLogger(this.pino.logger, {
+      task_id: item.id,
+      phase: item.phase,
+      toolset: item.toolset,
+      claim_id: randomId('clm_', 12),
+    });
+    const started = performance.now();
+    let outcome: AttemptOutcome;
+    let result: AttemptResult = {};
+    let detail: string | undefined;
+    try {
+      const { toolset, server } = this.resolve(item);
+      const decision = preflight(
+        item,
+        toolset,
+        this.workerId,
+        this.settings.scheduling.trackingTimeoutMs,
+      );
+      result = await this.phases.run(item, decision, { toolset, server, controller, log });
+      outcome = 'ok';
+    } catch (error) {
+      detail = error instanceof Error ? error.message : String(error);
+      [outcome, result] = await this.fail(item, error, controller.signal, log);
+    }
+    this.metrics.attempts.inc({ phase: item.phase, toolset: item.toolset, outcome });
+    const line = { outcome, ms: Math.round(performance.now() - started), error: detail };
+    if (outcome === 'ok' || outcome === 'aborted') log.info(line, 'attempt');
+    else log.warn(line, 'attempt');
+    return result;
+  }
+
+  private resolve(item: ClaimedTask): { toolset: ToolsetConfig; server: ServerConfig } {
+    const toolset = this.config.toolsets.get(item.toolset);
+    if (!toolset) {
+      throw new ToolsetNotConfiguredError(
+        `toolset "${item.toolset}" is not in this worker's mcpServers config (was it removed or renamed?)`,
+      );
+    }
+    const server = this.config.servers.find((s) => s.name === toolset.server);
+    if (!server || toolset.server !== item.server) {
+      throw new ToolsetNotConfiguredError(
+        `toolset "${item.toolset}" now belongs to server "${toolset.server}", but this task was ` +
+          `submitted to server "${item.server}"`,
+      );
+    }
+    return { toolset, server };
+  }
+
+  /** Every failure ends in exactly one outcome; a failing write here is logged, never thrown. */
+  private async fail(
+    item: ClaimedTask,
+    error: unknown,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<[AttemptOutcome, AttemptResult]> {
+    const kind = abortKind(signal);
+    try {
+      if (error instanceof LeaseLostError || kind === 'lease_lost') {
+        this.metrics.leaseLost.inc({ phase: item.phase });
+        return ['lease_lost', {}];
+      }
+      if (kind === 'shutdown') {
+        await this.leases.release(item.lease);
+        return ['aborted', { nextDueInMs: 0 }];
+      }
+      if (kind === 'cancel') {
+        await this.phases.finish(item, { status: TaskStatus.Cancelled });
+        return ['aborted', {}];
+      }
+      if (error instanceof PermanentTaskError) {
+        const message = cutText(error.message, ERROR_MESSAGE_STORED_CHARS);
+        await this.phases.finish(item, {
+          status: TaskStatus.Failed,
+          error: { code: error.code, message },
+        });
+        return ['permanent_error', {}];
+      }
+      return [await this.transient(item, error), {}];
+    } catch (writeError) {
+      if (writeError instanceof LeaseLostError) {
+        this.metrics.leaseLost.inc({ phase: item.phase });
+        return ['lease_lost', {}];
+      }
+      // The database is unreachable: the lease expires and the claim query retries the row.
+      log.error({ err: writeError }, 'could not record the attempt; the lease will expire');
+      return ['transient_error', {}];
+    }
+  }
+
+  private async transient(item: ClaimedTask, error: unknown): Promise<AttemptOutcome> {
+    const text = cutText(error instanceof Error ? error.message : String(error), LAST_ERROR_CHARS);
+    const since = item.lastSuccessAt ?? item.submittedAt;
+    if (item.phase !== Phase.Submit && since) {
+      const silentMs = item.dbNow.getTime() - since.getTime();
+      if (silentMs >= this.settings.scheduling.trackingTimeoutMs) {
+        await this.phases.finish(item, {
+          status: TaskStatus.Failed,
+          error: { code: TaskErrorCode.TrackingTimeout, message: trackingMessage(silentMs, text) },
+        });
+        return 'permanent_error';
+      }
+    }
+    const delay = this.scheduler.afterError(item.consecutiveErrors);
+    if (error instanceof SubmitNotLandedError) {
+      await this.fleet.releaseUnsentSubmit(item.lease, text, delay);
+    } else {
+      await this.leases.releaseAfterError(item.lease, text, delay);
+    }
+    return 'transient_error';
+  }
+}

@@ -1,0 +1,47 @@
+import { Provider } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import { McpServersConfig } from '@app/config';
+import { DriverRegistry } from '@app/drivers';
+import { UpstreamPool } from '@app/mcp';
+import { GatewayMetrics } from '@app/metrics';
+import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
+import { UpstreamEventsRelay } from './upstream-events.relay';
+
+/**
+ * The connection layer and the drivers. Only the poller constructs an UpstreamPool: the API
+ * never talks upstream. The pool reports through callbacks, wired here to the gateway metrics
+ * and to the catalog publisher's state relay.
+ */
+export const UPSTREAM_PROVIDERS: Provider[] = [
+  UpstreamEventsRelay,
+  {
+    provide: UpstreamPool,
+    inject: [MCP_SERVERS, WORKER_ID, GatewayMetrics, PinoLogger, UpstreamEventsRelay],
+    useFactory: (
+      config: McpServersConfig,
+      workerId: string,
+      metrics: GatewayMetrics,
+      log: PinoLogger,
+      relay: UpstreamEventsRelay,
+    ) =>
+      new UpstreamPool(
+        config.servers,
+        log.logger.child({ component: 'upstream' }),
+        {
+          onState: (server, state) => {
+            metrics.setUpstreamState(server, state);
+            relay.emitState(server, state);
+          },
+          onReconnect: (server, reason) => metrics.upstreamReconnects.inc({ server, reason }),
+          onCallDuration: (server, operation, seconds) =>
+            metrics.upstreamCallDuration.observe({ server, operation }, seconds),
+        },
+        { workerId },
+      ),
+  },
+  {
+    provide: DriverRegistry,
+    inject: [UpstreamPool],
+    useFactory: (pool: UpstreamPool) => DriverRegistry.forPort(pool),
+  },
+];

@@ -1,0 +1,68 @@
+import { newTaskId } from '@app/common';
+import { Queryable } from '@app/persistence';
+
+/** A task row to insert for fleet tests: its toolset binding and its upstream arguments. */
+export interface FleetTaskSeed {
+  toolset: string;
+  server: string;
+  contract?: 'ordinary' | 'mcp-tasks' | 'sync-call';
+  /** The consumer's arguments (demo job args: duration_ms, tag, fault, ...). */
+  input: Record<string, unknown>;
+}
+
+/** Inserts one queued, due-now task per seed in one statement; returns their IDs in order. */
+export async function insertFleetTasks(db: Queryable, seeds: FleetTaskSeed[]): Promise<string[]> {
+  const ids = seeds.map(() => newTaskId());
+  await db.query(
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
+                        next_attempt_at)
+     SELECT id, 'user-1', 'thread-1', toolset, contract, server, 'queued', input, now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
+            AS t(id, toolset, contract, server, input)`,
+    [
+      ids,
+      seeds.map((s) => s.toolset),
+      seeds.map((s) => s.contract ?? 'ordinary'),
+      seeds.map((s) => s.server),
+      seeds.map((s) => JSON.stringify(s.input)),
+    ],
+  );
+  return ids;
+}
+
+/** The columns fleet tests assert on. */
+export interface TaskState {
+  id: string;
+  status: string;
+  error_code: string | null;
+  error_message: string | null;
+  last_error: string | null;
+  consecutive_errors: number;
+  remote_task_id: string | null;
+  submit_attempts: number;
+  claim_count: number;
+  lease_owner: string | null;
+  input: Record<string, unknown>;
+  completed_at: Date | null;
+}
+
+/** Current state of the given tasks, keyed by ID. */
+export async function taskStates(db: Queryable, ids: string[]): Promise<Map<string, TaskState>> {
+  const rows = await db.query<TaskState>(
+    `SELECT id, status, error_code, error_message, last_error, consecutive_errors, remote_task_id,
+            submit_attempts, claim_count, lease_owner, input, completed_at
+       FROM tasks WHERE id = ANY($1::text[])`,
+    [ids],
+  );
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** How many of `ids` are terminal. */
+export async function countTerminal(db: Queryable, ids: string[]): Promise<number> {
+  const rows = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM tasks
+      WHERE id = ANY($1::text[]) AND status IN ('completed', 'failed', 'cancelled')`,
+    [ids],
+  );
+  return Number(rows[0].n);
+}

@@ -1,0 +1,309 @@
+// Spawns the real poller and demo MCP server processes for fleet tests; cleanup kills them all.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { waitUntil } from './wait';
+
+const DIST = join(__dirname, '..', '..', 'dist', 'apps');
+/** The compiled poller entry point (build first: `npm run build`). */
+export const POLLER_MAIN = join(DIST, 'poller', 'src', 'main.js');
+/** The compiled demo MCP server entry point. */
+export const DEMO_SERVER_MAIN = join(DIST, 'demo-server', 'src', 'main.js');
+
+const children = new Set<ChildProcess>();
+
+/** Short timings for fleet tests: the whole poller suite stays within a few minutes. */
+export const FAST_POLLER_ENV: Readonly<Record<string, string>> = {
+  LEASE_MS: '3000',
+  POLL_INTERVAL_MS: '300',
+  MIN_POLL_INTERVAL_MS: '100',
+  INPUT_REQUIRED_POLL_INTERVAL_MS: '1000',
+  BACKOFF_BASE_MS: '200',
+  MAX_BACKOFF_MS: '2000',
+  HEARTBEAT_INTERVAL_MS: '500',
+  CLAIM_FALLBACK_INTERVAL_MS: '1000',
+  DRAIN_TIMEOUT_MS: '3000',
+  LOG_LEVEL: 'info',
+  LOG_FORMAT: 'json',
+  NODE_ENV: 'test',
+};
+
+/** A free TCP port on 127.0.0.1 (for METRICS_PORT). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function assertBuilt(path: string): void {
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
+}
+
+/** Resolves true once the child exited, false after `ms`. */
+export function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; a stopped (SIGSTOP) child is continued first. */
+export async function stopProcess(child: ChildProcess, graceMs = 5000): Promise<void> {
+  if (!(await waitForExit(child, 0))) {
+    child.kill('SIGCONT');
+    child.kill('SIGTERM');
+    if (!(await waitForExit(child, graceMs))) {
+      child.kill('SIGKILL');
+      await waitForExit(child, 5000);
+    }
+  }
+  children.delete(child);
+}
+
+/** Stops every process these helpers started; call it in afterAll/afterEach. */
+export async function stopAllProcesses(): Promise<void> {
+  await Promise.all([...children].map((child) => stopProcess(child, 2000)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Demo MCP server
+
+/** A running demo MCP server over Streamable HTTP. */
+export interface DemoServerProcess {
+  /** Base URL, e.g. http://127.0.0.1:PORT (the MCP endpoint is `${url}/mcp`). */
+  url: string;
+  child: ChildProcess;
+  /** demo_stats (counters, per-tag submits and cancels) through a fresh MCP client. */
+  stats(tag?: string): Promise<DemoStats>;
+  stop(): Promise<void>;
+}
+
+/** The parts of demo_stats the fleet tests read. */
+export interface DemoStats {
+  ordinary: { submits: number; status_calls: number; cancels: number };
+  live_jobs: number;
+  by_tag: Record<string, { submits: number; cancels: number; cancelled: boolean; state: string }>;
+}
+
+/**
+ * Spawns `demo-server --transport http --port 0` and resolves once it prints its listening line.
+ * @param args extra flags, e.g. `['--slow-initialize-ms', '60000']`.
+ */
+export async function startDemoServer(args: string[] = []): Promise<DemoServerProcess> {
+  assertBuilt(DEMO_SERVER_MAIN);
+  const child = spawn(
+    process.execPath,
+    [DEMO_SERVER_MAIN, '--transport', 'http', '--port', '0', ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  children.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`demo server silent: ${stderr}`)), 15_000);
+    child.once('exit', (code) => reject(new Error(`demo server exited (${code}): ${stderr}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+  });
+  return {
+    url,
+    child,
+    stats: (tag) => demoStats(url, tag),
+    stop: () => stopProcess(child),
+  };
+}
+
+/** Calls demo_stats on the server at `url` with a short-lived client. */
+export async function demoStats(url: string, tag?: string): Promise<DemoStats> {
+  const client = new Client({ name: 'fleet-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+  try {
+    const result = await client.callTool({ name: 'demo_stats', arguments: tag ? { tag } : {} });
+    return result.structuredContent as unknown as DemoStats;
+  } finally {
+    await client.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// mcpServers files
+
+/** One server entry of an mcpServers file, as JSON (see connections.md). */
+export type ServerEntry = Record<string, unknown>;
+
+/**
+ * An HTTP server entry exposing the demo's ordinary tools as toolset `toolset` (and optionally
+ * a sync-call toolset `${toolset}-sync` on demo_slow). Timeouts fit a 3 s lease.
+ */
+export function demoServerEntry(
+  url: string,
+  toolset: string,
+  options: { maxConcurrentCalls?: number; retryOnCrash?: boolean; sync?: boolean } = {},
+): ServerEntry {
+  const taskToolsets: Record<string, unknown>[] = [
+    {
+      name: toolset,
+      contract: 'ordinary',
+      submitTool: 'demo_submit',
+      statusTool: 'demo_status',
+      cancelTool: 'demo_cancel',
+      retryOnCrash: options.retryOnCrash ?? false,
+    },
+  ];
+  if (options.sync) {
+    taskToolsets.push({
+      name: `${toolset}-sync`,
+      contract: 'sync-call',
+      tool: 'demo_slow',
+      callTimeoutMs: 600_000,
+    });
+  }
+  return {
+    url: `${url}/mcp`,
+    connectTimeoutMs: 1000,
+    callTimeoutMs: 1500,
+    maxConcurrentCalls: options.maxConcurrentCalls ?? 32,
+    taskToolsets,
+  };
+}
+
+/** Writes an mcpServers file into a fresh temp directory and returns its path. */
+export function writeServersFile(servers: Record<string, ServerEntry>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mtg-servers-'));
+  const path = join(dir, 'mcp-servers.json');
+  writeFileSync(path, JSON.stringify({ mcpServers: servers }, null, 2));
+  return path;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pollers
+
+/** A running poller process. */
+export interface PollerProcess {
+  child: ChildProcess;
+  workerId: string;
+  metricsPort: number;
+  /** Every JSON log line so far, parsed. */
+  logs: Record<string, unknown>[];
+  /** GET /metrics text. */
+  metrics(): Promise<string>;
+  /** SIGTERM and wait for a graceful exit; resolves with the exit code. */
+  terminate(timeoutMs?: number): Promise<number | null>;
+  kill(): Promise<void>;
+  pause(): void;
+  resume(): void;
+}
+
+export interface PollerOptions {
+  databaseUrl: string;
+  serversFile: string;
+  workerId?: string;
+  /** Extra or overriding environment (FAST_POLLER_ENV is the base). */
+  env?: Record<string, string>;
+  /** Wait for /healthz/ready (default true). */
+  waitReady?: boolean;
+}
+
+let pollerCount = 0;
+
+/** Spawns `dist/apps/poller/src/main.js` and (by default) waits until it is ready and claiming. */
+export async function startPoller(options: PollerOptions): Promise<PollerProcess> {
+  assertBuilt(POLLER_MAIN);
+  const metricsPort = await freePort();
+  const workerId = options.workerId ?? `test-poller-${process.pid}-${++pollerCount}`;
+  const child = spawn(process.execPath, [POLLER_MAIN], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...FAST_POLLER_ENV,
+      DATABASE_URL: options.databaseUrl,
+      MCP_SERVERS_FILE: options.serversFile,
+      METRICS_PORT: String(metricsPort),
+      WORKER_ID: workerId,
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      logs.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      logs.push({ msg: line });
+    }
+  });
+  const base = `http://127.0.0.1:${metricsPort}`;
+  const poller: PollerProcess = {
+    child,
+    workerId,
+    metricsPort,
+    logs,
+    metrics: async () => (await fetch(`${base}/metrics`)).text(),
+    async terminate(timeoutMs = 20_000) {
+      child.kill('SIGTERM');
+      if (!(await waitForExit(child, timeoutMs))) throw new Error(`${workerId} did not exit`);
+      children.delete(child);
+      return child.exitCode;
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await waitForExit(child, 5000);
+      children.delete(child);
+    },
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
+  };
+  if (options.waitReady !== false) {
+    await waitUntil(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`poller exited: ${stderr}`);
+        const res = await fetch(`${base}/healthz/ready`);
+        return res.status === 200 ? true : undefined;
+      },
+      `${workerId} ready`,
+      20_000,
+      100,
+    );
+  }
+  return poller;
+}
+
+/** The value of one sample of a Prometheus text exposition (0 when absent). */
+export function metricValue(
+  text: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) {
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return sum;
+}
