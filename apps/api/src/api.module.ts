@@ -1,12 +1,31 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { Settings } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { MetricsModule } from '@app/metrics';
-import { PersistenceModule } from '@app/persistence';
-import { SETTINGS } from './settings.token';
+import { ApiKeyRepository, Database, PersistenceModule } from '@app/persistence';
+import { AuthGuard } from './auth/auth.guard';
+import { TokenVerifier } from './auth/token-verifier.service';
 import { HealthController } from './health/health.controller';
+import { ApiMetricsServer } from './http/api-metrics.server';
+import { SETTINGS } from './settings.token';
+import { StatusController } from './status/status.controller';
+import { ArgumentsValidator } from './tasks/arguments-validator.service';
+import { SubmitRateLimiter } from './tasks/submit-rate-limiter.service';
+import { TaskPresenter } from './tasks/task-presenter.service';
+import { TaskQueryService } from './tasks/task-query.service';
+import { TaskSubmitService } from './tasks/task-submit.service';
+import { TaskWaiter } from './tasks/task-waiter.service';
+import { ThreadTasksController } from './tasks/thread-tasks.controller';
+import { ThreadsController } from './tasks/threads.controller';
+import { UserTasksController } from './tasks/user-tasks.controller';
+import { ToolsetCatalog } from './toolsets/toolset-catalog.service';
+import { ToolsetsController } from './toolsets/toolsets.controller';
 
-/** The API's root module: HTTP only; it never talks to upstream MCP servers. */
+/**
+ * The API's root module: HTTP only; it never talks to upstream MCP servers. Every route needs a
+ * bearer token (the global {@link AuthGuard}) unless marked public.
+ */
 @Module({})
 export class ApiModule {
   static forRoot(settings: Settings): DynamicModule {
@@ -21,8 +40,32 @@ export class ApiModule {
           appName: 'mcp-task-gateway-api',
         }),
       ],
-      controllers: [HealthController],
-      providers: [{ provide: SETTINGS, useValue: settings }],
+      controllers: [
+        HealthController,
+        ToolsetsController,
+        ThreadTasksController,
+        ThreadsController,
+        UserTasksController,
+        StatusController,
+      ],
+      providers: [
+        { provide: SETTINGS, useValue: settings },
+        {
+          provide: ApiKeyRepository,
+          inject: [Database],
+          useFactory: (db: Database) => new ApiKeyRepository(db),
+        },
+        TokenVerifier,
+        { provide: APP_GUARD, useClass: AuthGuard },
+        ApiMetricsServer,
+        ToolsetCatalog,
+        ArgumentsValidator,
+        SubmitRateLimiter,
+        TaskWaiter,
+        TaskPresenter,
+        TaskSubmitService,
+        TaskQueryService,
+      ],
     };
   }
 }

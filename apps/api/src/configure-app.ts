@@ -1,10 +1,24 @@
 import { INestApplication } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Express } from 'express';
 import { Settings } from '@app/config';
+import { GatewayMetrics } from '@app/metrics';
+import { httpMetricsMiddleware } from './http/http-metrics.middleware';
+import { jsonBodyMiddlewares } from './http/json-body.middleware';
+import { setupOpenApi } from './openapi/openapi';
+import { ProblemFilter } from './problem/problem.filter';
 
 /**
  * Everything main.ts does to the app besides listening, shared with the tests so they run the
- * API exactly as it is deployed.
+ * API exactly as it is deployed. The app must be created with `bodyParser: false` (see
+ * createApiApp): the body parsing here is the only one, with its limit and its 415.
  */
 export function configureApp(app: INestApplication, _settings: Settings): void {
-  app.getHttpAdapter().getInstance().disable('x-powered-by');
+  const express = app.getHttpAdapter().getInstance() as Express;
+  express.disable('x-powered-by');
+  // Middleware order matters: timing first, so refused requests are measured too.
+  app.use(httpMetricsMiddleware(app.get(GatewayMetrics)));
+  for (const middleware of jsonBodyMiddlewares()) app.use(middleware);
+  app.useGlobalFilters(new ProblemFilter(app.get(HttpAdapterHost)));
+  setupOpenApi(app);
 }

@@ -1,16 +1,19 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+import { AddressInfo } from 'node:net';
 import { Logger } from 'nestjs-pino';
 import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
-import { ApiModule } from './api.module';
-import { configureApp } from './configure-app';
+import { createApiApp } from './api-app.factory';
+import { ApiMetricsServer } from './http/api-metrics.server';
 
 runMain('api', async () => {
   const settings = loadSettings();
   requireDatabaseUrl(settings.database.url);
-  const app = await NestFactory.create(ApiModule.forRoot(settings), { bufferLogs: true });
-  app.useLogger(app.get(Logger));
-  configureApp(app, settings);
+  const app = await createApiApp(settings);
   app.enableShutdownHooks();
   await app.listen(settings.http.port);
+  // The bound ports, so a launcher or a test that asked for port 0 learns them.
+  const port = (app.getHttpServer().address() as AddressInfo).port;
+  app
+    .get(Logger)
+    .log(`api listening on port ${port}, metrics on port ${app.get(ApiMetricsServer).port}`);
 });

@@ -1,14 +1,34 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { DataSource } from 'typeorm';
+import { API_KEY_PREFIX, ApiKeyRepository, Database } from '@app/persistence';
+
+/** The user the embedded default's development key acts for. */
+export const DEV_USER = 'dev';
+const DEV_KEY_NAME = 'development (npm start)';
 
 /**
- * The embedded default's development API key, kept in `.data/dev-api-key`. Created by the API's
- * key store (issue 6); until then the file is left as it is.
+ * The embedded default's development API key, kept in `file` (mode 0600). Created at first
+ * start; kept while it is still valid. If the database no longer knows it (the embedded data
+ * was wiped) it is registered again, since the file is the developer's copy; if it was revoked
+ * a new key replaces the file, because a revoke must stick.
  */
 export async function ensureDevApiKey(
-  _dataSource: DataSource,
+  dataSource: DataSource,
   file: string,
-): Promise<{ created: boolean; key?: string }> {
-  if (existsSync(file)) return { created: false, key: readFileSync(file, 'utf8').trim() };
-  return { created: false };
+): Promise<{ created: boolean; key: string }> {
+  const keys = new ApiKeyRepository(Database.fromDataSource(dataSource));
+  const existing = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+  if (existing.startsWith(API_KEY_PREFIX)) {
+    if (await keys.findActive(existing)) return { created: false, key: existing };
+    if (!(await keys.isKnown(existing))) {
+      await keys.register(DEV_USER, DEV_KEY_NAME, existing);
+      return { created: false, key: existing };
+    }
+  }
+  const { key } = await keys.create(DEV_USER, DEV_KEY_NAME);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600); // `mode` applies only when the file is created
+  return { created: true, key };
 }

@@ -4,12 +4,17 @@ import {
   BeforeApplicationShutdown,
   ServiceUnavailableException,
 } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
+import { Public } from '../auth/public.decorator';
+import { ApiProblems } from '../problem/api-problems.decorator';
 
 /** Database ping deadline: readiness must answer before the kubelet's probe timeout. */
 const READY_TIMEOUT_MS = 2000;
 
 /** Liveness (no I/O) and readiness (a database ping; 503 while draining). */
+@ApiTags('health')
+@Public()
 @Controller('healthz')
 export class HealthController implements BeforeApplicationShutdown {
   private draining = false;
@@ -17,11 +22,16 @@ export class HealthController implements BeforeApplicationShutdown {
   constructor(private readonly dataSource: DataSource) {}
 
   @Get('live')
+  @ApiOperation({ summary: 'Liveness: the process answers (no I/O)' })
+  @ApiOkResponse({ description: '{"status":"ok"}' })
   live(): { status: string } {
     return { status: 'ok' };
   }
 
   @Get('ready')
+  @ApiOperation({ summary: 'Readiness: the database answers within 2 s; 503 while draining' })
+  @ApiOkResponse({ description: '{"status":"ok"}' })
+  @ApiProblems(503)
   async ready(): Promise<{ status: string }> {
     if (this.draining) throw new ServiceUnavailableException('draining');
     let timer: NodeJS.Timeout | undefined;

@@ -1,0 +1,39 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ProblemException } from '../problem/problem.exception';
+import { AuthenticatedRequest } from './current-user.decorator';
+import { IS_PUBLIC } from './public.decorator';
+import { TokenVerifier } from './token-verifier.service';
+
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * Global guard: every route needs `Authorization: Bearer <JWT or API key>` unless marked
+ * {@link Public}. Any failure is one 401 with one detail (missing, malformed, expired, revoked
+ * and wrong-audience tokens look alike), and a `WWW-Authenticate` challenge.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly verifier: TokenVerifier,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (isPublic) return true;
+    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const match = BEARER.exec(req.headers.authorization ?? '');
+    const principal = match ? await this.verifier.verify(match[1]) : null;
+    if (!principal) {
+      throw new ProblemException(401, 'A valid bearer token is required.', undefined, {
+        'WWW-Authenticate': 'Bearer',
+      });
+    }
+    req.principal = principal;
+    return true;
+  }
+}

@@ -1,0 +1,15 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import { Principal } from './token-verifier.service';
+
+/** The request's {@link Principal}, as the guard stored it. */
+export interface AuthenticatedRequest extends Request {
+  principal?: Principal;
+}
+
+/** The authenticated user's ID; only on routes behind the auth guard. */
+export const CurrentUser = createParamDecorator((_data: unknown, ctx: ExecutionContext) => {
+  const principal = ctx.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+  if (!principal) throw new Error('CurrentUser used on a route without authentication');
+  return principal.userId;
+});

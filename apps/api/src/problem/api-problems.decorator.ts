@@ -1,0 +1,30 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ProblemDto } from './problem.dto';
+
+/** What each error status means, as the OpenAPI document says it. */
+const MEANINGS: Readonly<Record<number, string>> = {
+  400: 'Malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON',
+  401: 'Missing or invalid bearer token (JWT or API key); the detail never says which check failed',
+  404: 'No such resource, or it belongs to another user or thread, or its thread was deleted',
+  409: 'The task is already terminal',
+  413: 'Request body over 1 MiB',
+  415: 'Request body is not application/json',
+  422: 'Body invalid: unknown toolset, arguments failing the input schema (each path listed), metadata over 4 KiB, or an Idempotency-Key reused with another body',
+  429: 'Submit rate limit reached (per user, per API replica); see Retry-After',
+  503: 'Not ready (draining or database unreachable)',
+};
+
+/** Documents the given error statuses, each with the problem+json body. */
+export function ApiProblems(...statuses: number[]): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ApiExtraModels(ProblemDto),
+    ...statuses.map((status) =>
+      ApiResponse({
+        status,
+        description: MEANINGS[status] ?? 'Error',
+        content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) } } },
+      }),
+    ),
+  );
+}

@@ -1,0 +1,111 @@
+import { Injectable } from '@nestjs/common';
+import { GatewayMetrics } from '@app/metrics';
+import { TaskRepository, TaskRow } from '@app/persistence';
+import { ProblemException } from '../problem/problem.exception';
+import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
+import { ArgumentsValidator } from './arguments-validator.service';
+import { SubmitRateLimiter } from './submit-rate-limiter.service';
+import { parseSubmitBody, requestHash } from './submit-request';
+import { TaskWaiter } from './task-waiter.service';
+
+/** Printable ASCII, 1..255 chars: a key travels in a header and is compared byte for byte. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
+
+/** One submit as the controller hands it over. */
+export interface SubmitCommand {
+  userId: string;
+  threadId: string;
+  body: unknown;
+  idempotencyKey?: string;
+  /** Seconds to hold the answer while the task is queued (`Prefer: wait`). */
+  waitSeconds?: number;
+  /** Fires when the client disconnects, ending a wait early. */
+  abort?: AbortSignal;
+}
+
+/** The outcome: a new task (201) or the earlier task of the same idempotent request (200). */
+export interface SubmitOutcome {
+  created: boolean;
+  task: TaskRow;
+}
+
+/**
+ * Accepts a task: rate limit, body shape, toolset, arguments against its schema, then one
+ * idempotent insert. The API's whole part in running a task is this durable row; pollers do
+ * the rest. A toolset that is unavailable still takes tasks: they wait in `queued`.
+ */
+@Injectable()
+export class TaskSubmitService {
+  constructor(
+    private readonly tasks: TaskRepository,
+    private readonly catalog: ToolsetCatalog,
+    private readonly validator: ArgumentsValidator,
+    private readonly limiter: SubmitRateLimiter,
+    private readonly waiter: TaskWaiter,
+    private readonly metrics: GatewayMetrics,
+  ) {}
+
+  async submit(command: SubmitCommand): Promise<SubmitOutcome> {
+    const retryAfter = this.limiter.take(command.userId);
+    if (retryAfter > 0) {
+      throw new ProblemException(429, 'Too many submits; retry later.', undefined, {
+        'Retry-After': String(retryAfter),
+      });
+    }
+    const key = command.idempotencyKey;
+    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+      throw new ProblemException(400, 'Invalid Idempotency-Key header.', [
+        { path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
+      ]);
+    }
+    const request = parseSubmitBody(command.body);
+    const entry = await this.catalog.find(request.toolset);
+    if (!entry) {
+      throw new ProblemException(422, 'Unknown toolset.', [
+        { path: '/toolset', message: 'is not a toolset in the catalog (see GET /v1/toolsets)' },
+      ]);
+    }
+    const errors = this.validator.validate(entry.inputSchema, request.arguments);
+    if (errors.length > 0) {
+      throw new ProblemException(
+        422,
+        "The arguments do not match the toolset's input schema.",
+        errors,
+      );
+    }
+    const result = await this.tasks.create({
+      userId: command.userId,
+      threadId: command.threadId,
+      toolset: entry.name,
+      contract: entry.contract,
+      server: entry.server,
+      input: request.arguments,
+      metadata: request.metadata,
+      idempotencyKey: key ?? null,
+      requestHash: key === undefined ? null : requestHash(command.threadId, request),
+    });
+    if (result.kind === 'conflict') {
+      throw new ProblemException(422, 'This Idempotency-Key was used with another request.', [
+        { path: 'Idempotency-Key', message: 'was already used with a different body or thread' },
+      ]);
+    }
+    if (result.kind === 'replayed') {
+      // The earlier task may belong to a thread deleted since: it must never show again.
+      const visible = await this.tasks.findForUser(
+        command.userId,
+        result.task.id,
+        command.threadId,
+      );
+      if (!visible) {
+        throw new ProblemException(422, 'This Idempotency-Key was used in a deleted thread.', [
+          { path: 'Idempotency-Key', message: 'was already used; choose a new key' },
+        ]);
+      }
+    }
+    if (result.kind === 'created') this.metrics.submitted.inc({ toolset: entry.name });
+    const task = command.waitSeconds
+      ? await this.waiter.waitWhileQueued(result.task, command.waitSeconds, command.abort)
+      : result.task;
+    return { created: result.kind === 'created', task };
+  }
+}

@@ -1,0 +1,107 @@
+import { ERROR_MESSAGE_SHOWN_CHARS, TaskStatus, cutText, isTerminal } from '@app/common';
+import { TaskRow } from '@app/persistence';
+
+/** A task's error as shown: a machine-readable code and a bounded message. */
+export interface TaskErrorView {
+  code: string;
+  message: string;
+}
+
+/** The summary shown in lists (and events): everything but the result and the question. */
+export interface TaskSummaryView {
+  task_id: string;
+  thread_id: string;
+  toolset: string;
+  status: TaskStatus;
+  created_at: string;
+  updated_at: string;
+  submitted_at: string | null;
+  completed_at: string | null;
+  next_check_at: string | null;
+  cancel_requested: boolean;
+  tracking_degraded: boolean;
+  progress: unknown;
+  error: TaskErrorView | null;
+  last_error: string | null;
+  metadata: Record<string, unknown> | null;
+}
+
+/** One task in detail. */
+export interface TaskView extends TaskSummaryView {
+  result: unknown;
+  result_preview: string | null;
+  result_truncated: boolean;
+  result_artifact: unknown;
+  input_required: unknown;
+}
+
+/** What the projection needs besides the row. */
+export interface ProjectionContext {
+  /** TRACKING_DEGRADED_AFTER: consecutive poll errors from which tracking is shown degraded. */
+  trackingDegradedAfter: number;
+  /** Why the task's toolset is unavailable now, if it is (shown on queued tasks only). */
+  unavailableReason?: string | null;
+}
+
+/**
+ * The summary of a task, built field by field from the row. This whitelist is the only way a
+ * task leaves the API: a new column (a remote ID, a lease, a worker) stays internal until it is
+ * added here on purpose.
+ */
+export function toTaskSummary(row: TaskRow, ctx: ProjectionContext): TaskSummaryView {
+  return {
+    task_id: row.id,
+    thread_id: row.threadId,
+    toolset: row.toolset,
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    submitted_at: iso(row.submittedAt),
+    completed_at: iso(row.completedAt),
+    next_check_at: isTerminal(row.status) ? null : iso(row.nextAttemptAt),
+    cancel_requested: row.cancelRequestedAt !== null,
+    tracking_degraded: row.consecutiveErrors >= ctx.trackingDegradedAfter,
+    progress: row.progress ?? null,
+    error:
+      row.errorCode === null
+        ? null
+        : {
+            code: row.errorCode,
+            message: cutText(row.errorMessage ?? '', ERROR_MESSAGE_SHOWN_CHARS),
+          },
+    last_error: lastError(row, ctx),
+    metadata: row.metadata ?? null,
+  };
+}
+
+/** The task in detail: the summary plus the result and any question for the caller. */
+export function toTaskView(row: TaskRow, ctx: ProjectionContext): TaskView {
+  return {
+    ...toTaskSummary(row, ctx),
+    result: row.result ?? null,
+    result_preview: row.resultPreview,
+    result_truncated: row.resultTruncated,
+    result_artifact: row.resultArtifact ?? null,
+    input_required: row.inputRequired ?? null,
+  };
+}
+
+/**
+ * The stored last error, or, for a queued task whose toolset is unavailable right now, why it
+ * waits: the task is accepted durably and shows the reason instead of failing.
+ */
+function lastError(row: TaskRow, ctx: ProjectionContext): string | null {
+  if (row.lastError !== null) return cutText(row.lastError, ERROR_MESSAGE_SHOWN_CHARS);
+  if (row.status === TaskStatus.Queued && ctx.unavailableReason != null) {
+    const why = ctx.unavailableReason ? `: ${ctx.unavailableReason}` : '';
+    return cutText(
+      `toolset ${row.toolset} is unavailable${why}; the task waits until it is available`,
+      ERROR_MESSAGE_SHOWN_CHARS,
+    );
+  }
+  return null;
+}
+
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}

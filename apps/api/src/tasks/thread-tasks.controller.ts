@@ -1,0 +1,132 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { ApiProblems } from '../problem/api-problems.decorator';
+import { TaskIdPipe, ThreadIdPipe } from './id-params.pipe';
+import { RawListQuery } from './list-query';
+import { parsePreferWait } from './prefer-wait';
+import { TaskPresenter } from './task-presenter.service';
+import { TaskQueryService, TaskListView } from './task-query.service';
+import { TaskSubmitService } from './task-submit.service';
+import { TaskDto, TaskListDto, SubmitTaskDto } from './task.dto';
+import { TaskView } from './task.projection';
+import { ApiListQuery } from './api-list-query.decorator';
+
+const THREAD_PARAM = ApiParam({
+  name: 'thread_id',
+  description: 'Caller-chosen thread ID, ^[A-Za-z0-9._:-]{1,128}$',
+});
+const TASK_PARAM = ApiParam({ name: 'task_id', description: 'Task ID, ^task_[a-z2-7]{26}$' });
+
+/** Tasks within one thread of the caller: submit, list, read, cancel. */
+@ApiTags('tasks')
+@ApiBearerAuth()
+@ApiProblems(400, 401)
+@Controller('v1/threads/:thread_id/tasks')
+export class ThreadTasksController {
+  constructor(
+    private readonly submitter: TaskSubmitService,
+    private readonly query: TaskQueryService,
+    private readonly presenter: TaskPresenter,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @THREAD_PARAM
+  @ApiOperation({ summary: 'Submit a task; answers at once with the stored task' })
+  @ApiBody({ type: SubmitTaskDto })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description:
+      'Up to 255 chars, per user: a retry with the same key and body returns the same task (200)',
+  })
+  @ApiHeader({
+    name: 'Prefer',
+    required: false,
+    description:
+      '`wait=N` (N ≤ 30): hold the answer until the task leaves queued or N seconds pass',
+  })
+  @ApiResponse({ status: 201, type: TaskDto, description: 'Created; Location names the task' })
+  @ApiResponse({ status: 200, type: TaskDto, description: 'The same task, for a retried request' })
+  @ApiProblems(413, 415, 422, 429)
+  async submit(
+    @CurrentUser() userId: string,
+    @Param('thread_id', ThreadIdPipe) threadId: string,
+    @Body() body: unknown,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Headers('prefer') prefer: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<TaskView> {
+    const waitSeconds = parsePreferWait(prefer);
+    const abort = new AbortController();
+    res.once('close', () => abort.abort());
+    const outcome = await this.submitter.submit({
+      userId,
+      threadId,
+      body,
+      idempotencyKey,
+      waitSeconds,
+      abort: abort.signal,
+    });
+    res.status(outcome.created ? 201 : 200);
+    res.setHeader('Location', `/v1/threads/${threadId}/tasks/${outcome.task.id}`);
+    if (waitSeconds !== undefined) res.setHeader('Preference-Applied', `wait=${waitSeconds}`);
+    return this.presenter.detail(outcome.task);
+  }
+
+  @Get()
+  @THREAD_PARAM
+  @ApiListQuery()
+  @ApiOperation({ summary: "List the thread's tasks, newest first" })
+  @ApiOkResponse({ type: TaskListDto })
+  list(
+    @CurrentUser() userId: string,
+    @Param('thread_id', ThreadIdPipe) threadId: string,
+    @Query() raw: RawListQuery,
+  ): Promise<TaskListView> {
+    return this.query.list(userId, raw, threadId);
+  }
+
+  @Get(':task_id')
+  @THREAD_PARAM
+  @TASK_PARAM
+  @ApiOperation({ summary: 'One task, in detail' })
+  @ApiOkResponse({ type: TaskDto })
+  @ApiProblems(404)
+  get(
+    @CurrentUser() userId: string,
+    @Param('thread_id', ThreadIdPipe) threadId: string,
+    @Param('task_id', TaskIdPipe) taskId: string,
+  ): Promise<TaskView> {
+    return this.query.get(userId, threadId, taskId);
+  }
+
+  @Post(':task_id/cancel')
+  @HttpCode(202)
+  @THREAD_PARAM
+  @TASK_PARAM
+  @ApiOperation({
+    summary:
+      'Request cancellation (durable, idempotent); the task ends cancelled later, or at once if not yet submitted',
+  })
+  @ApiResponse({ status: 202, type: TaskDto, description: 'Recorded; the task as it is now' })
+  @ApiProblems(404, 409)
+  cancel(
+    @CurrentUser() userId: string,
+    @Param('thread_id', ThreadIdPipe) threadId: string,
+    @Param('task_id', TaskIdPipe) taskId: string,
+  ): Promise<TaskView> {
+    return this.query.cancel(userId, threadId, taskId);
+  }
+}

@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import { CatalogEntry, CatalogRepository } from '@app/persistence';
+
+/** A toolset as shown (api.md): never the server it runs on. */
+export interface ToolsetView {
+  name: string;
+  description: string;
+  contract: string;
+  input_schema: Record<string, unknown>;
+  available: boolean;
+  unavailable_reason: string | null;
+}
+
+/**
+ * The catalog as the API shows and uses it. Entries are read per request (the table holds tens
+ * of rows), so availability is as fresh as the pollers' last publish.
+ */
+@Injectable()
+export class ToolsetCatalog {
+  constructor(private readonly catalog: CatalogRepository) {}
+
+  async list(): Promise<ToolsetView[]> {
+    return (await this.catalog.list()).map(toToolsetView);
+  }
+
+  find(name: string): Promise<CatalogEntry | null> {
+    return this.catalog.find(name);
+  }
+
+  /**
+   * A lookup of why a toolset cannot take work now: its public reason ('' when none was given),
+   * a note when it is gone from the catalog, or null when it is available.
+   */
+  async unavailability(): Promise<(toolset: string) => string | null> {
+    const entries = new Map((await this.catalog.list()).map((e) => [e.name, e]));
+    return (toolset) => {
+      const entry = entries.get(toolset);
+      if (!entry) return 'it is no longer in the catalog';
+      return entry.available ? null : publicReason(entry);
+    };
+  }
+}
+
+/** Projects one catalog entry through a whitelist; `server` stays internal. */
+export function toToolsetView(entry: CatalogEntry): ToolsetView {
+  return {
+    name: entry.name,
+    description: entry.description,
+    contract: entry.contract,
+    input_schema: entry.inputSchema,
+    available: entry.available,
+    unavailable_reason: entry.available ? null : publicReason(entry),
+  };
+}
+
+/**
+ * The unavailability reason with the internal server name replaced: pollers write reasons for
+ * operators, and may name the server, which consumers must not learn.
+ */
+export function publicReason(entry: CatalogEntry): string {
+  const reason = entry.unavailableReason ?? '';
+  if (!entry.server) return reason;
+  return reason.split(entry.server).join('the upstream server');
+}

@@ -1,0 +1,108 @@
+import { createHmac } from 'node:crypto';
+import { ApiKeyRepository, CatalogEntry, CatalogRepository } from '@app/persistence';
+import { Contract } from '@app/common';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { NodeProcess, startNode } from '../helpers/node-process';
+
+export const JWT_SECRET = 'test-secret-that-is-long-enough-0123456789';
+export const ISSUER = 'https://issuer.test';
+export const AUDIENCE = 'mcp-task-gateway';
+
+/**
+ * A running API over its own migrated database. The compiled app (dist/, built by `npm test`)
+ * runs as a child process, exactly as deployed; in-process would also need jose, which is
+ * ESM-only and not loadable by jest's CommonJS runtime.
+ */
+export interface ApiHarness {
+  url: string;
+  metricsUrl: string;
+  db: TestDatabase;
+  process: NodeProcess;
+  close(): Promise<void>;
+}
+
+/** Starts the API on a free port against a fresh database; `env` overrides settings. */
+export async function startApi(env: Record<string, string> = {}): Promise<ApiHarness> {
+  const db = await createTestDatabase();
+  const child = startNode('apps/api/src/main.js', [], {
+    DATABASE_URL: db.url,
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+    AUTH_JWT_SECRET: JWT_SECRET,
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: AUDIENCE,
+    SUBMIT_RATE_LIMIT_PER_MINUTE: '0',
+    ...env,
+  });
+  let line: string;
+  try {
+    line = await child.waitForLine(/api listening on port \d+/, 30_000);
+  } catch (error) {
+    await child.kill();
+    await db.drop();
+    throw error;
+  }
+  const [, port, metricsPort] = /port (\d+), metrics on port (\d+)/.exec(line)!;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}`,
+    db,
+    process: child,
+    async close() {
+      await child.kill('SIGTERM');
+      await db.drop();
+    },
+  };
+}
+
+/** An HS256 JWT as the configured issuer would sign it; `claims` override the defaults. */
+export function signJwt(
+  sub: string | undefined,
+  claims: Record<string, unknown> = {},
+  secret = JWT_SECRET,
+): string {
+  const now = Math.floor(Date.now() / 1000);
+  const payload = { iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 300, sub, ...claims };
+  const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const signingInput = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(payload)}`;
+  const signature = createHmac('sha256', secret).update(signingInput).digest('base64url');
+  return `${signingInput}.${signature}`;
+}
+
+/** A fresh API key for `userId`, as `npm run keys -- create` makes one. */
+export async function apiKeyFor(api: ApiHarness, userId: string): Promise<string> {
+  return (await new ApiKeyRepository(api.db.db).create(userId, 'test')).key;
+}
+
+/** A catalog entry as a poller would publish it; defaults to an available ordinary toolset. */
+export function catalogEntry(overrides: Partial<CatalogEntry> = {}): CatalogEntry {
+  return {
+    name: 'report',
+    server: 'srv-internal-x7q',
+    contract: Contract.Ordinary,
+    description: 'Builds a report (contract: ordinary)',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        title: { type: 'string', minLength: 1 },
+        pages: { type: 'integer', minimum: 1, maximum: 100 },
+      },
+      required: ['title'],
+      additionalProperties: false,
+    },
+    available: true,
+    unavailableReason: null,
+    ...overrides,
+  };
+}
+
+export async function publishCatalog(api: ApiHarness, entries: CatalogEntry[]): Promise<void> {
+  await new CatalogRepository(api.db.db).publish(entries);
+}
+
+/** `Authorization` header value for a token. */
+export function bearer(token: string): string {
+  return `Bearer ${token}`;
+}
