@@ -1,0 +1,86 @@
+// Guards against leaks across reconnects: child processes, descriptors, timers and listeners piling up.
+import { join } from 'node:path';
+import {
+  adminPost,
+  childPids,
+  closePools,
+  demoHttp,
+  FIXTURES,
+  expectSettled,
+  openFds,
+  openPool,
+  serverConfig,
+  startDemoHttp,
+  stopServers,
+  waitFor,
+  waitForState,
+} from './mcp-test.helper';
+
+const CYCLES = 50;
+const ECHO_SERVER = join(FIXTURES, 'echo-server.js');
+
+afterEach(async () => {
+  await closePools();
+  await stopServers();
+});
+
+function processListeners(): number {
+  return process.eventNames().reduce((sum, name) => sum + process.listenerCount(name), 0);
+}
+
+/** Active handles and requests (sockets, child processes, timers), as Node reports them. */
+function activeResources(): number {
+  return process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap').length;
+}
+
+describe(`${CYCLES} reconnect cycles`, () => {
+  it('leak nothing over stdio (the child is killed each time)', async () => {
+    const fds = openFds();
+    const listeners = processListeners();
+    const { pool, recorder } = openPool([
+      serverConfig({ name: 'cycled', command: process.execPath, args: [ECHO_SERVER] }),
+    ]);
+    const session = await pool.session('cycled');
+    const resources = activeResources();
+    const killed = new Set<number>();
+    for (let cycle = 1; cycle <= CYCLES; cycle += 1) {
+      // The previous child may linger a moment after its successor is ready: pick the new one.
+      const pid = await waitFor(() => childPids().find((p) => !killed.has(p)), 'the new child');
+      killed.add(pid);
+      process.kill(pid, 'SIGKILL');
+      await waitFor(
+        () => (recorder.transitions('cycled', 'ready').length === cycle + 1 ? true : undefined),
+        `reconnect ${cycle}`,
+      );
+    }
+    await session.callTool('echo', { text: 'still here' }, { idempotent: true });
+    await waitFor(() => (childPids().length === 1 ? true : undefined), 'one child');
+    expect(activeResources()).toBeLessThanOrEqual(resources + 2);
+    await closePools();
+    await expectSettled(fds);
+    expect(processListeners()).toBe(listeners);
+  });
+
+  it('leak nothing over Streamable HTTP (the server forgets the session each time)', async () => {
+    const demo = await startDemoHttp();
+    const fds = openFds();
+    const listeners = processListeners();
+    const { pool, recorder } = openPool([demoHttp('cycled', demo.url)]);
+    const session = await pool.session('cycled');
+    const resources = activeResources();
+    for (let cycle = 1; cycle <= CYCLES; cycle += 1) {
+      await adminPost(demo.url, '/admin/forget-sessions');
+      await session.request('tools/list', {}, { idempotent: true });
+    }
+    expect(recorder.reconnects.filter((r) => r.reason === 'session_expired')).toHaveLength(CYCLES);
+    await waitForState(pool, 'cycled', 'ready');
+    await waitFor(
+      () => (activeResources() <= resources + 2 ? true : undefined),
+      `active resources back to ${resources}`,
+    );
+    await closePools();
+    await demo.stop();
+    await expectSettled(fds, 4);
+    expect(processListeners()).toBe(listeners);
+  });
+});
