@@ -91,7 +91,7 @@ export async function startHttpDemo(): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('demo-server did not listen in 10 s')), 10_000);
     child.once('exit', (code) => reject(new Error(`demo-server exited (${code})`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const match = /^demo-server listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
       if (match) {
         clearTimeout(timer);
