@@ -1,0 +1,78 @@
+// Guards against native tasks tied to one process: another process must poll them on the stored session.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { compileMcpLib } from './compiled-lib.helper';
+import {
+  closePools,
+  demoHttp,
+  FIXTURES,
+  openPool,
+  startDemoHttp,
+  stopServers,
+} from './mcp-test.helper';
+
+afterEach(async () => {
+  await closePools();
+  await stopServers();
+});
+
+interface CreatedTask {
+  task: { taskId: string; status: string };
+}
+
+describe('native task session binding', () => {
+  it('lets a second process poll a task created here through its stored session ID', async () => {
+    const demo = await startDemoHttp();
+    const { pool } = openPool([demoHttp('demo', demo.url)]);
+    const pooled = await pool.session('demo');
+    const taskSession = await pool.taskSession('demo');
+    // Kept apart from the pooled session (contracts.md, mcp-tasks).
+    expect(taskSession.sessionId).toBeDefined();
+    expect(taskSession.sessionId).not.toBe(pooled.sessionId);
+    expect(taskSession.protocolVersion).toBeDefined();
+
+    const created = (await taskSession.request(
+      'tools/call',
+      {
+        name: 'demo_task_required',
+        arguments: { duration_ms: 400, result: { ok: 1 } },
+        task: { ttl: 60_000 },
+      },
+      { idempotent: false },
+    )) as CreatedTask;
+    expect(created.task.status).toBe('working');
+
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(FIXTURES, 'resume-poller.js')],
+      {
+        env: {
+          ...process.env,
+          MCP_LIB: compileMcpLib(),
+          MCP_URL: `${demo.url}/mcp`,
+          SESSION_ID: taskSession.sessionId!,
+          PROTOCOL_VERSION: taskSession.protocolVersion!,
+          TASK_ID: created.task.taskId,
+        },
+        timeout: 30_000,
+      },
+    );
+    const seen = JSON.parse(stdout.trim()) as {
+      sessionId: string;
+      statuses: string[];
+      result: { structuredContent?: unknown; content: unknown[] };
+    };
+    expect(seen.sessionId).toBe(taskSession.sessionId);
+    expect(seen.statuses.at(-1)).toBe('completed');
+    expect(JSON.stringify(seen.result)).toContain('"ok":1');
+
+    // The second process closed its transport without DELETE: the session still works here.
+    const again = await taskSession.request(
+      'tasks/get',
+      { taskId: created.task.taskId },
+      { idempotent: true },
+    );
+    expect(again).toMatchObject({ status: 'completed' });
+  });
+});
