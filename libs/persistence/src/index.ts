@@ -30,3 +30,13 @@ export { listTaskPage } from './task.repository';
 export type { TaskPage, TaskPagePosition, TaskPageQuery } from './task.repository';
 export { FleetRepository } from './fleet.repository';
 export type { FleetClaimRequest, BacklogSampleRow, RenewalOutcome } from './fleet.repository';
+export { EventRepository, STREAM_START, toTaskEventRow } from './event.repository';
+export type { EventCursor, TaskEventRow, ThreadEventPage } from './event.repository';
+export { WebhookRepository } from './webhook.repository';
+export type {
+  AttemptRecord,
+  ClaimedDelivery,
+  NewWebhookSubscription,
+  WebhookAttemptRow,
+  WebhookSubscriptionRow,
+} from './webhook.repository';

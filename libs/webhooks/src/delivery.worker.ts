@@ -1,0 +1,264 @@
+import { AttemptRecord, ClaimedDelivery, WebhookRepository } from '@app/persistence';
+import type { GatewayMetrics, WebhookOutcome } from '@app/metrics';
+import { HostResolver, WebhookDestinationError, checkDestination } from './destination.guard';
+import { EventProjectionContext, toEventView } from './event.projection';
+import { RetryPolicy, nextRetryMs } from './retry.policy';
+import { postWebhook } from './webhook.sender';
+import { signWebhook } from './webhook-signer';
+
+export interface DeliveryWorkerOptions extends EventProjectionContext {
+  /** Lease owner written on claimed rows. */
+  workerId: string;
+  /** Deliveries in flight at once in this process. */
+  slots: number;
+  /** Must exceed timeout + DNS time, or a slow answer would land after the lease. */
+  leaseMs: number;
+  /** Per-request deadline (api.md: 10 s). */
+  timeoutMs: number;
+  retry: RetryPolicy;
+  allowPrivateNetworks: boolean;
+  /** Claim again after this long even without a notification (retries come due silently). */
+  fallbackIntervalMs: number;
+  resolver?: HostResolver;
+}
+
+/** The few logger methods used (pino's shape). */
+export interface DeliveryLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * The poller fleet's webhook sender: claim due deliveries into free slots, send each on its
+ * own (one failure never touches another or the loop), record each attempt with a fenced
+ * write. At-least-once: a worker killed after sending but before recording leaves a row that
+ * comes due again when its lease ends, and the receiver dedups on `webhook-id`.
+ */
+export class WebhookDeliveryWorker {
+  private readonly inflight = new Set<Promise<void>>();
+  private stopped = true;
+  private loopDone?: Promise<void>;
+  private wake?: () => void;
+  private poked = false;
+
+  constructor(
+    private readonly repo: WebhookRepository,
+    private readonly options: DeliveryWorkerOptions,
+    private readonly log: DeliveryLog,
+    private readonly metrics?: GatewayMetrics,
+  ) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.loopDone = this.loop();
+  }
+
+  /** Look for due deliveries now (a notification, a freed slot). */
+  poke(): void {
+    this.poked = true;
+    this.wake?.();
+  }
+
+  /** Stops claiming and waits for in-flight deliveries up to `drainMs`; the rest re-run later. */
+  async stop(drainMs: number): Promise<void> {
+    this.stopped = true;
+    this.poke();
+    await this.loopDone;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
+    await Promise.race([Promise.all(this.inflight), deadline]);
+    clearTimeout(timer);
+  }
+
+  private async loop(): Promise<void> {
+    let errorDelayMs = 100;
+    while (!this.stopped) {
+      const free = this.options.slots - this.inflight.size;
+      let claimed: ClaimedDelivery[] = [];
+      if (free > 0) {
+        try {
+          claimed = await this.repo.claim(this.options.workerId, free, this.options.leaseMs);
+          errorDelayMs = 100;
+        } catch (error) {
+          this.log.warn({ err: error, retryInMs: errorDelayMs }, 'webhook claim failed');
+          await this.sleep(errorDelayMs);
+          errorDelayMs = Math.min(errorDelayMs * 2, 5000);
+          continue;
+        }
+        for (const delivery of claimed) this.track(this.deliver(delivery));
+      }
+      // A full claim means more may be due: go again at once; otherwise wait for a reason.
+      if (free > 0 && claimed.length === free) continue;
+      await this.sleep(this.options.fallbackIntervalMs);
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.inflight.add(work);
+    void work.finally(() => {
+      this.inflight.delete(work);
+      this.poke();
+    });
+  }
+
+  /** Waits `ms`, or less if poked meanwhile (a poke before the wait is not lost). */
+  private sleep(ms: number): Promise<void> {
+    if (this.poked) {
+      this.poked = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        this.poked = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  /** One delivery, start to recorded outcome; never throws. */
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    let record: AttemptRecord;
+    let outcome: WebhookOutcome;
+    try {
+      [record, outcome] = await this.attempt(delivery);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      [record, outcome] = this.failure(delivery, null, 0, `internal error: ${message}`);
+    }
+    try {
+      const applied = await this.repo.finishAttempt(delivery, record);
+      if (!applied) outcome = 'lease_lost';
+    } catch (error) {
+      // The row stays leased and comes due again when the lease ends: at-least-once holds.
+      this.log.warn({ err: error, delivery_id: delivery.id }, 'could not record webhook attempt');
+      outcome = 'lease_lost';
+    }
+    this.metrics?.webhookDeliveries.inc({ outcome });
+    if (record.statusCode !== null || record.error?.startsWith('timed out')) {
+      this.metrics?.webhookDeliveryDuration.observe(record.durationMs / 1000);
+    }
+    if (record.status === 'dead' && outcome !== 'lease_lost')
+      this.metrics?.webhookDeadLetters.inc();
+    const level = outcome === 'ok' ? 'info' : 'warn';
+    this.log[level](
+      {
+        delivery_id: delivery.id,
+        event_id: delivery.event.id,
+        subscription_id: delivery.subscriptionId,
+        attempt: delivery.attempt,
+        outcome,
+        status_code: record.statusCode,
+        duration_ms: record.durationMs,
+        error: record.error,
+      },
+      'webhook attempt',
+    );
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<[AttemptRecord, WebhookOutcome]> {
+    if (delivery.subscriptionDisabled) {
+      const skipped: AttemptRecord = {
+        status: 'skipped',
+        outcome: 'skipped',
+        statusCode: null,
+        durationMs: 0,
+        error: 'subscription disabled',
+      };
+      return [skipped, 'permanent_error'];
+    }
+    const policy = {
+      allowPrivateNetworks: this.options.allowPrivateNetworks,
+      resolver: this.options.resolver,
+    };
+    let destination;
+    try {
+      destination = await checkDestination(new URL(delivery.url), policy);
+    } catch (error) {
+      if (!(error instanceof WebhookDestinationError)) throw error;
+      if (error.problem === 'forbidden') {
+        // Refused, not retried: retrying an inward address for a day is what a rebind attack
+        // waits for. The owner sees it in the deliveries list.
+        const refused: AttemptRecord = {
+          status: 'dead',
+          outcome: 'refused',
+          statusCode: null,
+          durationMs: 0,
+          error: `refused: ${error.message}`,
+        };
+        return [refused, 'permanent_error'];
+      }
+      return this.failure(delivery, null, 0, error.message);
+    }
+    const body = JSON.stringify(toEventView(delivery.event, this.options));
+    const id = `evt_${delivery.event.id}`;
+    const timestamp = delivery.dbNowS;
+    const answer = await postWebhook({
+      destination,
+      body,
+      timeoutMs: this.options.timeoutMs,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'mcp-task-gateway-webhooks/1',
+        'webhook-id': id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(delivery.secret, id, timestamp, body),
+      },
+    });
+    const code = answer.statusCode;
+    if (code !== null && code >= 200 && code < 300) {
+      return [
+        {
+          status: 'delivered',
+          outcome: 'ok',
+          statusCode: code,
+          durationMs: answer.durationMs,
+          error: null,
+        },
+        'ok',
+      ];
+    }
+    if (code === 410) {
+      const gone: AttemptRecord = {
+        status: 'disabled',
+        outcome: 'disabled',
+        statusCode: code,
+        durationMs: answer.durationMs,
+        error: 'receiver answered 410 Gone: subscription disabled',
+        disableReason: 'the receiver answered 410 Gone',
+      };
+      return [gone, 'disabled'];
+    }
+    const why =
+      code === null
+        ? (answer.error ?? 'no answer')
+        : code >= 300 && code < 400
+          ? `redirect (${code}) not followed`
+          : `receiver answered ${code}`;
+    return this.failure(delivery, code, answer.durationMs, why);
+  }
+
+  /** A failed attempt: retry after the backoff, or dead-letter once the window is used up. */
+  private failure(
+    delivery: ClaimedDelivery,
+    statusCode: number | null,
+    durationMs: number,
+    error: string,
+  ): [AttemptRecord, WebhookOutcome] {
+    const retryMs = nextRetryMs(this.options.retry, delivery.attempt, delivery.ageMs);
+    if (retryMs === null) {
+      return [
+        { status: 'dead', outcome: 'dead_letter', statusCode, durationMs, error },
+        'dead_letter',
+      ];
+    }
+    return [
+      { status: 'pending', nextRetryMs: retryMs, outcome: 'retry', statusCode, durationMs, error },
+      'transient_error',
+    ];
+  }
+}
