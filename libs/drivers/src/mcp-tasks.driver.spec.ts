@@ -105,6 +105,16 @@ describe('McpTasksDriver', () => {
     expect(upstream.calls[1]).toMatchObject({ name: 'tasks/cancel' });
   });
 
+  it('a broken create reply that names a taskId gets that task cancelled', async () => {
+    upstream.handler = (method) =>
+      method === 'tools/call' ? { task: task('working', { pollInterval: -5 }) } : {};
+    await expect(driver.submit(context(TOOLSET))).rejects.toMatchObject({
+      code: TaskErrorCode.ProtocolError,
+      message: 'tools/call: "task": "pollInterval" must be a finite number > 0',
+    });
+    expect(upstream.calls[1]).toMatchObject({ name: 'tasks/cancel', params: { taskId: 't1' } });
+  });
+
   const stored = {
     remoteTaskId: 't1',
     remoteSessionId: 'sess-9',

@@ -23,7 +23,7 @@ import {
   taskSnapshot,
   type ParsedTask,
 } from './mcp-task.parser';
-import { remoteIdProblem } from './snapshot-fields';
+import { isRecord, remoteIdProblem, strayRemoteId } from './snapshot-fields';
 import { classifyPollError, classifySubmitError } from './submit-safety';
 import { taskSupportProblem } from './task-support';
 
@@ -55,11 +55,17 @@ export class McpTasksDriver implements ContractDriver {
     } catch (error) {
       throw classifySubmitError(error, toolset, ctx.signal);
     }
-    const task = parseCreateTaskReply(reply);
-    const problem = remoteIdProblem(task.taskId);
-    if (problem) {
-      await this.request(session, 'tasks/cancel', task.taskId, ctx).catch(() => undefined);
-      throw protocolError(`tools/call: "task.taskId" ${problem}`);
+    let task: ParsedTask;
+    try {
+      task = parseCreateTaskReply(reply);
+      const problem = remoteIdProblem(task.taskId);
+      if (problem) throw protocolError(`tools/call: "task.taskId" ${problem}`);
+    } catch (error) {
+      // A task we cannot store must not be left running for nobody: cancel it, best effort.
+      const nested = isRecord(reply) && isRecord(reply.task) ? reply.task.taskId : undefined;
+      const stray = strayRemoteId(error, nested);
+      if (stray) await this.request(session, 'tasks/cancel', stray, ctx).catch(() => undefined);
+      throw error;
     }
     const pinned = ctx.server.transport !== 'http';
     const snapshot = taskSnapshot(task);

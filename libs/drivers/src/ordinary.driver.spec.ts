@@ -54,6 +54,26 @@ describe('OrdinaryDriver', () => {
     });
   });
 
+  it('a broken submit answer that names a task_id gets that task cancelled', async () => {
+    upstream.handler = (name) =>
+      name === 'demo_submit'
+        ? structured({ task_id: 'job_9', status: 'queued' })
+        : structured({ task_id: 'job_9', status: 'cancelled' });
+    await expect(driver.submit(context(ORDINARY))).rejects.toMatchObject({
+      code: TaskErrorCode.ProtocolError,
+      message: 'submit: "status" must be "running"',
+    });
+    expect(upstream.calls.map((call) => call.name)).toEqual(['demo_submit', 'demo_cancel']);
+  });
+
+  it('a rejected submit (isError) cancels nothing', async () => {
+    upstream.handler = () => toolError('no');
+    await expect(driver.submit(context(ORDINARY))).rejects.toMatchObject({
+      code: TaskErrorCode.SubmitRejected,
+    });
+    expect(upstream.calls).toHaveLength(1);
+  });
+
   it('a submit timeout is outcome_uncertain unless retryOnCrash', async () => {
     upstream.handler = () => {
       throw new UpstreamTimeoutError('demo', 10);

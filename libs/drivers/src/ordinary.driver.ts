@@ -1,10 +1,11 @@
 import { Contract, TaskStatus, type TaskSnapshot } from '@app/common';
 import type { OrdinaryToolset } from '@app/config';
 import type { UpstreamPort, UpstreamSession } from '@app/mcp';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ContractDriver, DriverContext, SubmitOutcome } from './contract-driver';
 import { protocolError } from './driver.errors';
 import { parseStatusAnswer, parseSubmitAnswer } from './ordinary-answer.parser';
-import { remoteIdProblem } from './snapshot-fields';
+import { remoteIdProblem, strayRemoteId } from './snapshot-fields';
 import { classifyPollError, classifySubmitError } from './submit-safety';
 import { requireRemoteId, toolArguments, toolsetOf } from './driver-context';
 
@@ -18,23 +19,27 @@ export class OrdinaryDriver implements ContractDriver {
   async submit(ctx: DriverContext): Promise<SubmitOutcome> {
     const toolset = toolsetOf(ctx, Contract.Ordinary);
     const args = toolArguments(ctx);
-    let taskId: string;
     let session: UpstreamSession;
+    let result: CallToolResult;
     try {
       session = await this.port.session(ctx.server.name);
-      const result = await session.callTool(toolset.submitTool, args, {
+      result = await session.callTool(toolset.submitTool, args, {
         idempotent: false,
         signal: ctx.signal,
       });
-      taskId = parseSubmitAnswer(result);
     } catch (error) {
       throw classifySubmitError(error, toolset, ctx.signal);
     }
-    const problem = remoteIdProblem(taskId);
-    if (problem) {
-      // We cannot store the handle, so we must not leave the upstream working for nobody.
-      await this.cancelBestEffort(session, toolset, taskId, ctx.signal);
-      throw protocolError(`submit: "task_id" ${problem}`);
+    let taskId: string;
+    try {
+      taskId = parseSubmitAnswer(result);
+      const problem = remoteIdProblem(taskId);
+      if (problem) throw protocolError(`submit: "task_id" ${problem}`);
+    } catch (error) {
+      // A handle we cannot store must not leave the upstream working for nobody.
+      const stray = strayRemoteId(error, result.structuredContent?.task_id);
+      if (stray) await this.cancelBestEffort(session, toolset, stray, ctx.signal);
+      throw error;
     }
     return { handle: { remoteTaskId: taskId }, snapshot: { status: TaskStatus.Working } };
   }

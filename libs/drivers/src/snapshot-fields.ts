@@ -1,5 +1,7 @@
 import {
   ERROR_MESSAGE_STORED_CHARS,
+  PermanentTaskError,
+  TaskErrorCode,
   LAST_ERROR_CHARS,
   PROGRESS_MESSAGE_CHARS,
   REMOTE_TASK_ID_MAX_CHARS,
@@ -77,4 +79,14 @@ export function remoteIdProblem(value: unknown): string | null {
     return `is ${value.length} chars, over the ${REMOTE_TASK_ID_MAX_CHARS}-char bound`;
   }
   return null;
+}
+
+/**
+ * The remote ID to cancel after a submit answer broke the contract: the upstream may have started
+ * work the gateway cannot track, so a non-empty string ID found in the answer is cancelled
+ * (best effort). Rejections (`submit_rejected`) started nothing and return null.
+ */
+export function strayRemoteId(error: unknown, candidate: unknown): string | null {
+  const broken = error instanceof PermanentTaskError && error.code === TaskErrorCode.ProtocolError;
+  return broken && typeof candidate === 'string' && candidate !== '' ? candidate : null;
 }
