@@ -66,3 +66,34 @@ export async function countTerminal(db: Queryable, ids: string[]): Promise<numbe
   );
   return Number(rows[0].n);
 }
+
+/** Per-tag submit counts as the demo server reports them (demo_stats `by_tag`). */
+export type SubmitCounts = Record<string, { submits: number } | undefined>;
+
+/**
+ * Invariant 5 for tasks whose input carries a unique `tag`: each was submitted upstream at most
+ * once; a `completed` task exactly once; a task that was submitted but has no stored handle
+ * ended `failed`/`outcome_uncertain`. Returns human-readable violations (empty when all hold).
+ */
+export async function submitViolations(
+  db: Queryable,
+  ids: string[],
+  byTag: SubmitCounts,
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const task of (await taskStates(db, ids)).values()) {
+    const tag = String(task.input.tag);
+    const submits = byTag[tag]?.submits ?? 0;
+    if (submits > 1) problems.push(`${tag}: submitted ${submits} times`);
+    if (task.status === 'completed' && submits !== 1) {
+      problems.push(`${tag}: completed with ${submits} submits`);
+    }
+    if (task.status === 'failed' && task.error_code !== 'outcome_uncertain') {
+      problems.push(`${tag}: failed with ${task.error_code}: ${task.error_message}`);
+    }
+    if (submits === 1 && task.remote_task_id === null && task.status !== 'failed') {
+      problems.push(`${tag}: submitted, no handle stored, yet ${task.status}`);
+    }
+  }
+  return problems;
+}

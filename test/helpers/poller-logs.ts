@@ -1,0 +1,55 @@
+import type { PollerProcess } from './processes';
+
+/** One `attempt` log line of a poller: the end of one claimed item's work. */
+export interface AttemptLine {
+  worker: string;
+  taskId: string;
+  phase: string;
+  outcome: string;
+  /** Wall-clock start and end (ms), from the line's time and its duration. */
+  start: number;
+  end: number;
+}
+
+/** Every `attempt` line the given pollers logged so far. */
+export function attemptLines(pollers: PollerProcess[]): AttemptLine[] {
+  const out: AttemptLine[] = [];
+  for (const poller of pollers) {
+    for (const line of poller.logs) {
+      if (line.msg !== 'attempt') continue;
+      const end = Date.parse(String(line.time));
+      out.push({
+        worker: poller.workerId,
+        taskId: String(line.task_id),
+        phase: String(line.phase),
+        outcome: String(line.outcome),
+        start: end - Number(line.ms),
+        end,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Pairs of attempts on the same task by different workers whose time spans overlap: two live
+ * claims of one row at once. `slackMs` absorbs log timestamp granularity.
+ */
+export function overlappingAttempts(
+  lines: AttemptLine[],
+  slackMs = 2,
+): [AttemptLine, AttemptLine][] {
+  const byTask = new Map<string, AttemptLine[]>();
+  for (const line of lines) byTask.set(line.taskId, [...(byTask.get(line.taskId) ?? []), line]);
+  const overlaps: [AttemptLine, AttemptLine][] = [];
+  for (const attempts of byTask.values()) {
+    attempts.sort((a, b) => a.start - b.start);
+    for (let i = 0; i < attempts.length; i++) {
+      for (let j = i + 1; j < attempts.length; j++) {
+        const [a, b] = [attempts[i], attempts[j]];
+        if (a.worker !== b.worker && b.start + slackMs < a.end - slackMs) overlaps.push([a, b]);
+      }
+    }
+  }
+  return overlaps;
+}
