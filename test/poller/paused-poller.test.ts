@@ -1,0 +1,97 @@
+// Guards invariant 2: a poller paused past its lease (SIGSTOP, then SIGCONT) never lands a write.
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { countTerminal, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { attemptLines } from '../helpers/poller-logs';
+import {
+  demoServerEntry,
+  FAST_POLLER_ENV,
+  metricValue,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await stopAllProcesses();
+  await database.drop();
+});
+
+it('the paused poller finds every claim it held taken over, and its late writes discarded', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
+  const paused = await startPoller({ databaseUrl: database.url, serversFile });
+  const ids = await insertFleetTasks(
+    database.db,
+    Array.from({ length: 40 }, (_, i) => ({
+      toolset: 'demo-ordinary',
+      server: 'demo',
+      input: { duration_ms: 6000, tag: `pause-${i}` },
+    })),
+  );
+  // Let it submit everything, then catch it holding claims (polls in flight) and freeze it.
+  await waitUntil(
+    async () => {
+      const states = [...(await taskStates(database.db, ids)).values()];
+      return states.every((s) => s.status === 'working') ? true : undefined;
+    },
+    'all submitted',
+    20_000,
+  );
+  const held = await waitUntil(async () => {
+    const rows = await database.db.query<{ id: string }>(
+      `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
+      [paused.workerId],
+    );
+    if (rows.length === 0) return undefined;
+    paused.pause();
+    return rows;
+  }, 'claims held by the poller');
+  // Writes already sent before the freeze may still land; after this the held set is frozen.
+  const frozen = await database.db.query<{ id: string }>(
+    `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
+    [paused.workerId],
+  );
+  expect(frozen.length).toBeGreaterThan(0);
+  expect(held.length).toBeGreaterThan(0);
+  const frozenIds = frozen.map((r) => r.id);
+
+  const rescuer = await startPoller({ databaseUrl: database.url, serversFile });
+  await waitUntil(
+    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    'the rescuer finished every task',
+    30_000,
+    100,
+  );
+  const before = await taskStates(database.db, ids);
+  const linesBefore = attemptLines([paused]).length;
+
+  paused.resume();
+  // The resumed poller wakes with calls whose leases are long gone: each must end lease_lost.
+  await waitUntil(
+    async () => {
+      const late = attemptLines([paused]).slice(linesBefore);
+      const settled = frozenIds.filter((id) => late.some((l) => l.taskId === id));
+      return settled.length === frozenIds.length ? late : undefined;
+    },
+    'the resumed poller to settle its stale claims',
+    Number(FAST_POLLER_ENV.LEASE_MS) * 3,
+  );
+  const late = attemptLines([paused])
+    .slice(linesBefore)
+    .filter((l) => frozenIds.includes(l.taskId));
+  expect(late.map((l) => l.outcome)).toEqual(late.map(() => 'lease_lost'));
+  expect(metricValue(await paused.metrics(), 'mcp_tasks_lease_lost_total')).toBeGreaterThanOrEqual(
+    frozenIds.length,
+  );
+  // Nothing it did after the pause changed a row.
+  const after = await taskStates(database.db, ids);
+  for (const id of ids) expect(after.get(id)).toEqual(before.get(id));
+  expect(rescuer.workerId).not.toBe(paused.workerId);
+});
