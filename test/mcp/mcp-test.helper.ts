@@ -206,7 +206,7 @@ export async function startDemoHttp(args: string[] = [], port = 0): Promise<Http
   );
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`demo-server exited (${code})`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const match = /^demo-server listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
       if (match) resolve(match[1]);
     });

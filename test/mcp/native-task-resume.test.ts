@@ -1,16 +1,8 @@
 // Guards against native tasks tied to one process: another process must poll them on the stored session.
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { compileMcpLib } from './compiled-lib.helper';
-import {
-  closePools,
-  demoHttp,
-  FIXTURES,
-  openPool,
-  startDemoHttp,
-  stopServers,
-} from './mcp-test.helper';
+import { compileMcpLib, fixture } from './compiled-lib.helper';
+import { closePools, demoHttp, openPool, startDemoHttp, stopServers } from './mcp-test.helper';
 
 afterEach(async () => {
   await closePools();
@@ -43,21 +35,17 @@ describe('native task session binding', () => {
     )) as CreatedTask;
     expect(created.task.status).toBe('working');
 
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [join(FIXTURES, 'resume-poller.js')],
-      {
-        env: {
-          ...process.env,
-          MCP_LIB: compileMcpLib(),
-          MCP_URL: `${demo.url}/mcp`,
-          SESSION_ID: taskSession.sessionId!,
-          PROTOCOL_VERSION: taskSession.protocolVersion!,
-          TASK_ID: created.task.taskId,
-        },
-        timeout: 30_000,
+    const { stdout } = await promisify(execFile)(process.execPath, [fixture('resume-poller')], {
+      env: {
+        ...process.env,
+        MCP_LIB: compileMcpLib(),
+        MCP_URL: `${demo.url}/mcp`,
+        SESSION_ID: taskSession.sessionId!,
+        PROTOCOL_VERSION: taskSession.protocolVersion!,
+        TASK_ID: created.task.taskId,
       },
-    );
+      timeout: 30_000,
+    });
     const seen = JSON.parse(stdout.trim()) as {
       sessionId: string;
       statuses: string[];

@@ -5,14 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UpstreamConnectionError, UpstreamError } from '@app/mcp';
-import { compileMcpLib } from './compiled-lib.helper';
+import { compileMcpLib, fixture } from './compiled-lib.helper';
 import {
   childPids,
   closePools,
   DEMO_MAIN,
   demoStdio,
   expectSettled,
-  FIXTURES,
   openFds,
   openPool,
   processAlive,
@@ -21,7 +20,7 @@ import {
   waitForState,
 } from './mcp-test.helper';
 
-const WRAPPER = join(FIXTURES, 'stubborn-wrapper.js');
+const WRAPPER = fixture('stubborn-wrapper');
 
 afterEach(closePools);
 
@@ -89,7 +88,7 @@ describe('stdio process lifecycle', () => {
 
   it('reaps the process group a SIGKILLed worker left behind', async () => {
     const workerId = `reap-${process.pid}`;
-    const owner = spawn(process.execPath, [join(FIXTURES, 'crash-owner.js')], {
+    const owner = spawn(process.execPath, [fixture('crash-owner')], {
       env: {
         ...process.env,
         MCP_LIB: compileMcpLib(),

@@ -1,11 +1,10 @@
 // Guards against leaks across reconnects: child processes, descriptors, timers and listeners piling up.
-import { join } from 'node:path';
+import { fixture } from './compiled-lib.helper';
 import {
   adminPost,
   childPids,
   closePools,
   demoHttp,
-  FIXTURES,
   expectSettled,
   openFds,
   openPool,
@@ -17,7 +16,7 @@ import {
 } from './mcp-test.helper';
 
 const CYCLES = 50;
-const ECHO_SERVER = join(FIXTURES, 'echo-server.js');
+const ECHO_SERVER = fixture('echo-server');
 
 afterEach(async () => {
   await closePools();
