@@ -1,0 +1,54 @@
+// Guards against the keys CLI printing the key anywhere but once, storing it in clear, or a
+// revoked key still opening the API.
+import request from 'supertest';
+import { startNode } from '../helpers/node-process';
+import { ApiHarness, bearer, startApi } from './api-harness';
+
+let api: ApiHarness;
+
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(async () => api?.close());
+
+async function cli(
+  ...args: string[]
+): Promise<{ code: number | null; out: string[]; err: string[] }> {
+  const child = startNode('apps/cli/src/main.js', ['keys', ...args], {
+    DATABASE_URL: api.db.url,
+    LOG_LEVEL: 'silent',
+  });
+  const code = await child.exited;
+  // Let the readline interfaces flush the last lines before reading them.
+  await new Promise((resolve) => setImmediate(resolve));
+  return { code, out: child.lines, err: child.stderr };
+}
+
+it('creates a key printed alone on the last line, lists it without the key, and revokes it', async () => {
+  const created = await cli('create', '--user', 'erin', '--name', 'ci');
+  expect(created.code).toBe(0);
+  const key = created.out[created.out.length - 1];
+  expect(key).toMatch(/^mtg_[A-Za-z0-9_-]{43}$/);
+  expect(created.out.filter((line) => line.includes(key))).toEqual([key]);
+
+  const [stored] = await api.db.db.query(`SELECT * FROM api_keys WHERE user_id = 'erin'`);
+  expect(JSON.stringify(stored)).not.toContain(key.slice(4));
+  expect(stored.key_hash).toMatch(/^[0-9a-f]{64}$/);
+
+  const me = await request(api.url).get('/v1/tasks').set('Authorization', bearer(key)).expect(200);
+  expect(me.body.items).toEqual([]);
+
+  const listed = await cli('list', '--user', 'erin');
+  expect(listed.code).toBe(0);
+  expect(listed.out.join('\n')).toContain(stored.id);
+  expect(listed.out.join('\n')).not.toContain(key);
+
+  const revoked = await cli('revoke', stored.id);
+  expect(revoked.code).toBe(0);
+  await request(api.url).get('/v1/tasks').set('Authorization', bearer(key)).expect(401);
+
+  const again = await cli('revoke', 'key_nosuchkey');
+  expect(again.code).toBe(1);
+  const bad = await cli('create', '--user', 'erin');
+  expect(bad.code).toBe(64);
+});

@@ -1,0 +1,96 @@
+// Guards against the OpenAPI document missing a route, an error, or a field of the task view.
+import request from 'supertest';
+import { ApiHarness, startApi } from './api-harness';
+
+let api: ApiHarness;
+let doc: {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, unknown>; security?: unknown[] }>
+  >;
+  components: {
+    schemas: Record<string, { properties?: Record<string, unknown>; allOf?: unknown[] }>;
+  };
+};
+
+beforeAll(async () => {
+  api = await startApi();
+  doc = (await request(api.url).get('/openapi.json').expect(200)).body;
+});
+afterAll(async () => api?.close());
+
+it('describes every route with its success and error answers', () => {
+  const expected: Record<string, Record<string, string[]>> = {
+    '/v1/toolsets': { get: ['200', '401'] },
+    '/v1/threads/{thread_id}/tasks': {
+      post: ['201', '200', '400', '401', '413', '415', '422', '429'],
+      get: ['200', '400', '401'],
+    },
+    '/v1/threads/{thread_id}/tasks/{task_id}': { get: ['200', '400', '401', '404'] },
+    '/v1/threads/{thread_id}/tasks/{task_id}/cancel': { post: ['202', '400', '401', '404', '409'] },
+    '/v1/threads/{thread_id}': { delete: ['204', '400', '401'] },
+    '/v1/tasks': { get: ['200', '400', '401'] },
+    '/v1/status': { get: ['200', '401'] },
+    '/healthz/live': { get: ['200'] },
+    '/healthz/ready': { get: ['200', '503'] },
+  };
+  expect(Object.keys(doc.paths).sort()).toEqual(Object.keys(expected).sort());
+  for (const [path, methods] of Object.entries(expected)) {
+    for (const [method, statuses] of Object.entries(methods)) {
+      expect({
+        path,
+        method,
+        statuses: Object.keys(doc.paths[path][method].responses).sort(),
+      }).toEqual({ path, method, statuses: [...statuses].sort() });
+    }
+  }
+});
+
+it('documents the task, its summary, the problem body and the toolset field by field', () => {
+  const s = doc.components.schemas;
+  const props = (name: string) => Object.keys(s[name].properties ?? {}).sort();
+  expect(props('TaskSummaryDto')).toEqual(
+    [
+      'task_id',
+      'thread_id',
+      'toolset',
+      'status',
+      'created_at',
+      'updated_at',
+      'submitted_at',
+      'completed_at',
+      'next_check_at',
+      'cancel_requested',
+      'tracking_degraded',
+      'progress',
+      'error',
+      'last_error',
+      'metadata',
+    ].sort(),
+  );
+  expect(props('TaskDto')).toEqual(
+    [
+      ...props('TaskSummaryDto'),
+      'result',
+      'result_preview',
+      'result_truncated',
+      'result_artifact',
+      'input_required',
+    ].sort(),
+  );
+  expect(props('ProblemDto')).toEqual(['detail', 'errors', 'status', 'title', 'type']);
+  expect(props('ToolsetDto')).toEqual([
+    'available',
+    'contract',
+    'description',
+    'input_schema',
+    'name',
+    'unavailable_reason',
+  ]);
+  expect(props('SubmitTaskDto')).toEqual(['arguments', 'metadata', 'toolset']);
+});
+
+it('serves a browsable page at /docs', async () => {
+  const page = await request(api.url).get('/docs').expect(200);
+  expect(page.headers['content-type']).toMatch(/text\/html/);
+});
