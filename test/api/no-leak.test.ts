@@ -166,7 +166,7 @@ describe('no leaks', () => {
         'idempotency_key',
         'remote_protocol_version',
       ]) {
-        if (row[column]) secrets.add(String(row[column]));
+        if (typeof row[column] === 'string') secrets.add(row[column]);
       }
       if (row.driver_state) secrets.add(JSON.stringify(row.driver_state).slice(1, -1));
       if (row.driver_state?.cursor) secrets.add(row.driver_state.cursor);
