@@ -17,6 +17,7 @@ import { TaskRunnerService } from './task-runner.service';
 import { UPSTREAM_PROVIDERS } from './upstream.providers';
 import { resolveWorkerId } from './worker-identity';
 import { WorkerRegistryService } from './worker-registry.service';
+import { PollerWebhooksModule } from './webhooks/webhooks.module';
 
 /** The poller's root module: workers only; its one port serves health and metrics. */
 @Module({})
@@ -33,6 +34,7 @@ export class PollerModule {
           appName: 'mcp-task-gateway-poller',
         }),
         ScheduleModule.forRoot(),
+        PollerWebhooksModule.forRoot(settings),
       ],
       providers: [
         { provide: POLLER_SETTINGS, useValue: settings },

@@ -194,8 +194,9 @@ export class WebhookDeliveryWorker {
       }
       return this.failure(delivery, null, 0, error.message);
     }
-    const body = JSON.stringify(toEventView(delivery.event, this.options));
-    const id = `evt_${delivery.event.id}`;
+    const view = toEventView(delivery.event, this.options);
+    const body = JSON.stringify(view);
+    const id = view.id;
     const timestamp = delivery.dbNowS;
     const answer = await postWebhook({
       destination,

@@ -1,0 +1,78 @@
+import { hostname } from 'node:os';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import { randomId } from '@app/common';
+import { Settings } from '@app/config';
+import { GatewayMetrics } from '@app/metrics';
+import { WebhookRepository } from '@app/persistence';
+import { ChannelListener, DEFAULT_RETRY_POLICY, WebhookDeliveryWorker } from '@app/webhooks';
+import { WEBHOOK_SETTINGS } from './webhooks.tokens';
+
+/** The channel the outbox trigger notifies when it creates deliveries. */
+export const WEBHOOKS_DUE_CHANNEL = 'mcp_webhooks_due';
+/** api.md: a receiver gets 10 s. */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+// Sixteen parallel POSTs per poller: enough to ride out a few receivers timing out at 10 s each
+// without starving the rest, small next to the pool (deliveries hold no connection while sending).
+const WEBHOOK_SLOTS = 16;
+// Retries come due without a notification; one cheap empty claim per second per poller.
+const FALLBACK_INTERVAL_MS = 1000;
+
+/**
+ * Runs the webhook delivery worker in the poller: LISTEN for new deliveries, claim and send,
+ * and on shutdown stop claiming and drain within DRAIN_TIMEOUT_MS (an unfinished delivery keeps
+ * its lease and is sent again after it ends: at-least-once).
+ */
+@Injectable()
+export class WebhookDeliveryService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly worker: WebhookDeliveryWorker;
+  private readonly listener: ChannelListener;
+
+  constructor(
+    @Inject(WEBHOOK_SETTINGS) private readonly settings: Settings,
+    repo: WebhookRepository,
+    metrics: GatewayMetrics,
+    private readonly log: PinoLogger,
+  ) {
+    this.worker = new WebhookDeliveryWorker(
+      repo,
+      {
+        workerId: randomId(`webhooks-${hostname()}-${process.pid}-`, 6),
+        slots: WEBHOOK_SLOTS,
+        // The lease must outlast the request, or a slow 2xx would be recorded by nobody.
+        leaseMs: Math.max(settings.lease.ms, WEBHOOK_TIMEOUT_MS + 20_000),
+        timeoutMs: WEBHOOK_TIMEOUT_MS,
+        retry: DEFAULT_RETRY_POLICY,
+        allowPrivateNetworks: settings.webhooks.allowPrivateNetworks,
+        fallbackIntervalMs: FALLBACK_INTERVAL_MS,
+        trackingDegradedAfter: settings.scheduling.trackingDegradedAfter,
+      },
+      log,
+      metrics,
+    );
+    this.listener = new ChannelListener({
+      url: settings.database.url ?? '',
+      channel: WEBHOOKS_DUE_CHANNEL,
+      appName: 'mcp-task-gateway-poller-webhooks',
+      onNotify: () => this.worker.poke(),
+      onLost: (error, retryInMs) =>
+        this.log.warn({ err: error, retryInMs }, 'webhook listener lost'),
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.listener.start();
+    // The claim itself retries with backoff until the database answers.
+    this.worker.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.listener.stop();
+    await this.worker.stop(this.settings.worker.drainTimeoutMs);
+  }
+}

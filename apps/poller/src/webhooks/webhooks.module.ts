@@ -1,0 +1,34 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { Settings } from '@app/config';
+import { Database, EventRepository, WebhookRepository } from '@app/persistence';
+import { EventRetentionJob } from './event-retention.job';
+import { WebhookDeliveryService } from './webhook-delivery.service';
+import { WEBHOOK_SETTINGS } from './webhooks.tokens';
+
+/**
+ * The poller's share of events: webhook delivery and event retention. Needs the global
+ * persistence, metrics and logging modules the poller's root module imports.
+ */
+@Module({})
+export class PollerWebhooksModule {
+  static forRoot(settings: Settings): DynamicModule {
+    return {
+      module: PollerWebhooksModule,
+      providers: [
+        { provide: WEBHOOK_SETTINGS, useValue: settings },
+        {
+          provide: WebhookRepository,
+          inject: [Database],
+          useFactory: (db: Database) => new WebhookRepository(db),
+        },
+        {
+          provide: EventRepository,
+          inject: [Database],
+          useFactory: (db: Database) => new EventRepository(db),
+        },
+        WebhookDeliveryService,
+        EventRetentionJob,
+      ],
+    };
+  }
+}

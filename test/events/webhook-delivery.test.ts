@@ -1,0 +1,259 @@
+// Guards webhook delivery against each receiver behaviour (2xx, 500, timeout, redirect, 410) and against requests to private addresses, at creation and at delivery time.
+import { Database, WebhookRepository } from '@app/persistence';
+import {
+  checkDestination,
+  DeliveryWorkerOptions,
+  newWebhookSecret,
+  parseWebhookUrl,
+  WebhookDeliveryWorker,
+} from '@app/webhooks';
+import type { GatewayMetrics } from '@app/metrics';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { eventually } from '../helpers/node-process';
+import { insertTasks } from '../helpers/tasks';
+import { WebhookReceiver } from './webhook-receiver';
+
+let db: TestDatabase;
+let receiver: WebhookReceiver;
+let hooks: WebhookRepository;
+const workers: WebhookDeliveryWorker[] = [];
+const counts = new Map<string, number>();
+const fakeMetrics = {
+  webhookDeliveries: { inc: (l: { outcome: string }) => bump(l.outcome) },
+  webhookDeliveryDuration: { observe: () => undefined },
+  webhookDeadLetters: { inc: () => bump('dead_letters_total') },
+} as unknown as GatewayMetrics;
+
+function bump(key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+const QUIET = { info: () => undefined, warn: () => undefined };
+const OPTIONS: DeliveryWorkerOptions = {
+  workerId: 'w-test',
+  slots: 8,
+  leaseMs: 5000,
+  timeoutMs: 400,
+  // Fast retries inside a short window, so dead-lettering happens within the test.
+  retry: { baseMs: 100, maxMs: 300, windowMs: 2000, jitter: 0.2 },
+  allowPrivateNetworks: true,
+  fallbackIntervalMs: 50,
+  trackingDegradedAfter: 3,
+};
+
+function startWorker(overrides: Partial<DeliveryWorkerOptions> = {}): WebhookDeliveryWorker {
+  const worker = new WebhookDeliveryWorker(hooks, { ...OPTIONS, ...overrides }, QUIET, fakeMetrics);
+  worker.start();
+  workers.push(worker);
+  return worker;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  hooks = new WebhookRepository(db.db);
+  receiver = new WebhookReceiver();
+  await receiver.start();
+});
+
+afterAll(async () => {
+  for (const worker of workers) await worker.stop(1000);
+  await receiver.stop();
+  await db.drop();
+});
+
+/** A user with one subscription to `path` answering `answer`; returns the subscription ID. */
+async function subscribe(user: string, path: string, answer: number | 'hang'): Promise<string> {
+  const secret = newWebhookSecret();
+  const url = receiver.route(path, secret, answer);
+  await hooks.create({ id: `wh_${user}`, userId: user, url, description: null, secret });
+  return `wh_${user}`;
+}
+
+/** One task of `user` that goes working → completed: two events. */
+async function runTask(database: Database, user: string): Promise<string> {
+  const [id] = await insertTasks(database, 1, { userId: user, threadId: 'th' });
+  await database.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [id]);
+  await database.query(
+    `UPDATE tasks SET status = 'completed', completed_at = now(), next_attempt_at = NULL
+      WHERE id = $1`,
+    [id],
+  );
+  return id;
+}
+
+async function deliveries(sub: string): Promise<Array<{ status: string; attempts: number }>> {
+  return db.db.query(
+    `SELECT status, attempts FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id`,
+    [sub],
+  );
+}
+
+async function attempts(sub: string): Promise<Array<Record<string, unknown>>> {
+  return hooks.recentAttempts(sub, 100) as unknown as Promise<Array<Record<string, unknown>>>;
+}
+
+async function allFinished(sub: string): Promise<true | undefined> {
+  const rows = await deliveries(sub);
+  return rows.length > 0 && rows.every((r) => r.status !== 'pending') ? true : undefined;
+}
+
+describe('with a worker allowed to reach 127.0.0.1', () => {
+  let worker: WebhookDeliveryWorker;
+  beforeAll(() => {
+    worker = startWorker();
+  });
+  // The strict worker below must be the only one claiming.
+  afterAll(() => worker.stop(1000));
+
+  it('delivers each event once to a 2xx receiver, signed and in the documented shape', async () => {
+    const sub = await subscribe('u-ok', '/ok', 204);
+    const taskId = await runTask(db.db, 'u-ok');
+    await eventually(() => allFinished(sub), 10_000, 'deliveries to finish');
+    expect(await deliveries(sub)).toEqual([
+      { status: 'delivered', attempts: 1 },
+      { status: 'delivered', attempts: 1 },
+    ]);
+    const got = receiver.at('/ok');
+    expect(got.every((r) => r.verified)).toBe(true);
+    const bodies = got.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    expect(bodies.map((b) => b.type).sort()).toEqual(['task.completed', 'task.working']);
+    const completed = bodies.find((b) => b.type === 'task.completed') as Record<string, unknown>;
+    expect(Object.keys(completed).sort()).toEqual([
+      'created_at',
+      'data',
+      'id',
+      'sequence',
+      'task',
+      'type',
+    ]);
+    expect(completed).toMatchObject({
+      sequence: 2,
+      data: { previous_status: 'working' },
+      task: { task_id: taskId, status: 'completed', thread_id: 'th', next_check_at: null },
+    });
+    expect(got[0].headers['webhook-id']).toMatch(/^evt_\d+$/);
+    expect(JSON.stringify(bodies)).not.toMatch(/server|lease|remote|secret|whsec_/);
+    const [last] = await attempts(sub);
+    expect(last).toMatchObject({ outcome: 'ok', statusCode: 204, deadLettered: false });
+  });
+
+  it('retries a 500 with backoff, then dead-letters it and says so', async () => {
+    const sub = await subscribe('u-500', '/fail', 500);
+    await runTask(db.db, 'u-500');
+    await eventually(() => allFinished(sub), 15_000, 'dead letters');
+    const rows = await deliveries(sub);
+    expect(rows.every((r) => r.status === 'dead' && r.attempts >= 2)).toBe(true);
+    const log = await attempts(sub);
+    expect(log.every((a) => a.statusCode === 500 && a.error === 'receiver answered 500')).toBe(
+      true,
+    );
+    expect(log.filter((a) => a.deadLettered)).toHaveLength(2);
+    expect(log.filter((a) => !a.deadLettered).every((a) => a.nextRetryAt instanceof Date)).toBe(
+      true,
+    );
+    // The same message, resent: receivers dedup on webhook-id.
+    const ids = receiver.at('/fail').map((r) => r.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(2);
+    expect(ids.length).toBe(log.length);
+    expect(counts.get('dead_letters_total')).toBeGreaterThanOrEqual(2);
+  });
+
+  it('gives up on a receiver that does not answer within the timeout, and retries', async () => {
+    const sub = await subscribe('u-hang', '/hang', 'hang');
+    await runTask(db.db, 'u-hang');
+    await eventually(() => allFinished(sub), 15_000, 'timeouts to dead-letter');
+    const log = await attempts(sub);
+    expect(log.length).toBeGreaterThanOrEqual(4);
+    for (const a of log) {
+      expect(a).toMatchObject({ statusCode: null, error: 'timed out after 400 ms' });
+      expect(a.durationMs).toBeGreaterThanOrEqual(390);
+    }
+  });
+
+  it('does not follow a redirect: a 3xx is a failed attempt', async () => {
+    const sub = await subscribe('u-302', '/moved', 302);
+    receiver.route('/redirected', 'unused', 200);
+    await runTask(db.db, 'u-302');
+    await eventually(() => allFinished(sub), 15_000, 'redirect failures to dead-letter');
+    const log = await attempts(sub);
+    expect(
+      log.every((a) => a.statusCode === 302 && a.error === 'redirect (302) not followed'),
+    ).toBe(true);
+    expect(receiver.at('/redirected')).toHaveLength(0);
+  });
+
+  it('disables the subscription on a 410 and sends it nothing more', async () => {
+    const sub = await subscribe('u-410', '/gone', 410);
+    await runTask(db.db, 'u-410');
+    await eventually(() => allFinished(sub), 10_000, 'the 410 to be recorded');
+    const [row] = await db.db.query(
+      `SELECT disabled_at, disabled_reason FROM webhook_subscriptions WHERE id = $1`,
+      [sub],
+    );
+    expect(row.disabled_at).toBeInstanceOf(Date);
+    expect(row.disabled_reason).toMatch(/410/);
+    const statuses = (await deliveries(sub)).map((d) => d.status);
+    expect(statuses).toContain('disabled');
+    expect(statuses.every((s) => s === 'disabled' || s === 'skipped')).toBe(true);
+    const before = receiver.at('/gone').length;
+    await runTask(db.db, 'u-410');
+    expect(await deliveries(sub)).toHaveLength(2);
+    expect(receiver.at('/gone')).toHaveLength(before);
+    expect(before).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
+  const policy = { allowPrivateNetworks: false };
+
+  it.each([
+    'https://127.0.0.1/hook',
+    'https://10.0.0.8/hook',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[::1]/hook',
+    'https://[::ffff:127.0.0.1]/hook',
+    'https://[fd00::1]/hook',
+    'https://localhost/hook',
+  ])('refuses %s at creation', async (url) => {
+    await expect(checkDestination(parseWebhookUrl(url, policy), policy)).rejects.toMatchObject({
+      problem: 'forbidden',
+    });
+  });
+
+  it('refuses plain http and credentials, accepts them only where allowed', () => {
+    expect(() => parseWebhookUrl('http://example.com/h', policy)).toThrow('must use https');
+    expect(() => parseWebhookUrl('https://u:p@example.com/h', policy)).toThrow('credentials');
+    expect(parseWebhookUrl('http://example.com/h', { allowPrivateNetworks: true }).protocol).toBe(
+      'http:',
+    );
+  });
+
+  it('refuses a host that resolved to a public address at creation and to a private one at delivery', async () => {
+    const publicDns = async () => [{ address: '93.184.216.34', family: 4 }];
+    const url = parseWebhookUrl('https://hooks.example.test/h', policy);
+    await expect(checkDestination(url, { ...policy, resolver: publicDns })).resolves.toMatchObject({
+      address: '93.184.216.34',
+    });
+    // Stored as created; at delivery the name resolves (for real) to loopback: `localhost`.
+    const secret = newWebhookSecret();
+    receiver.route('/rebound', secret, 200);
+    const port = new URL(receiver.base).port;
+    await hooks.create({
+      id: 'wh_u-rebind',
+      userId: 'u-rebind',
+      url: `https://localhost:${port}/rebound`,
+      description: null,
+      secret,
+    });
+    startWorker({ allowPrivateNetworks: false, workerId: 'w-strict' });
+    await runTask(db.db, 'u-rebind');
+    await eventually(() => allFinished('wh_u-rebind'), 10_000, 'the refusal to be recorded');
+    expect((await deliveries('wh_u-rebind')).map((d) => d.status)).toEqual(['dead', 'dead']);
+    const log = await attempts('wh_u-rebind');
+    expect(
+      log.every((a) => String(a.error).startsWith('refused: host localhost resolves to')),
+    ).toBe(true);
+    expect(log.every((a) => a.deadLettered === true)).toBe(true);
+    expect(receiver.at('/rebound')).toHaveLength(0);
+  });
+});

@@ -1,0 +1,71 @@
+import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { verifyWebhook } from '@app/webhooks';
+
+/** One request as the receiver saw it. */
+export interface ReceivedWebhook {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The signature checked out with the secret registered for the path. */
+  verified: boolean;
+}
+
+/** How the receiver answers a path: a status, or never (a hung receiver). */
+export type Answer = number | 'hang';
+
+/**
+ * A real HTTP receiver on 127.0.0.1 that verifies every signature with the secret registered for
+ * the request's path, as an integrator's endpoint would.
+ */
+export class WebhookReceiver {
+  readonly received: ReceivedWebhook[] = [];
+  private readonly secrets = new Map<string, string>();
+  private readonly answers = new Map<string, Answer>();
+  private server?: Server;
+  private readonly hung = new Set<import('node:http').ServerResponse>();
+
+  /** Registers a path: the secret to verify with and how to answer. */
+  route(path: string, secret: string, answer: Answer = 200): string {
+    this.secrets.set(path, secret);
+    this.answers.set(path, answer);
+    return `${this.base}${path}`;
+  }
+
+  get base(): string {
+    return `http://127.0.0.1:${(this.server?.address() as AddressInfo).port}`;
+  }
+
+  at(path: string): ReceivedWebhook[] {
+    return this.received.filter((r) => r.path === path);
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const path = req.url ?? '/';
+        const body = Buffer.concat(chunks).toString('utf8');
+        const secret = this.secrets.get(path);
+        const verified = secret !== undefined && verifyWebhook(secret, req.headers, body);
+        this.received.push({ path, headers: req.headers, body, verified });
+        const answer = this.answers.get(path) ?? 404;
+        if (answer === 'hang') {
+          this.hung.add(res);
+          return;
+        }
+        if (answer >= 300 && answer < 400) res.setHeader('location', `${this.base}/redirected`);
+        res.statusCode = answer;
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.hung) res.destroy();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+}
