@@ -1,0 +1,214 @@
+/**
+ * Lease engine vs graphile-worker: burn down N due rows with a no-op driver (claim → no-op →
+ * complete) and let graphile-worker 0.17.3 drain N no-op jobs on the same Postgres, in the same
+ * run, configurations interleaved round by round so drift hits all of them alike.
+ */
+import { makeWorkerUtils } from 'graphile-worker';
+import { BenchDatabase, createBenchDatabase } from './lib/bench-db';
+import { loadTasks } from './lib/load-tasks';
+import { DoneMessage, runWorkers } from './lib/spawn';
+import { median, round } from './lib/stats';
+import { Benchmark, ResultRow } from './lib/types';
+
+interface Config {
+  key: string;
+  label: string;
+  kind: 'lease' | 'graphile';
+  processes: number;
+  env: NodeJS.ProcessEnv;
+  /** Slow configurations drain fewer rows: the rate is what is compared, not the total time. */
+  slow?: boolean;
+}
+
+const SLOTS = 1000;
+const BATCH = 500;
+
+const CONFIGS: Config[] = [
+  ...(['shipped', 'uncorrelated'] as const).flatMap((claim) =>
+    [1, 2, 4].map((processes) => ({
+      key: `lease-${claim}-${processes}`,
+      label:
+        `lease engine, ${claim === 'shipped' ? 'claim.sql.ts' : 'claim-uncorrelated.sql.ts'}, ` +
+        `finishMany, ${processes} process${processes > 1 ? 'es' : ''}`,
+      kind: 'lease' as const,
+      processes,
+      env: {
+        BURN_MODE: 'batched',
+        BURN_CLAIM: claim,
+        BURN_SLOTS: String(SLOTS),
+        BURN_BATCH: String(BATCH),
+      },
+    })),
+  ),
+  {
+    key: 'lease-per-row-2',
+    label: 'lease engine, claim.sql.ts, one finish UPDATE per row (before batching), 2 processes',
+    kind: 'lease',
+    processes: 2,
+    env: { BURN_MODE: 'per-row', BURN_CLAIM: 'shipped', BURN_SLOTS: '64', BURN_BATCH: '64' },
+    slow: true,
+  },
+  {
+    key: 'gw-default',
+    label: 'graphile-worker 0.17.3, defaults (1 process, concurrency 1)',
+    kind: 'graphile',
+    processes: 1,
+    env: { GW_MODE: 'default' },
+    slow: true,
+  },
+  {
+    key: 'gw-batched',
+    label: 'graphile-worker 0.17.3, batched (local queue 500, batched completion, concurrency 24)',
+    kind: 'graphile',
+    processes: 1,
+    env: { GW_MODE: 'batched' },
+  },
+];
+
+type Round = Record<string, number>;
+
+export const leaseEngineBench: Benchmark = {
+  name: 'lease-engine',
+  title: 'Lease engine burn-down vs graphile-worker',
+  async run(ctx) {
+    const rows = ctx.quick ? 5_000 : 20_000;
+    const slowRows = ctx.quick ? 1_000 : 4_000;
+    const bench = await createBenchDatabase(ctx.adminUrl, 'lease');
+    const rounds: Round[] = [];
+    try {
+      const utils = await makeWorkerUtils({ connectionString: bench.url });
+      try {
+        await utils.migrate();
+        for (let run = 0; run < ctx.runs; run++) {
+          const round: Round = {};
+          for (const config of CONFIGS) {
+            const n = config.slow ? slowRows : rows;
+            round[config.key] =
+              config.kind === 'lease'
+                ? await burnLease(bench, config, n)
+                : await drainGraphile(bench, config, n, (specs) => utils.addJobs(specs));
+            ctx.log(
+              `run ${run + 1}/${ctx.runs} ${config.key}: ${Math.round(round[config.key])} rows/s`,
+            );
+          }
+          rounds.push(round);
+        }
+      } finally {
+        await utils.release();
+      }
+    } finally {
+      await bench.drop();
+    }
+    return {
+      status: 'ok',
+      settings: {
+        rows,
+        rowsForSlowConfigurations: slowRows,
+        leaseWorker: { slots: SLOTS, claimBatch: BATCH, finishBatchMax: BATCH, poolPerProcess: 3 },
+        perRowWorker: { slots: 64, poolPerProcess: 8 },
+        graphileBatched: {
+          concurrency: 24,
+          maxPoolSize: 25,
+          localQueue: 500,
+          completeJobBatchDelay: 0,
+          failJobBatchDelay: 0,
+        },
+        timing:
+          'lease: from the go signal (rows already loaded) to the last process finding nothing due; ' +
+          'graphile-worker: from its first job to an empty jobs table',
+      },
+      rows: summarize(rounds),
+      runs: rounds,
+    };
+  },
+};
+
+async function burnLease(bench: BenchDatabase, config: Config, rows: number): Promise<number> {
+  await bench.db.query('TRUNCATE tasks');
+  // Due over the last minute, in random order, like a backlog that built up.
+  await loadTasks(bench.db, { count: rows, status: 'working', dueFromMs: -60_000, dueToMs: 0 });
+  await settle(bench, 'tasks');
+  const done = await runWorkers('workers/lease-burn.worker.js', config.processes, {
+    ...config.env,
+    DATABASE_URL: bench.url,
+  });
+  const left = await bench.db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM tasks WHERE next_attempt_at IS NOT NULL`,
+  );
+  const processed = done.reduce((sum, d) => sum + d.processed, 0);
+  const lost = done.reduce((sum, d) => sum + d.lost, 0);
+  if (Number(left[0].n) !== 0 || processed !== rows || lost !== 0) {
+    throw new Error(
+      `${config.key}: ${left[0].n} rows left, ${processed}/${rows} processed, ${lost} leases lost`,
+    );
+  }
+  if (process.env.BENCH_VERBOSE) console.log(JSON.stringify(done));
+  return rate(rows, done);
+}
+
+async function drainGraphile(
+  bench: BenchDatabase,
+  config: Config,
+  jobs: number,
+  addJobs: (specs: Array<{ identifier: string; payload: object }>) => Promise<unknown>,
+): Promise<number> {
+  for (let added = 0; added < jobs; added += 5_000) {
+    const count = Math.min(5_000, jobs - added);
+    await addJobs(Array.from({ length: count }, () => ({ identifier: 'noop', payload: {} })));
+  }
+  await settle(bench, 'graphile_worker._private_jobs');
+  const done = await runWorkers('workers/graphile-burn.worker.js', config.processes, {
+    ...config.env,
+    GW_JOBS: String(jobs),
+    DATABASE_URL: bench.url,
+  });
+  return rate(jobs, done);
+}
+
+/** Same starting line for every run: fresh statistics, no dead tuples, no checkpoint pending. */
+async function settle(bench: BenchDatabase, table: string): Promise<void> {
+  await bench.db.query(`VACUUM ANALYZE ${table}`);
+  await bench.db.query('CHECKPOINT');
+}
+
+function rate(rows: number, done: DoneMessage[]): number {
+  const start = Math.min(...done.map((d) => d.startedAt));
+  const end = Math.max(...done.map((d) => d.endedAt));
+  return (rows * 1000) / Math.max(1, end - start);
+}
+
+function summarize(rounds: Round[]): ResultRow[] {
+  const med = (f: (round: Round) => number): number => median(rounds.map(f));
+  const result: ResultRow[] = CONFIGS.map((config) => ({
+    metric: config.label,
+    value: round(med((r) => r[config.key])),
+    unit: 'rows/s',
+  }));
+  // Ratios are taken within each round (same run, same minute), then the median is reported.
+  for (const claim of ['shipped', 'uncorrelated']) {
+    const sweep = CONFIGS.filter(
+      (c) => c.env.BURN_MODE === 'batched' && c.env.BURN_CLAIM === claim,
+    );
+    const best = (r: Round): number => Math.max(...sweep.map((c) => r[c.key]));
+    const worst = (r: Round): number => Math.min(...sweep.map((c) => r[c.key]));
+    const vsBatched = med((r) => best(r) / r['gw-batched']);
+    const vsDefault = med((r) => worst(r) / r['gw-default']);
+    result.push(
+      {
+        metric: `ratio: best of lease-${claim}-1/2/4 / graphile-worker batched`,
+        value: round(vsBatched),
+        unit: '×',
+        target: '≥ 1.0×',
+        met: vsBatched >= 1,
+      },
+      {
+        metric: `ratio: worst of lease-${claim}-1/2/4 / graphile-worker default`,
+        value: round(vsDefault),
+        unit: '×',
+        target: '≥ 2×',
+        met: vsDefault >= 2,
+      },
+    );
+  }
+  return result;
+}

@@ -1,0 +1,44 @@
+import { Database } from '@app/persistence';
+
+export interface LoadSpec {
+  count: number;
+  status: 'working' | 'completed';
+  /** Due time for active rows: now + a spread in [fromMs, toMs) (database clock). */
+  dueFromMs?: number;
+  dueToMs?: number;
+  /** Distinct users the rows are spread over (the listing indexes see realistic keys). */
+  users?: number;
+}
+
+/**
+ * Bulk-loads benchmark rows in one statement with generate_series. IDs are random like
+ * `newTaskId()` (task_ + 26 base32-ish chars), so primary-key inserts land all over the index as
+ * in production. The per-row NOTIFY trigger is skipped for the load (session_replication_role):
+ * a million notifications in one transaction measure nothing the benchmarks are about.
+ */
+export async function loadTasks(db: Database, spec: LoadSpec): Promise<void> {
+  const terminal = spec.status === 'completed';
+  await db.transaction(async (tx) => {
+    await tx.query(`SET LOCAL session_replication_role = replica`);
+    await tx.query(
+      `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
+                          submitted_at, completed_at, next_attempt_at)
+       SELECT 'task_' || substr(md5(random()::text || g::text), 1, 26),
+              'user-' || (g % $2), 'thread-' || (g % 997), 'demo-ordinary', 'ordinary', 'demo',
+              $3, '{}'::jsonb, now(),
+              CASE WHEN $4 THEN now() END,
+              CASE WHEN $4 THEN NULL
+                   ELSE now() + make_interval(secs => ($5::float8 + random() * ($6::float8 - $5::float8)) / 1000)
+              END
+         FROM generate_series(1, $1::int) AS g`,
+      [
+        spec.count,
+        spec.users ?? 100,
+        spec.status,
+        terminal,
+        spec.dueFromMs ?? 0,
+        spec.dueToMs ?? 0,
+      ],
+    );
+  });
+}

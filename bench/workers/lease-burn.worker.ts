@@ -1,0 +1,180 @@
+/**
+ * One lease-engine process for the burn-down benchmark: claim → no-op → complete, until a claim
+ * finds nothing due. Configured by environment (it is spawned by lease-engine.bench.ts):
+ * DATABASE_URL, BURN_MODE (`batched` | `per-row`), BURN_CLAIM (`shipped` = claim.sql.ts through
+ * TaskLeaseRepository, `uncorrelated` = the candidate of claim-uncorrelated.sql.ts), BURN_SLOTS,
+ * BURN_BATCH.
+ */
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'pg';
+import { Phase, TaskSnapshot, TaskStatus } from '@app/common';
+import { ClaimedTask, Database, TaskLease, TaskLeaseRepository } from '@app/persistence';
+import { toClaimedTask } from '../../libs/persistence/src/claimed-task';
+import { CLAIM_UNCORRELATED_SQL } from '../../libs/persistence/src/sql/claim-uncorrelated.sql';
+import { TaskBatchRepository } from '../../libs/persistence/src/task-batch.repository';
+import { nextParentMessage, runWorker, send } from '../lib/ipc';
+import { Signal } from '../lib/signal';
+
+const DONE: TaskSnapshot = { status: TaskStatus.Completed };
+// Long enough that no lease can expire during a run: a lost lease here would be a bug.
+const LEASE_MS = 120_000;
+
+interface Counters {
+  processed: number;
+  lost: number;
+  /** Wall time inside the claim and the completion statements (where a slow run went). */
+  claimMs: number;
+  claims: number;
+  finishMs: number;
+  finishes: number;
+}
+
+runWorker(async () => {
+  const mode = process.env.BURN_MODE ?? 'batched';
+  const slots = Number(process.env.BURN_SLOTS ?? 1000);
+  const batch = Number(process.env.BURN_BATCH ?? 500);
+  const pool = new Pool({
+    connectionString: process.env.DATABASE_URL,
+    max: mode === 'per-row' ? 8 : 3,
+    application_name: `bench-lease-${mode}`,
+  });
+  const db = new Database(pool);
+  const leases = new TaskLeaseRepository(db);
+  const workerId = `bench-${process.pid}`;
+  const request = { workerId, phases: [Phase.Poll], leaseMs: LEASE_MS, deadWorkerAfterMs: 30_000 };
+  const claim =
+    process.env.BURN_CLAIM === 'uncorrelated'
+      ? async (limit: number): Promise<ClaimedTask[]> => {
+          const params = [workerId, limit, request.phases, LEASE_MS, request.deadWorkerAfterMs];
+          const rows = await db.query(CLAIM_UNCORRELATED_SQL, params, 'bench_claim_uncorrelated');
+          return rows.map(toClaimedTask);
+        }
+      : (limit: number): Promise<ClaimedTask[]> => leases.claim({ ...request, limit });
+  await db.query('SELECT 1');
+  send({ type: 'ready' });
+  await nextParentMessage('go');
+  const startedAt = Date.now();
+  const counters: Counters = {
+    processed: 0,
+    lost: 0,
+    claimMs: 0,
+    claims: 0,
+    finishMs: 0,
+    finishes: 0,
+  };
+  const timedClaim = async (limit: number): Promise<ClaimedTask[]> => {
+    const started = performance.now();
+    const tasks = await claim(limit);
+    counters.claimMs += performance.now() - started;
+    counters.claims++;
+    return tasks;
+  };
+  if (mode === 'per-row') await perRow(timedClaim, leases, slots, batch, counters);
+  else await batched(timedClaim, new TaskBatchRepository(db), slots, batch, counters);
+  const endedAt = Date.now();
+  await pool.end();
+  send({ type: 'done', startedAt, endedAt, ...counters });
+});
+
+/** The no-op driver: each item runs on its own (no tick barrier), and does nothing. */
+async function noop(task: ClaimedTask): Promise<TaskLease> {
+  await Promise.resolve();
+  return task.lease;
+}
+
+/**
+ * Claims batches sized to the free slots while the previous batch's completion is in flight
+ * (two loops, one connection each), and ends finished rows with one fenced statement per batch.
+ */
+async function batched(
+  claim: (limit: number) => Promise<ClaimedTask[]>,
+  batches: TaskBatchRepository,
+  slots: number,
+  batch: number,
+  counters: Counters,
+): Promise<void> {
+  let held = 0;
+  let claiming = true;
+  const finished: TaskLease[] = [];
+  const hasFinished = new Signal();
+  const hasRoom = new Signal();
+
+  const claimer = async (): Promise<void> => {
+    while (claiming) {
+      const free = Math.min(batch, slots - held);
+      if (free <= 0) {
+        await hasRoom.wait();
+        continue;
+      }
+      const tasks = await claim(free);
+      if (tasks.length === 0) claiming = false;
+      held += tasks.length;
+      for (const task of tasks) {
+        void noop(task).then((lease) => {
+          finished.push(lease);
+          hasFinished.fire();
+        });
+      }
+    }
+    hasFinished.fire();
+  };
+
+  const completer = async (): Promise<void> => {
+    while (claiming || held > 0) {
+      if (finished.length === 0) {
+        await hasFinished.wait();
+        continue;
+      }
+      const leases = finished.splice(0, batch);
+      const started = performance.now();
+      const outcome = await batches.finishMany(leases, DONE);
+      counters.finishMs += performance.now() - started;
+      counters.finishes++;
+      counters.processed += outcome.applied.length;
+      counters.lost += outcome.lost.length;
+      held -= leases.length;
+      hasRoom.fire();
+    }
+  };
+
+  await Promise.all([claimer(), completer()]);
+}
+
+/** The engine as first written: one fenced UPDATE (one commit) per finished row. */
+async function perRow(
+  claim: (limit: number) => Promise<ClaimedTask[]>,
+  leases: TaskLeaseRepository,
+  slots: number,
+  batch: number,
+  counters: Counters,
+): Promise<void> {
+  let held = 0;
+  let claiming = true;
+  const hasRoom = new Signal();
+  const inFlight = new Set<Promise<void>>();
+  while (claiming) {
+    const free = Math.min(batch, slots - held);
+    if (free <= 0) {
+      await hasRoom.wait();
+      continue;
+    }
+    const tasks = await claim(free);
+    if (tasks.length === 0) claiming = false;
+    held += tasks.length;
+    for (const task of tasks) {
+      const item = noop(task)
+        .then((lease) => leases.finish(lease, DONE))
+        .then(
+          () => void counters.processed++,
+          () => void counters.lost++,
+        )
+        .finally(() => {
+          held--;
+          inFlight.delete(item);
+          hasRoom.fire();
+        });
+      inFlight.add(item);
+    }
+  }
+  await Promise.all(inFlight);
+}
