@@ -281,16 +281,17 @@ export async function startPoller(options: PollerOptions): Promise<PollerProcess
     resume: () => child.kill('SIGCONT'),
   };
   if (options.waitReady !== false) {
-    await waitUntil(
+    const state = await waitUntil(
       async () => {
-        if (child.exitCode !== null) throw new Error(`poller exited: ${stderr}`);
+        if (child.exitCode !== null) return 'exited';
         const res = await fetch(`${base}/healthz/ready`);
-        return res.status === 200 ? true : undefined;
+        return res.status === 200 ? 'ready' : undefined;
       },
       `${workerId} ready`,
       20_000,
       100,
     );
+    if (state === 'exited') throw new Error(`poller ${workerId} exited at start: ${stderr}`);
   }
   return poller;
 }

@@ -1,0 +1,65 @@
+// Guards invariant 6: a cancel arriving during an in-flight submit keeps the handle and cancels upstream.
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import {
+  demoServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await stopAllProcesses();
+  await database.drop();
+});
+
+it('stores the remote handle, then cancels the upstream task', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
+  await startPoller({ databaseUrl: database.url, serversFile });
+  // Freeze the upstream so the submit is on the wire, unanswered, when the cancel arrives.
+  demo.child.kill('SIGSTOP');
+  let resumed = false;
+  try {
+    const [id] = await insertFleetTasks(database.db, [
+      { toolset: 'demo-ordinary', server: 'demo', input: { duration_ms: 60_000, tag: 'inflight' } },
+    ]);
+    await waitUntil(
+      async () => {
+        const rows = await database.db.query(
+          `SELECT 1 FROM tasks WHERE id = $1 AND submit_started_at IS NOT NULL`,
+          [id],
+        );
+        return rows.length > 0 ? true : undefined;
+      },
+      'the submit to start',
+      10_000,
+      10,
+    );
+    // What the API does for a task whose submit already started: record the request only.
+    await database.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [id]);
+    demo.child.kill('SIGCONT');
+    resumed = true;
+    const final = await waitUntil(
+      async () => {
+        const state = (await taskStates(database.db, [id])).get(id)!;
+        return state.completed_at ? state : undefined;
+      },
+      'the task to end',
+      15_000,
+    );
+    expect(final.status).toBe('cancelled');
+    expect(final.remote_task_id).toMatch(/^job_/);
+    const stats = await demo.stats('inflight');
+    expect(stats.by_tag.inflight).toMatchObject({ submits: 1, cancels: 1, cancelled: true });
+  } finally {
+    if (!resumed) demo.child.kill('SIGCONT');
+  }
+});
