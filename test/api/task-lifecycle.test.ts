@@ -1,0 +1,187 @@
+// Guards against a task's life through the API breaking in any contract (complete, cancel,
+// fail) with real pollers and a real upstream, and against upstream internals leaking on the way.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { NodeProcess, eventually, startNode } from '../helpers/node-process';
+import { ApiHarness, apiKeyFor, bearer, startApi } from './api-harness';
+
+const SERVER = 'upstream-e2e-srv';
+const TOOLSETS = ['demo-ordinary', 'demo-native', 'demo-sync'] as const;
+
+let api: ApiHarness;
+let demo: NodeProcess;
+const pollers: NodeProcess[] = [];
+let dir: string;
+let auth: string;
+const bodies: string[] = [];
+
+beforeAll(async () => {
+  api = await startApi();
+  demo = startNode('apps/demo-server/src/main.js', ['--transport', 'http', '--port', '0']);
+  const line = await demo.waitForLine(/listening on (http:\/\/\S+)/);
+  const demoUrl = /listening on (http:\/\/\S+)/.exec(line)![1];
+  dir = mkdtempSync(join(tmpdir(), 'mtg-api-e2e-'));
+  const serversFile = join(dir, 'mcp-servers.json');
+  writeFileSync(
+    serversFile,
+    JSON.stringify({
+      mcpServers: {
+        [SERVER]: {
+          url: `${demoUrl}/mcp`,
+          taskToolsets: [
+            {
+              name: 'demo-ordinary',
+              contract: 'ordinary',
+              submitTool: 'demo_submit',
+              statusTool: 'demo_status',
+              cancelTool: 'demo_cancel',
+            },
+            { name: 'demo-native', contract: 'mcp-tasks', tool: 'demo_task_required' },
+            { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60000 },
+          ],
+        },
+      },
+    }),
+  );
+  for (let i = 0; i < 2; i++) {
+    pollers.push(
+      startNode('apps/poller/src/main.js', [], {
+        DATABASE_URL: api.db.url,
+        MCP_SERVERS_FILE: serversFile,
+        METRICS_PORT: '0',
+        POLL_INTERVAL_MS: '200',
+        MIN_POLL_INTERVAL_MS: '100',
+        CLAIM_FALLBACK_INTERVAL_MS: '200',
+        HEARTBEAT_INTERVAL_MS: '500',
+        LOG_LEVEL: 'warn',
+      }),
+    );
+  }
+  auth = bearer(await apiKeyFor(api, 'alice'));
+  await eventually(
+    async () => {
+      const dead = pollers.find((p) => p.child.exitCode !== null);
+      if (dead) throw new Error(`a poller exited: ${dead.stderr.join('\n')}`);
+      const res = await call('get', '/v1/toolsets');
+      const available = res.body.items?.filter((t: { available: boolean }) => t.available).length;
+      return available === TOOLSETS.length ? true : undefined;
+    },
+    60_000,
+    'all toolsets available',
+  );
+}, 90_000);
+
+afterAll(async () => {
+  for (const poller of pollers) await poller.kill('SIGTERM');
+  await demo?.kill('SIGTERM');
+  await api?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every answer is kept for the leak search at the end. */
+async function call(
+  method: 'get' | 'post',
+  path: string,
+  body?: object,
+  headers: Record<string, string> = {},
+) {
+  let req = request(api.url)[method](path).set('Authorization', auth);
+  for (const [k, v] of Object.entries(headers)) req = req.set(k, v);
+  const res = await (body ? req.send(body) : req);
+  bodies.push(res.text);
+  return res;
+}
+
+async function until(thread: string, id: string, statuses: string[], timeoutMs = 60_000) {
+  return eventually(
+    async () => {
+      const res = await call('get', `/v1/threads/${thread}/tasks/${id}`);
+      expect(res.status).toBe(200);
+      return statuses.includes(res.body.status) ? res.body : undefined;
+    },
+    timeoutMs,
+    `${id} to be ${statuses.join('|')}`,
+  );
+}
+
+describe.each(TOOLSETS)('%s through the API', (toolset) => {
+  const thread = `life-${toolset}`;
+
+  it('runs submit → working → completed with its result', async () => {
+    const submitted = await call(
+      'post',
+      `/v1/threads/${thread}/tasks`,
+      { toolset, arguments: { duration_ms: 1500, result: { answer: 42 } } },
+      { Prefer: 'wait=20' },
+    );
+    expect(submitted.status).toBe(201);
+    expect(submitted.headers['preference-applied']).toBe('wait=20');
+    expect(submitted.body.status).toBe('working');
+    const done = await until(thread, submitted.body.task_id, ['completed', 'failed', 'cancelled']);
+    expect(done.status).toBe('completed');
+    expect(JSON.stringify(done.result)).toContain('42');
+    expect(done.completed_at).not.toBeNull();
+    expect(done.error).toBeNull();
+  });
+
+  it('cancels a running task', async () => {
+    const submitted = await call(
+      'post',
+      `/v1/threads/${thread}/tasks`,
+      { toolset, arguments: { duration_ms: 60_000 } },
+      { Prefer: 'wait=20' },
+    );
+    expect(submitted.body.status).toBe('working');
+    const cancel = await call(
+      'post',
+      `/v1/threads/${thread}/tasks/${submitted.body.task_id}/cancel`,
+    );
+    expect(cancel.status).toBe(202);
+    expect(cancel.body.cancel_requested).toBe(true);
+    const done = await until(thread, submitted.body.task_id, ['completed', 'failed', 'cancelled']);
+    expect(done.status).toBe('cancelled');
+  });
+
+  it('reports an upstream failure with its error code', async () => {
+    const submitted = await call('post', `/v1/threads/${thread}/tasks`, {
+      toolset,
+      arguments: { duration_ms: 300, outcome: 'fail', fail_message: `boom in ${toolset}` },
+    });
+    expect(submitted.status).toBe(201);
+    const done = await until(thread, submitted.body.task_id, ['completed', 'failed', 'cancelled']);
+    expect(done.status).toBe('failed');
+    expect(done.error.code).toBe('upstream_failed');
+    expect(done.error.message).toContain(`boom in ${toolset}`);
+  });
+});
+
+describe('after the runs', () => {
+  it('lists the finished tasks and shows live pollers', async () => {
+    const list = await call('get', '/v1/tasks?status=terminal&limit=100');
+    expect(list.body.items).toHaveLength(TOOLSETS.length * 3);
+    const status = await call('get', '/v1/status');
+    expect(status.body.pollers_alive).toBe(2);
+    expect(status.body.toolsets_available).toBe(TOOLSETS.length);
+  });
+
+  it('never showed a remote ID, session, server name, lease or worker ID', async () => {
+    const secrets = new Set<string>([SERVER]);
+    for (const row of await api.db.db.query(
+      `SELECT remote_task_id, remote_session_id, lease_owner, lease_token, pinned_worker_id FROM tasks`,
+    )) {
+      for (const value of Object.values(row))
+        if (typeof value === 'string' && value.length >= 6) secrets.add(value);
+    }
+    for (const row of await api.db.db.query<{ id: string }>(`SELECT id FROM workers`))
+      secrets.add(row.id);
+    const remoteIds = await api.db.db.query(
+      `SELECT remote_task_id FROM tasks WHERE remote_task_id IS NOT NULL`,
+    );
+    expect(remoteIds.length).toBeGreaterThanOrEqual(6); // the search has real values to look for
+    const joined = bodies.join('\n');
+    for (const secret of secrets)
+      expect({ secret, found: joined.includes(secret) }).toEqual({ secret, found: false });
+  });
+});
