@@ -76,7 +76,7 @@ async function main(): Promise<void> {
       console.error(`  ${bench.name} failed:`, error);
     }
   }
-  rewriteDocsTable(DOCS, machine, storedResults());
+  await rewriteDocsTable(DOCS, machine, storedResults());
   console.log(`\nwrote ${RESULTS} and the table in ${DOCS}`);
   if (failed) process.exitCode = 1;
 }

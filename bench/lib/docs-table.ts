@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { format, resolveConfig } from 'prettier';
 import { MachineInfo } from './machine';
 import { BenchResult } from './types';
 
@@ -9,20 +10,20 @@ export const TABLE_END = '<!-- bench:results:end -->';
  * Rewrites the part of docs/benchmarks.md between the markers from the JSON results on disk,
  * so `--only NAME` refreshes one benchmark and keeps the others' last measured figures.
  */
-export function rewriteDocsTable(
+export async function rewriteDocsTable(
   docsPath: string,
   machine: MachineInfo,
   results: BenchResult[],
-): void {
+): Promise<void> {
   const doc = readFileSync(docsPath, 'utf8');
   const start = doc.indexOf(TABLE_START);
   const end = doc.indexOf(TABLE_END);
   if (start < 0 || end < start) throw new Error(`${docsPath}: result markers not found`);
   const body = renderTable(machine, results);
-  writeFileSync(
-    docsPath,
-    `${doc.slice(0, start + TABLE_START.length)}\n${body}\n${doc.slice(end)}`,
-  );
+  const text = `${doc.slice(0, start + TABLE_START.length)}\n${body}\n${doc.slice(end)}`;
+  // Formatted as `prettier --check` wants it, so a fresh run leaves the lint clean.
+  const options = (await resolveConfig(docsPath)) ?? {};
+  writeFileSync(docsPath, await format(text, { ...options, parser: 'markdown' }));
 }
 
 export function renderTable(machine: MachineInfo, results: BenchResult[]): string {

@@ -2,7 +2,11 @@ import { Database } from '@app/persistence';
 
 export interface LoadSpec {
   count: number;
-  status: 'working' | 'completed';
+  status: 'queued' | 'working' | 'completed';
+  /** The task's input (the submit tool's arguments); default `{}`. */
+  input?: Record<string, unknown>;
+  /** For `working` rows that no upstream knows: a remote ID that polls will not find. */
+  remoteTaskId?: string;
   /** Due time for active rows: now + a spread in [fromMs, toMs) (database clock). */
   dueFromMs?: number;
   dueToMs?: number;
@@ -22,14 +26,15 @@ export async function loadTasks(db: Database, spec: LoadSpec): Promise<void> {
     await tx.query(`SET LOCAL session_replication_role = replica`);
     await tx.query(
       `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                          submitted_at, completed_at, next_attempt_at)
+                          submitted_at, completed_at, next_attempt_at, remote_task_id)
        SELECT 'task_' || substr(md5(random()::text || g::text), 1, 26),
               'user-' || (g % $2), 'thread-' || (g % 997), 'demo-ordinary', 'ordinary', 'demo',
-              $3, '{}'::jsonb, now(),
+              $3, $7::jsonb, CASE WHEN $3 <> 'queued' THEN now() END,
               CASE WHEN $4 THEN now() END,
               CASE WHEN $4 THEN NULL
                    ELSE now() + make_interval(secs => ($5::float8 + random() * ($6::float8 - $5::float8)) / 1000)
-              END
+              END,
+              $8
          FROM generate_series(1, $1::int) AS g`,
       [
         spec.count,
@@ -38,6 +43,8 @@ export async function loadTasks(db: Database, spec: LoadSpec): Promise<void> {
         terminal,
         spec.dueFromMs ?? 0,
         spec.dueToMs ?? 0,
+        JSON.stringify(spec.input ?? {}),
+        spec.remoteTaskId ?? null,
       ],
     );
   });

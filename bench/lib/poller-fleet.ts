@@ -1,0 +1,58 @@
+import { BenchDatabase } from './bench-db';
+import {
+  PollerEnv,
+  RunningDemo,
+  RunningPoller,
+  startDemoServer,
+  startPoller,
+  writeToolsetFile,
+} from './poller-harness';
+import { sleep } from './stats';
+
+export interface Fleet {
+  demo: RunningDemo;
+  pollers: RunningPoller[];
+  stop(): Promise<void>;
+}
+
+/** The demo server over HTTP and `count` pollers on `bench`'s database; stop() ends them all. */
+export async function startFleet(
+  bench: BenchDatabase,
+  count: number,
+  settings: Omit<PollerEnv, 'databaseUrl' | 'demoUrl' | 'toolsetFile'> & {
+    maxConcurrentCalls: number;
+  },
+): Promise<Fleet> {
+  const demo = await startDemoServer();
+  const pollers: RunningPoller[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(pollers.map((poller) => poller.stop()));
+    await demo.stop();
+  };
+  try {
+    const toolsetFile = writeToolsetFile(settings.maxConcurrentCalls);
+    for (let i = 0; i < count; i++) {
+      pollers.push(
+        await startPoller({ ...settings, databaseUrl: bench.url, demoUrl: demo.url, toolsetFile }),
+      );
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { demo, pollers, stop };
+}
+
+/** Waits until no row is `queued` (every submit went out), or throws after `timeoutMs`. */
+export async function waitAllSubmitted(bench: BenchDatabase, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await bench.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM tasks WHERE status = 'queued'`,
+    );
+    if (Number(rows[0].n) === 0) return;
+    if (Date.now() > deadline)
+      throw new Error(`${rows[0].n} tasks still queued after ${timeoutMs} ms`);
+    await sleep(250);
+  }
+}
