@@ -21,6 +21,7 @@ import { ThreadsController } from './tasks/threads.controller';
 import { UserTasksController } from './tasks/user-tasks.controller';
 import { ToolsetCatalog } from './toolsets/toolset-catalog.service';
 import { ToolsetsController } from './toolsets/toolsets.controller';
+import { EventsModule } from './events/events.module';
 
 /**
  * The API's root module: HTTP only; it never talks to upstream MCP servers. Every route needs a
@@ -39,6 +40,7 @@ export class ApiModule {
           poolSize: settings.database.poolSize,
           appName: 'mcp-task-gateway-api',
         }),
+        EventsModule.forRoot(settings),
       ],
       controllers: [
         HealthController,

@@ -36,7 +36,7 @@ export interface WebhookHeaders {
  */
 export function verifyWebhook(
   secret: string,
-  headers: Partial<Record<keyof WebhookHeaders, string | string[] | undefined>>,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
   body: string,
   nowS = Math.floor(Date.now() / 1000),
   toleranceS = DEFAULT_TOLERANCE_S,

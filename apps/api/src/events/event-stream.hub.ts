@@ -1,0 +1,95 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import { Settings } from '@app/config';
+import { ChannelListener } from '@app/webhooks';
+import { EVENTS_SETTINGS } from './events.tokens';
+
+/** The channel the outbox trigger notifies, with payload `["<user>", "<thread>"]`. */
+export const TASK_EVENTS_CHANNEL = 'mcp_task_events';
+
+/** A stream the hub can end at shutdown. */
+export interface ClosableStream {
+  close(): void;
+}
+
+/**
+ * Wakes this replica's open event streams when the database says their thread has news: one
+ * LISTEN connection per replica, however many streams. Streams still read everything from the
+ * database (any replica serves any stream); a lost notification costs one fallback interval.
+ */
+@Injectable()
+export class EventStreamHub implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly streams = new Set<ClosableStream>();
+  private readonly listener: ChannelListener;
+
+  constructor(
+    @Inject(EVENTS_SETTINGS) settings: Settings,
+    private readonly log: PinoLogger,
+  ) {
+    this.listener = new ChannelListener({
+      url: settings.database.url ?? '',
+      channel: TASK_EVENTS_CHANNEL,
+      appName: 'mcp-task-gateway-api-events',
+      onNotify: (payload) => this.onNotify(payload),
+      onLost: (error, retryInMs) => this.log.warn({ err: error, retryInMs }, 'event listener lost'),
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.listener.start();
+  }
+
+  /** Ends every open stream first: an open SSE response would hold the HTTP server open. */
+  async onModuleDestroy(): Promise<void> {
+    for (const stream of [...this.streams]) stream.close();
+    this.wakeAll();
+    await this.listener.stop();
+  }
+
+  register(stream: ClosableStream): () => void {
+    this.streams.add(stream);
+    return () => this.streams.delete(stream);
+  }
+
+  /** Resolves on news for the thread, after `ms`, or when `wake` is called by the stream. */
+  wait(userId: string, threadId: string, ms: number): { done: Promise<void>; wake: () => void } {
+    const key = JSON.stringify([userId, threadId]);
+    let wake: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, ms);
+      const set = this.waiters.get(key) ?? new Set<() => void>();
+      this.waiters.set(key, set);
+      set.add(finish);
+      function finish(): void {
+        clearTimeout(timer);
+        set.delete(finish);
+        resolve();
+      }
+      wake = finish;
+    });
+    done
+      .finally(() => {
+        if (this.waiters.get(key)?.size === 0) this.waiters.delete(key);
+      })
+      .catch(() => undefined);
+    return { done, wake };
+  }
+
+  private onNotify(payload: string | null): void {
+    // After a reconnect, notifications sent meanwhile are lost: everyone looks again.
+    if (payload === null) return this.wakeAll();
+    let key: string;
+    try {
+      // Re-serialized: Postgres' json text has spaces JSON.stringify does not write.
+      key = JSON.stringify(JSON.parse(payload));
+    } catch {
+      return this.wakeAll();
+    }
+    for (const finish of [...(this.waiters.get(key) ?? [])]) finish();
+  }
+
+  private wakeAll(): void {
+    for (const set of this.waiters.values()) for (const finish of [...set]) finish();
+  }
+}

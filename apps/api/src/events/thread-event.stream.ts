@@ -1,0 +1,112 @@
+import type { Response } from 'express';
+import { EventCursor, EventRepository } from '@app/persistence';
+import { toEventView } from '@app/webhooks';
+import { EventStreamHub } from './event-stream.hub';
+
+/** Proxies close idle connections after 30–60 s; a comment line every 15 s keeps them open. */
+export const HEARTBEAT_MS = 15_000;
+// A lost notification costs at most this long; 5 s keeps an idle stream at 0.2 queries/s.
+const FALLBACK_MS = 5000;
+// Committed events wait for older running transactions (see thread-events.sql.ts); those end
+// in milliseconds, so look again soon rather than after the fallback.
+const UNSETTLED_RECHECK_MS = 25;
+const PAGE = 200;
+
+/** The SSE `id:` of an event: its stream position, `<tx>-<id>` (opaque to clients). */
+export function formatCursor(cursor: EventCursor): string {
+  return `${cursor.tx}-${cursor.id}`;
+}
+
+/** Parses a Last-Event-ID; null when malformed. */
+export function parseCursor(text: string): EventCursor | null {
+  const match = /^(\d{1,20})-(\d{1,20})$/.exec(text);
+  return match ? { tx: match[1], id: match[2] } : null;
+}
+
+export interface StreamLog {
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * One client's server-sent event stream of a thread: everything after its cursor, from the
+ * database, then new events as they settle. Writes respect backpressure; any failure ends the
+ * stream, and the client resumes from its Last-Event-ID without loss or repeats.
+ */
+export class ThreadEventStream {
+  private closed = false;
+  private wakeWait: () => void = () => undefined;
+
+  constructor(
+    private readonly res: Response,
+    private readonly events: EventRepository,
+    private readonly hub: EventStreamHub,
+    private readonly scope: { userId: string; threadId: string; trackingDegradedAfter: number },
+    private cursor: EventCursor,
+    private readonly log: StreamLog,
+  ) {}
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.wakeWait();
+    this.res.end();
+  }
+
+  async run(): Promise<void> {
+    const unregister = this.hub.register(this);
+    this.res.on('close', () => this.close());
+    this.res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    // `retry` sets EventSource's reconnect delay; the comment flushes headers through proxies.
+    this.res.write('retry: 2000\n: connected\n\n');
+    const heartbeat = setInterval(() => this.res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    try {
+      await this.pump();
+    } catch (error) {
+      this.log.warn({ err: error, thread_id: this.scope.threadId }, 'event stream failed');
+    } finally {
+      clearInterval(heartbeat);
+      unregister();
+      this.close();
+    }
+  }
+
+  private async pump(): Promise<void> {
+    const { userId, threadId } = this.scope;
+    while (!this.closed) {
+      const page = await this.events.threadEvents(userId, threadId, this.cursor, PAGE);
+      for (const event of page.events) {
+        if (this.closed) return;
+        const position = { tx: event.tx, id: event.id };
+        const view = toEventView(event, this.scope);
+        const frame = `id: ${formatCursor(position)}\nevent: ${view.type}\ndata: ${JSON.stringify(view)}\n\n`;
+        this.cursor = position;
+        if (!this.res.write(frame)) await this.drained();
+      }
+      if (page.events.length === PAGE) continue;
+      const wait = this.hub.wait(
+        userId,
+        threadId,
+        page.unsettled ? UNSETTLED_RECHECK_MS : FALLBACK_MS,
+      );
+      this.wakeWait = wait.wake;
+      await wait.done;
+    }
+  }
+
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      this.res.on('drain', done);
+      this.res.on('close', done);
+    });
+  }
+}

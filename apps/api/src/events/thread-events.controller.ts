@@ -1,0 +1,90 @@
+import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiHeader,
+  ApiOperation,
+  ApiParam,
+  ApiProduces,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { PinoLogger } from 'nestjs-pino';
+import { Settings } from '@app/config';
+import { EventRepository, STREAM_START } from '@app/persistence';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { ApiProblems } from '../problem/api-problems.decorator';
+import { ProblemException } from '../problem/problem.exception';
+import { ThreadIdPipe } from '../tasks/id-params.pipe';
+import { EventStreamHub } from './event-stream.hub';
+import { EVENTS_SETTINGS } from './events.tokens';
+import { parseCursor, ThreadEventStream } from './thread-event.stream';
+
+/** GET /v1/threads/{thread_id}/events: the thread's events as server-sent events. */
+@ApiTags('events')
+@ApiBearerAuth()
+@Controller('v1/threads')
+export class ThreadEventsController {
+  constructor(
+    @Inject(EVENTS_SETTINGS) private readonly settings: Settings,
+    private readonly events: EventRepository,
+    private readonly hub: EventStreamHub,
+    private readonly log: PinoLogger,
+  ) {}
+
+  /**
+   * Without a position the stream starts at the oldest retained event of the thread (events are
+   * kept EVENT_RETENTION_HOURS), so a client that subscribes after submitting misses nothing.
+   */
+  @Get(':thread_id/events')
+  @ApiParam({ name: 'thread_id', description: 'Caller-chosen thread ID' })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'Resume after this event (the `id:` of the last event received)',
+  })
+  @ApiQuery({
+    name: 'last_event_id',
+    required: false,
+    description: 'Same as Last-Event-ID, for clients that cannot set headers',
+  })
+  @ApiOperation({
+    summary:
+      "Server-sent events of the thread's tasks (status changes, progress), resumable; heartbeat comments every 15 s",
+  })
+  @ApiProduces('text/event-stream')
+  @ApiResponse({
+    status: 200,
+    description: 'An event stream: `id`, `event` (the type) and `data` (the event JSON) per event',
+  })
+  @ApiProblems(400, 401)
+  async stream(
+    @CurrentUser() userId: string,
+    @Param('thread_id', ThreadIdPipe) threadId: string,
+    @Headers('last-event-id') header: string | undefined,
+    @Query('last_event_id') query: string | undefined,
+    @Res() res: Response,
+  ): Promise<void> {
+    const given = header ?? query;
+    const cursor = given === undefined || given === '' ? STREAM_START : parseCursor(given.trim());
+    if (cursor === null) {
+      throw new ProblemException(400, 'Invalid Last-Event-ID.', [
+        { path: 'Last-Event-ID', message: 'must be an event id received from this stream' },
+      ]);
+    }
+    const stream = new ThreadEventStream(
+      res,
+      this.events,
+      this.hub,
+      {
+        userId,
+        threadId,
+        trackingDegradedAfter: this.settings.scheduling.trackingDegradedAfter,
+      },
+      cursor,
+      this.log,
+    );
+    await stream.run();
+  }
+}

@@ -1,0 +1,134 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { WebhookRepository, WebhookSubscriptionRow } from '@app/persistence';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { ApiProblems } from '../problem/api-problems.decorator';
+import { ProblemException } from '../problem/problem.exception';
+import { WebhookSubscriptionsService } from './webhook-subscriptions.service';
+import {
+  CreatedWebhookDto,
+  CreateWebhookDto,
+  WebhookAttemptListDto,
+  WebhookDto,
+  WebhookListDto,
+} from './webhook.dto';
+
+const WEBHOOK_ID = /^wh_[a-z2-7]{26}$/;
+
+/**
+ * The caller's webhook subscriptions. Another user's subscription answers 404, like a missing
+ * one; the secret is shown once, in the 201, and never again.
+ */
+@ApiTags('webhooks')
+@ApiBearerAuth()
+@Controller('v1/webhooks')
+export class WebhooksController {
+  constructor(
+    private readonly hooks: WebhookRepository,
+    private readonly subscriptions: WebhookSubscriptionsService,
+  ) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Subscribe a URL to the events of all your tasks' })
+  @ApiCreatedResponse({ type: CreatedWebhookDto })
+  @ApiProblems(400, 401, 413, 415, 422)
+  async create(
+    @CurrentUser() userId: string,
+    @Body() body: CreateWebhookDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<CreatedWebhookDto> {
+    const { row, secret } = await this.subscriptions.create(userId, body);
+    res.status(201).setHeader('Location', `/v1/webhooks/${row.id}`);
+    return { ...toView(row), secret };
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'Your webhook subscriptions (without their secrets)' })
+  @ApiOkResponse({ type: WebhookListDto })
+  @ApiProblems(401)
+  async list(@CurrentUser() userId: string): Promise<WebhookListDto> {
+    return { items: (await this.hooks.list(userId)).map(toView) };
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiParam({ name: 'id' })
+  @ApiOperation({ summary: 'Delete a subscription and its pending deliveries' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiProblems(400, 401, 404)
+  async remove(@CurrentUser() userId: string, @Param('id') id: string): Promise<void> {
+    if (!(await this.hooks.delete(userId, checkId(id)))) throw notFound();
+  }
+
+  @Get(':id/deliveries')
+  @ApiParam({ name: 'id' })
+  @ApiQuery({ name: 'limit', required: false, description: '1..100, default 50' })
+  @ApiOperation({ summary: 'Recent delivery attempts of a subscription, newest first' })
+  @ApiOkResponse({ type: WebhookAttemptListDto })
+  @ApiProblems(400, 401, 404)
+  async deliveries(
+    @CurrentUser() userId: string,
+    @Param('id') id: string,
+    @Query('limit') limitText?: string,
+  ): Promise<WebhookAttemptListDto> {
+    const limit = limitText === undefined ? 50 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+      throw new ProblemException(400, 'Invalid limit.', [
+        { path: 'limit', message: 'must be an integer from 1 to 100' },
+      ]);
+    }
+    const sub = await this.hooks.find(userId, checkId(id));
+    if (!sub) throw notFound();
+    const attempts = await this.hooks.recentAttempts(sub.id, limit);
+    return {
+      items: attempts.map((a) => ({
+        event_id: `evt_${a.eventId}`,
+        event_type: a.eventType,
+        attempt: a.attempt,
+        outcome: a.outcome,
+        status_code: a.statusCode,
+        duration_ms: a.durationMs,
+        error: a.error,
+        attempted_at: a.attemptedAt.toISOString(),
+        next_retry_at: a.nextRetryAt?.toISOString() ?? null,
+        dead_lettered: a.deadLettered,
+      })),
+    };
+  }
+}
+
+/** A subscription as shown: a whitelist, so the secret column can never slip out. */
+function toView(row: WebhookSubscriptionRow): WebhookDto {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    created_at: row.createdAt.toISOString(),
+    active: row.disabledAt === null,
+    disabled_at: row.disabledAt?.toISOString() ?? null,
+    disabled_reason: row.disabledReason,
+  };
+}
+
+function checkId(id: string): string {
+  if (!WEBHOOK_ID.test(id)) {
+    throw new ProblemException(400, 'Invalid webhook ID.', [
+      { path: 'id', message: 'must match ^wh_[a-z2-7]{26}$' },
+    ]);
+  }
+  return id;
+}
+
+function notFound(): ProblemException {
+  return new ProblemException(404, 'No such webhook.');
+}

@@ -1,0 +1,174 @@
+// Guards the SSE stream (resume without loss or repeats, several replicas, one user's events only) and the webhook subscription API (secret once, owner only, private URLs refused).
+import request from 'supertest';
+import { signJwt } from '../api/api-harness';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { eventually } from '../helpers/node-process';
+import { insertTasks } from '../helpers/tasks';
+import { ApiReplica, SseClient, startReplica } from './events-harness';
+
+let db: TestDatabase;
+let strict: ApiReplica;
+let relaxed: ApiReplica;
+const clients: SseClient[] = [];
+const alice = signJwt('alice');
+const bob = signJwt('bob');
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // Two replicas of one deployment on one database; they differ only in the operator switch,
+  // so one run covers both the refusal and local receivers.
+  [strict, relaxed] = await Promise.all([
+    startReplica(db.url),
+    startReplica(db.url, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
+  ]);
+});
+
+afterAll(async () => {
+  for (const client of clients) client.close();
+  await Promise.all([strict?.process.kill('SIGTERM'), relaxed?.process.kill('SIGTERM')]);
+  await db?.drop();
+});
+
+async function open(replica: ApiReplica, token: string, thread: string, last?: string) {
+  const client = await SseClient.open(`${replica.url}/v1/threads/${thread}/events`, token, last);
+  clients.push(client);
+  expect(client.res.statusCode).toBe(200);
+  expect(client.res.headers['content-type']).toMatch(/^text\/event-stream/);
+  return client;
+}
+
+/** Moves each task working → completed, one statement per change, as pollers would. */
+async function drive(ids: string[]): Promise<void> {
+  for (const id of ids) {
+    await db.db.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [id]);
+    await db.db.query(
+      `UPDATE tasks SET status = 'completed', completed_at = now(), next_attempt_at = NULL WHERE id = $1`,
+      [id],
+    );
+  }
+}
+
+const key = (e: { data: Record<string, unknown> }): string =>
+  `${(e.data.task as { task_id: string }).task_id}#${String(e.data.sequence)}`;
+
+it('resumes on another replica with Last-Event-ID: nothing missed, nothing twice', async () => {
+  const ids = await insertTasks(db.db, 60, { userId: 'alice', threadId: 'chat-1' });
+  const first = await open(strict, alice, 'chat-1');
+  const watcher = await open(relaxed, alice, 'chat-1');
+  const driving = drive(ids);
+  await eventually(async () => (first.events.length >= 30 ? true : undefined), 20_000, '30 events');
+  first.close();
+  const resumeFrom = first.lastId as string;
+  const received = [...first.events];
+  // Reconnect to the other replica while changes keep landing.
+  const second = await open(relaxed, alice, 'chat-1', resumeFrom);
+  await driving;
+  await eventually(
+    async () => (received.length + second.events.length >= 120 ? true : undefined),
+    20_000,
+    'all 120 events after the resume',
+  );
+  const all = [...received, ...second.events];
+  expect(all).toHaveLength(120);
+  expect(new Set(all.map(key)).size).toBe(120);
+  expect(new Set(all.map((e) => e.id)).size).toBe(120);
+  // Per task, the sequence increases along the stream.
+  const seen = new Map<string, number>();
+  for (const e of all) {
+    const task = (e.data.task as { task_id: string }).task_id;
+    expect(e.data.sequence).toBe((seen.get(task) ?? 0) + 1);
+    seen.set(task, e.data.sequence as number);
+    expect(e.event).toBe(e.data.type);
+  }
+  // The other replica's uninterrupted stream saw the very same events in the same order.
+  await eventually(async () => (watcher.events.length >= 120 ? true : undefined), 20_000);
+  expect(watcher.events.map((e) => e.id)).toEqual(all.map((e) => e.id));
+  expect(first.comments).toContain('connected');
+});
+
+it('shows a user only their own events, even on the same thread ID', async () => {
+  const bobStream = await open(strict, bob, 'chat-1');
+  const [aliceTask] = await insertTasks(db.db, 1, { userId: 'alice', threadId: 'chat-1' });
+  const [bobTask] = await insertTasks(db.db, 1, { userId: 'bob', threadId: 'chat-1' });
+  await drive([aliceTask, bobTask]);
+  // Within 3 s, under the 5 s poll fallback: only the LISTEN/NOTIFY wake-up is that fast.
+  await eventually(async () => (bobStream.events.length >= 2 ? true : undefined), 3000);
+  // Alice's change committed before Bob's, so had it leaked it would already be here.
+  expect(bobStream.events.map((e) => (e.data.task as { task_id: string }).task_id)).toEqual([
+    bobTask,
+    bobTask,
+  ]);
+});
+
+it('rejects a malformed Last-Event-ID and requires a token', async () => {
+  await request(strict.url)
+    .get('/v1/threads/chat-1/events')
+    .set('Authorization', `Bearer ${alice}`)
+    .set('Last-Event-ID', 'nope')
+    .expect(400);
+  await request(strict.url).get('/v1/threads/chat-1/events').expect(401);
+});
+
+describe('webhook subscriptions', () => {
+  it('refuses a private destination unless the operator allows it', async () => {
+    for (const url of ['https://127.0.0.1/h', 'https://localhost/h', 'http://127.0.0.1:9/h']) {
+      const res = await request(strict.url)
+        .post('/v1/webhooks')
+        .set('Authorization', `Bearer ${alice}`)
+        .send({ url })
+        .expect(422);
+      expect(res.body.errors[0].path).toBe('url');
+    }
+    await request(relaxed.url)
+      .post('/v1/webhooks')
+      .set('Authorization', `Bearer ${alice}`)
+      .send({ url: 'http://127.0.0.1:9/h' })
+      .expect(201);
+  });
+
+  it("shows the secret once and never another user's subscription", async () => {
+    const created = await request(relaxed.url)
+      .post('/v1/webhooks')
+      .set('Authorization', `Bearer ${alice}`)
+      .send({ url: 'http://127.0.0.1:9/hook', description: 'ci' })
+      .expect(201);
+    const { id, secret } = created.body as { id: string; secret: string };
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(created.headers.location).toBe(`/v1/webhooks/${id}`);
+    const mine = await request(strict.url)
+      .get('/v1/webhooks')
+      .set('Authorization', `Bearer ${alice}`)
+      .expect(200);
+    expect(mine.body.items.map((w: { id: string }) => w.id)).toContain(id);
+    expect(JSON.stringify(mine.body)).not.toContain(secret.slice(6));
+    expect(JSON.stringify(mine.body)).not.toMatch(/secret/);
+
+    const theirs = await request(strict.url)
+      .get('/v1/webhooks')
+      .set('Authorization', `Bearer ${bob}`)
+      .expect(200);
+    expect(theirs.body.items).toEqual([]);
+    await request(strict.url)
+      .get(`/v1/webhooks/${id}/deliveries`)
+      .set('Authorization', `Bearer ${bob}`)
+      .expect(404);
+    await request(strict.url)
+      .delete(`/v1/webhooks/${id}`)
+      .set('Authorization', `Bearer ${bob}`)
+      .expect(404);
+
+    const attempts = await request(strict.url)
+      .get(`/v1/webhooks/${id}/deliveries`)
+      .set('Authorization', `Bearer ${alice}`)
+      .expect(200);
+    expect(attempts.body).toEqual({ items: [] });
+    await request(strict.url)
+      .delete(`/v1/webhooks/${id}`)
+      .set('Authorization', `Bearer ${alice}`)
+      .expect(204);
+    await request(strict.url)
+      .delete(`/v1/webhooks/${id}`)
+      .set('Authorization', `Bearer ${alice}`)
+      .expect(404);
+  });
+});
