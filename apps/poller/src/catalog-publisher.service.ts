@@ -18,6 +18,7 @@ export class CatalogPublisherService {
   private readonly builder = new CatalogBuilder();
   private readonly pending = new Map<string, ServerStatus>();
   private readonly running = new Map<string, Promise<void>>();
+  private closed = false;
 
   constructor(
     @Inject(MCP_SERVERS) private readonly config: McpServersConfig,
@@ -30,19 +31,22 @@ export class CatalogPublisherService {
   /** Subscribes to the pool; call before the pool starts so no first connect is missed. */
   subscribe(): void {
     this.pool.onToolsChanged((status) => this.schedule(status));
-    this.relay.onState((server) => {
-      // A transient 'connecting' between two ready states changes nothing consumers can act on.
-      const status = this.pool.status(server);
-      if (status.state !== 'connecting') this.schedule(status);
+    this.relay.onState((server, state) => {
+      // A transient 'connecting' between two ready states changes nothing consumers can act on;
+      // 'closed' is this worker shutting down, not the server going away.
+      if (this.closed || state === 'connecting' || state === 'closed') return;
+      this.schedule(this.pool.status(server));
     });
   }
 
-  /** Waits for publishes in progress (shutdown, before the database pool closes). */
-  async idle(): Promise<void> {
+  /** Stops publishing and waits for publishes in progress (shutdown, before the pool closes). */
+  async close(): Promise<void> {
+    this.closed = true;
     await Promise.all(this.running.values());
   }
 
   private schedule(status: ServerStatus): void {
+    if (this.closed) return;
     this.pending.set(status.server, status);
     if (this.running.has(status.server)) return;
     const run = this.drain(status.server).finally(() => this.running.delete(status.server));

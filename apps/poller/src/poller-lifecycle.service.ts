@@ -74,7 +74,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     await this.fleet.notifyDue('release').catch(() => undefined);
     await Promise.all([this.retention.stop(), this.sampler.stop(), this.notify.stop()]);
     await this.worker.stop();
-    await this.catalog.idle();
+    await this.catalog.close();
     await this.pool.close();
     this.log.info('worker stopped');
   }

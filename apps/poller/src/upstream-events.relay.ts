@@ -13,6 +13,13 @@ export class UpstreamEventsRelay {
   }
 
   emitState(server: string, state: SupervisorState): void {
-    for (const listener of this.listeners) listener(server, state);
+    // A listener's failure must never reach the connection layer that reported the state.
+    for (const listener of this.listeners) {
+      try {
+        listener(server, state);
+      } catch {
+        // Listeners log their own failures.
+      }
+    }
   }
 }

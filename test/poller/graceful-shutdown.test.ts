@@ -1,0 +1,142 @@
+// Guards invariant 8: SIGTERM drains or releases in-flight work without an error, and others continue at once.
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import {
+  countTerminal,
+  insertFleetTasks,
+  submitViolations,
+  taskStates,
+} from '../helpers/fleet-tasks';
+import { attemptLines } from '../helpers/poller-logs';
+import {
+  demoServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+  waitForExit,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterEach(async () => {
+  await stopAllProcesses();
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+it('releases stuck claims due now with no error count; the other poller takes them at once', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
+  const leaving = await startPoller({
+    databaseUrl: database.url,
+    serversFile,
+    env: { DRAIN_TIMEOUT_MS: '400' },
+  });
+  // The staying poller's own polls hang on the frozen upstream too: room for 64 calls keeps that
+  // server unsaturated on it (what is measured is the wake-up, not the per-server cap), and a
+  // 20 s call deadline keeps its own timeouts out of the error counts checked below.
+  const stayingEntry = demoServerEntry(demo.url, 'demo-ordinary', { maxConcurrentCalls: 64 });
+  const staying = await startPoller({
+    databaseUrl: database.url,
+    serversFile: writeServersFile({ demo: { ...stayingEntry, callTimeoutMs: 20_000 } }),
+    env: { WORKER_SLOTS: '64', LEASE_MS: '30000' },
+  });
+  const ids = await insertFleetTasks(
+    database.db,
+    Array.from({ length: 30 }, (_, i) => ({
+      toolset: 'demo-ordinary',
+      server: 'demo',
+      input: { duration_ms: 3000, tag: `term-${i}` },
+    })),
+  );
+  await waitUntil(
+    async () =>
+      [...(await taskStates(database.db, ids)).values()].every((s) => s.status === 'working')
+        ? true
+        : undefined,
+    'all submitted',
+  );
+  // Freeze the upstream so the leaving poller's polls cannot finish inside its drain window.
+  demo.child.kill('SIGSTOP');
+  let held: string[] = [];
+  try {
+    held = await waitUntil(async () => {
+      const rows = await database.db.query<{ id: string }>(
+        `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
+        [leaving.workerId],
+      );
+      return rows.length > 0 ? rows.map((r) => r.id) : undefined;
+    }, 'the leaving poller holding claims');
+    const code = await leaving.terminate(10_000);
+    const exitedAt = Date.now();
+    expect(code).toBe(0);
+    // Released due now, no error counted, no lease left behind.
+    const released = await taskStates(database.db, held);
+    for (const s of released.values()) {
+      expect([s.consecutive_errors, s.last_error]).toEqual([0, null]);
+      expect(s.lease_owner === leaving.workerId).toBe(false);
+    }
+    // The staying poller claims them right away (NOTIFY), not after a lease or fallback.
+    await waitUntil(
+      async () => {
+        const rows = await database.db.query(
+          `SELECT 1 FROM tasks WHERE id = ANY($1) AND lease_owner = $2`,
+          [held, staying.workerId],
+        );
+        return rows.length > 0 ? true : undefined;
+      },
+      'the other poller to take a released claim',
+      900,
+      10,
+    );
+    expect(Date.now() - exitedAt).toBeLessThan(900);
+  } finally {
+    demo.child.kill('SIGCONT');
+  }
+  const outcomes = new Set(attemptLines([leaving]).map((l) => l.outcome));
+  expect([...outcomes].filter((o) => o !== 'ok' && o !== 'aborted')).toEqual([]);
+  expect(outcomes.has('aborted')).toBe(true);
+  await waitUntil(
+    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    'all tasks terminal',
+    30_000,
+    100,
+  );
+  expect(await submitViolations(database.db, ids, (await demo.stats()).by_tag)).toEqual([]);
+  const states = [...(await taskStates(database.db, ids)).values()];
+  expect(states.filter((s) => s.status !== 'completed')).toEqual([]);
+});
+
+it('a second SIGTERM exits at once, without waiting for the drain', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
+  const poller = await startPoller({
+    databaseUrl: database.url,
+    serversFile,
+    env: { DRAIN_TIMEOUT_MS: '60000' },
+  });
+  await insertFleetTasks(database.db, [
+    { toolset: 'demo-ordinary', server: 'demo', input: { duration_ms: 0, fault: 'hang_submit' } },
+  ]);
+  await waitUntil(async () => {
+    const rows = await database.db.query(`SELECT 1 FROM tasks WHERE lease_owner = $1`, [
+      poller.workerId,
+    ]);
+    return rows.length > 0 ? true : undefined;
+  }, 'a claim in flight');
+  poller.child.kill('SIGTERM');
+  await waitUntil(
+    () => (poller.logs.some((l) => l.msg === 'draining') ? true : undefined),
+    'draining',
+  );
+  const second = Date.now();
+  poller.child.kill('SIGTERM');
+  expect(await waitForExit(poller.child, 3000)).toBe(true);
+  expect(Date.now() - second).toBeLessThan(3000);
+  expect(poller.child.exitCode).toBe(1);
+});
