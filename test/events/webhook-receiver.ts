@@ -22,13 +22,15 @@ export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   private readonly secrets = new Map<string, string>();
   private readonly answers = new Map<string, Answer>();
+  private readonly delays = new Map<string, number>();
   private server?: Server;
   private readonly hung = new Set<import('node:http').ServerResponse>();
 
-  /** Registers a path: the secret to verify with and how to answer. */
-  route(path: string, secret: string, answer: Answer = 200): string {
+  /** Registers a path: the secret to verify with, how to answer, and after how long. */
+  route(path: string, secret: string, answer: Answer = 200, delayMs = 0): string {
     this.secrets.set(path, secret);
     this.answers.set(path, answer);
+    this.delays.set(path, delayMs);
     return `${this.base}${path}`;
   }
 
@@ -57,7 +59,9 @@ export class WebhookReceiver {
         }
         if (answer >= 300 && answer < 400) res.setHeader('location', `${this.base}/redirected`);
         res.statusCode = answer;
-        res.end('ok');
+        const delay = this.delays.get(path) ?? 0;
+        if (delay === 0) res.end('ok');
+        else setTimeout(() => res.end('ok'), delay);
       });
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
