@@ -3,13 +3,20 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { waitUntil } from './wait';
 
-const DIST = join(__dirname, '..', '..', 'dist', 'apps');
+// Works from test/helpers (jest) and from dist/test/helpers (compiled benchmarks).
+const ROOT = join(
+  __dirname,
+  '..',
+  '..',
+  ...(basename(join(__dirname, '..', '..')) === 'dist' ? ['..'] : []),
+);
+const DIST = join(ROOT, 'dist', 'apps');
 /** The compiled poller entry point (build first: `npm run build`). */
 export const POLLER_MAIN = join(DIST, 'poller', 'src', 'main.js');
 /** The compiled demo MCP server entry point. */
