@@ -1,0 +1,61 @@
+// Guards retention: only terminal tasks older than RETENTION_DAYS are deleted, in batches.
+import { newTaskId } from '@app/common';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import {
+  demoServerEntry,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await stopAllProcesses();
+  await database.drop();
+});
+
+async function insert(count: number, terminal: boolean, completedDaysAgo: number): Promise<void> {
+  const ids = Array.from({ length: count }, () => newTaskId());
+  await database.db.query(
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
+                        created_at, completed_at, next_attempt_at)
+     SELECT id, 'u', 't', 'demo-ordinary', 'ordinary', 'demo',
+            CASE WHEN $2 THEN 'completed' ELSE 'working' END, '{}'::jsonb,
+            now() - make_interval(days => $3 + 1),
+            CASE WHEN $2 THEN now() - make_interval(days => $3) END,
+            CASE WHEN $2 THEN NULL ELSE now() + interval '1 day' END
+       FROM unnest($1::text[]) AS id`,
+    [ids, terminal, completedDaysAgo],
+  );
+}
+
+async function count(where: string): Promise<number> {
+  const rows = await database.db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM tasks WHERE ${where}`,
+  );
+  return Number(rows[0].n);
+}
+
+it('deletes 1,200 expired terminal rows and keeps young terminal and old active ones', async () => {
+  await insert(1200, true, 40); // expired: more than two 500-row batches
+  await insert(30, true, 29); // terminal but younger than RETENTION_DAYS
+  await insert(20, false, 40); // old but not terminal: never deleted
+  const serversFile = writeServersFile({
+    demo: demoServerEntry('http://127.0.0.1:9', 'demo-ordinary'),
+  });
+  await startPoller({ databaseUrl: database.url, serversFile, env: { RETENTION_DAYS: '30' } });
+  await waitUntil(
+    async () =>
+      (await count(`completed_at < now() - interval '30 days'`)) === 0 ? true : undefined,
+    'expired rows deleted',
+    20_000,
+    100,
+  );
+  expect(await count(`status = 'completed'`)).toBe(30);
+  expect(await count(`status = 'working'`)).toBe(20);
+});
