@@ -43,7 +43,7 @@ it('creates a key printed alone on the last line, lists it without the key, and 
   expect(listed.out.join('\n')).toContain(stored.id);
   expect(listed.out.join('\n')).not.toContain(key);
 
-  const revoked = await cli('revoke', stored.id);
+  const revoked = await cli('revoke', stored.id as string);
   expect(revoked.code).toBe(0);
   await request(api.url).get('/v1/tasks').set('Authorization', bearer(key)).expect(401);
 

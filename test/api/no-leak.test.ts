@@ -169,8 +169,10 @@ describe('no leaks', () => {
         if (typeof row[column] === 'string') secrets.add(row[column]);
       }
       if (row.driver_state) secrets.add(JSON.stringify(row.driver_state).slice(1, -1));
-      if (row.driver_state?.cursor) secrets.add(row.driver_state.cursor);
-      if (row.input?.title) secrets.add(row.input.title);
+      const state = row.driver_state as { cursor?: string } | null;
+      const input = row.input as { title?: string } | null;
+      if (state?.cursor) secrets.add(state.cursor);
+      if (input?.title) secrets.add(input.title);
     }
     for (const [hash] of await api.db.db
       .query(`SELECT key_hash FROM api_keys`)

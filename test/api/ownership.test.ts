@@ -33,7 +33,7 @@ async function listIds(auth: string, path: string): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | null = null;
   do {
-    const res = await get(
+    const res: request.Response = await get(
       auth,
       `${path}${path.includes('?') ? '&' : '?'}limit=2${cursor ? `&cursor=${cursor}` : ''}`,
     ).expect(200);
