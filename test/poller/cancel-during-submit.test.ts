@@ -24,6 +24,14 @@ it('stores the remote handle, then cancels the upstream task', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
   await startPoller({ databaseUrl: database.url, serversFile });
+  // Connected first (the catalog says so): a submit that never left would rightly be retried,
+  // and this test is about one that did.
+  await waitUntil(async () => {
+    const rows = await database.db.query<{ available: boolean }>(
+      `SELECT available FROM toolsets WHERE name = 'demo-ordinary'`,
+    );
+    return rows[0]?.available ? true : undefined;
+  }, 'the upstream connected');
   // Freeze the upstream so the submit is on the wire, unanswered, when the cancel arrives.
   demo.child.kill('SIGSTOP');
   let resumed = false;
