@@ -2,8 +2,8 @@
 import { Client } from 'pg';
 import { EventRepository, STREAM_START, TaskEventRow, WebhookRepository } from '@app/persistence';
 import { toEventView } from '@app/webhooks';
-import { toTaskRow } from '../../libs/persistence/src/task-row';
-import { toTaskSummary } from '../../apps/api/src/tasks/task.projection';
+import { toTaskRow } from '@app/persistence';
+import { toTaskSummary } from '@app/views';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 

@@ -18,6 +18,7 @@ export type {
   CancelResult,
 } from './task.repository';
 export type { TaskRow } from './task-row';
+export { toTaskRow } from './task-row';
 export { WorkerRepository } from './worker.repository';
 export type { WorkerInfo } from './worker.repository';
 export { CatalogRepository } from './catalog.repository';

@@ -10,7 +10,7 @@ import {
   TaskView,
   toTaskSummary,
   toTaskView,
-} from './task.projection';
+} from '@app/views';
 
 /**
  * Shows tasks: the whitelist projection plus what it needs from settings and the catalog. The

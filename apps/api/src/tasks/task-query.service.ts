@@ -5,7 +5,7 @@ import { ProblemException } from '../problem/problem.exception';
 import { encodeCursor } from './list-cursor';
 import { RawListQuery, parseListQuery } from './list-query';
 import { TaskPresenter } from './task-presenter.service';
-import { TaskSummaryView, TaskView } from './task.projection';
+import { TaskSummaryView, TaskView } from '@app/views';
 
 /** A page of tasks as answered. */
 export interface TaskListView {

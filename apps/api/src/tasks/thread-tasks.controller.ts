@@ -19,7 +19,7 @@ import { TaskPresenter } from './task-presenter.service';
 import { TaskQueryService, TaskListView } from './task-query.service';
 import { TaskSubmitService } from './task-submit.service';
 import { TaskDto, TaskListDto, SubmitTaskDto } from './task.dto';
-import { TaskView } from './task.projection';
+import { TaskView } from '@app/views';
 import { ApiListQuery } from './api-list-query.decorator';
 
 const THREAD_PARAM = ApiParam({
