@@ -127,8 +127,8 @@ function summarize(
       metric: `upstream polls/s (offered: ${settings.tasks} tasks / ${settings.pollIntervalMs / 1000} s = ${offered}/s)`,
       value: round(med('pollsPerSecond')),
       unit: 'polls/s',
-      target: '≥ 1,000 polls/s (full run offers 1,000/s)',
-      met: med('pollsPerSecond') >= 1_000,
+      target: '≥ 1,000 polls/s (only the full run offers 1,000/s)',
+      met: offered >= 1_000 ? med('pollsPerSecond') >= 1_000 : undefined,
     },
     { metric: 'due lag p50', value: med('lagP50Seconds'), unit: 's (≤, bucket bound)' },
     {

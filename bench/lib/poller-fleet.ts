@@ -30,7 +30,11 @@ export async function startFleet(
     await demo.stop();
   };
   try {
-    const toolsetFile = writeToolsetFile(settings.maxConcurrentCalls);
+    // The poller refuses connect + call timeouts that are not below the lease (leases.md).
+    const toolsetFile = writeToolsetFile(
+      settings.maxConcurrentCalls,
+      Math.min(4_000, settings.leaseMs / 2),
+    );
     for (let i = 0; i < count; i++) {
       pollers.push(
         await startPoller({ ...settings, databaseUrl: bench.url, demoUrl: demo.url, toolsetFile }),

@@ -14,6 +14,7 @@ export interface Running {
 }
 
 export interface RunningDemo extends Running {
+  /** The MCP endpoint (`<printed URL>/mcp`), as DEMO_SERVER_URL wants it. */
   url: string;
 }
 
@@ -32,7 +33,7 @@ export async function startDemoServer(): Promise<RunningDemo> {
       const match = /listening on (http:\/\/\S+)/.exec(line);
       if (match) {
         clearTimeout(timer);
-        resolve(match[1]);
+        resolve(`${match[1]}/mcp`);
       }
     });
     child.once('exit', (code) => reject(new Error(`demo server exited (${code})`)));
