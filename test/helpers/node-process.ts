@@ -2,7 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const DIST = join(__dirname, '..', '..', 'dist');
+// Compiled into dist/test/helpers (chaos runner), this file already sits inside dist.
+export const DIST = join(__dirname, '..', '..', __filename.endsWith('.js') ? '' : 'dist');
 
 /** A Node process of this build, with its output lines collected for assertions. */
 export interface NodeProcess {
