@@ -1,0 +1,38 @@
+import { NodeProcess, startNode } from '../../test/helpers/node-process';
+
+/** One API process; two of them sit behind the driver, which alternates between them. */
+export class ApiReplica {
+  private process?: NodeProcess;
+  url = '';
+
+  constructor(private readonly databaseUrl: string) {}
+
+  async start(): Promise<void> {
+    this.process = startNode('apps/api/src/main.js', [], {
+      DATABASE_URL: this.databaseUrl,
+      PORT: '0',
+      METRICS_PORT: '0',
+      // info: the listening line that tells the bound port is an info line.
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      // The driver submits in bursts from one user; the limiter is not what this run tests.
+      SUBMIT_RATE_LIMIT_PER_MINUTE: '0',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
+    const line = await this.process.waitForLine(/api listening on port \d+/, 30_000);
+    this.url = `http://127.0.0.1:${/port (\d+)/.exec(line)![1]}`;
+  }
+
+  exited(): boolean {
+    const child = this.process?.child;
+    return child !== undefined && (child.exitCode !== null || child.signalCode !== null);
+  }
+
+  stderr(): string[] {
+    return this.process?.stderr ?? [];
+  }
+
+  async stop(): Promise<void> {
+    await this.process?.kill('SIGTERM');
+  }
+}

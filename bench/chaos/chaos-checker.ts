@@ -1,0 +1,25 @@
+import { ChaosEvidence } from './chaos-evidence';
+import { finalStateViolations } from './final-state.check';
+import { leaseAuditViolations } from './lease-audit.check';
+import { upstreamViolations, webhookViolations } from './upstream.check';
+
+/** The checker's verdict: violations per invariant, and the honest deviations it accepted. */
+export interface ChaosVerdict {
+  violations: Map<string, string[]>;
+  excused: Map<string, number>;
+}
+
+export function checkInvariants(evidence: ChaosEvidence): ChaosVerdict {
+  const final = finalStateViolations(evidence);
+  const violations = new Map<string, string[]>([
+    ['final state as scripted', final.violations],
+    ['no duplicate submit, no lost remote handle', upstreamViolations(evidence)],
+    [
+      'leases: fenced writes, single live lease, terminal rows and handles kept',
+      leaseAuditViolations(evidence.audit),
+    ],
+    ['terminal rows unchanged since first seen', evidence.terminalChanges],
+    ['every terminal event delivered to the webhook receiver', webhookViolations(evidence)],
+  ]);
+  return { violations, excused: final.excused };
+}

@@ -1,0 +1,105 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApiKeyRepository, Database, WebhookRepository } from '@app/persistence';
+import { newWebhookSecret } from '@app/webhooks';
+import { DEMO_SERVER_MAIN, freePort } from '../../test/helpers/processes';
+import { ApiReplica } from './api-replica';
+import { ChaosDatabase } from './chaos-database';
+import { chaosServersFile } from './chaos-toolsets';
+import { DemoUpstream } from './demo-upstream';
+import { PollerSlot } from './poller-slot';
+import { WebhookReceiver } from './webhook-receiver';
+
+export const CHAOS_USER = 'chaos';
+
+/**
+ * Everything a chaos run starts: its own Postgres, two HTTP demo servers (A restarts, B hangs),
+ * three pollers (each with its stdio demo child), two API replicas and a webhook receiver.
+ */
+export class ChaosCluster {
+  readonly pollers: PollerSlot[];
+  readonly apis: ApiReplica[];
+  readonly receiver = new WebhookReceiver();
+  /** How the webhook subscription was made: through the API, or straight into the table. */
+  webhookMode: 'api' | 'database' = 'api';
+  apiKey = '';
+
+  private constructor(
+    readonly dir: string,
+    readonly db: ChaosDatabase,
+    readonly upstreamA: DemoUpstream,
+    readonly upstreamB: DemoUpstream,
+  ) {
+    const serversFile = join(dir, 'mcp-servers.json');
+    writeFileSync(
+      serversFile,
+      JSON.stringify(chaosServersFile(upstreamA.url, upstreamB.url, DEMO_SERVER_MAIN), null, 2),
+    );
+    this.pollers = [1, 2, 3].map((i) => new PollerSlot(i, () => db.url, serversFile));
+    this.apis = [new ApiReplica(db.url), new ApiReplica(db.url)];
+  }
+
+  static async start(dir: string): Promise<ChaosCluster> {
+    mkdirSync(dir, { recursive: true });
+    const db = await ChaosDatabase.start(join(dir, 'pg'));
+    const [portA, portB] = [await freePort(), await freePort()];
+    const a = new DemoUpstream('upstream-a', portA, join(dir, 'upstream-a.json'));
+    const b = new DemoUpstream('upstream-b', portB, join(dir, 'upstream-b.json'));
+    const cluster = new ChaosCluster(dir, db, a, b);
+    try {
+      await Promise.all([a.start(), b.start()]);
+      await Promise.all([
+        ...cluster.pollers.map((p) => p.start()),
+        ...cluster.apis.map((x) => x.start()),
+      ]);
+      cluster.apiKey = (
+        await new ApiKeyRepository(new Database(db.pool)).create(CHAOS_USER, 'chaos')
+      ).key;
+    } catch (error) {
+      // Whatever did start must not outlive the run.
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  apiUrls(): string[] {
+    return this.apis.map((api) => api.url);
+  }
+
+  /**
+   * Subscribes the receiver. POST /v1/webhooks when the API serves it; while that route is not
+   * wired (404), the subscription row is written directly so delivery by the pollers is still
+   * exercised, and the report says which way it went.
+   */
+  async subscribeWebhooks(): Promise<void> {
+    const url = await this.receiver.start();
+    const res = await fetch(`${this.apis[0].url}/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url }),
+    });
+    if (res.status === 201) {
+      this.receiver.secret = String(((await res.json()) as { secret: string }).secret);
+      return;
+    }
+    if (res.status !== 404)
+      throw new Error(`POST /v1/webhooks answered ${res.status}: ${await res.text()}`);
+    this.webhookMode = 'database';
+    this.receiver.secret = newWebhookSecret();
+    await new WebhookRepository(new Database(this.db.pool)).create({
+      id: 'wh_chaosreceiver000000000000000',
+      userId: CHAOS_USER,
+      url,
+      description: 'chaos receiver',
+      secret: this.receiver.secret,
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.pollers.map((p) => p.stop()));
+    await Promise.allSettled(this.apis.map((api) => api.stop()));
+    await Promise.allSettled([this.upstreamA.stop(), this.upstreamB.stop(), this.receiver.stop()]);
+    await this.db.stop();
+  }
+}

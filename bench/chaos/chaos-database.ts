@@ -1,0 +1,72 @@
+import { Pool, QueryResultRow } from 'pg';
+import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
+import { createDataSource, runMigrations } from '@app/persistence';
+import { INSTALL_LEASE_AUDIT_SQL } from './lease-audit.sql';
+
+/**
+ * The run's own Postgres (embedded, on a fixed port) so the run can restart it: stop, then start
+ * again on the same data directory and port, which is what the apps' reconnect logic meets when
+ * a managed database fails over or restarts. Persistent (not ephemeral): an ephemeral cluster
+ * wipes its data directory on stop.
+ */
+export class ChaosDatabase {
+  readonly pool: Pool;
+  private constructor(
+    private server: EmbeddedDatabase,
+    private readonly dataDir: string,
+  ) {
+    // A small pool for the driver, the watcher and the checker; idle clients broken by the
+    // restart emit 'error', which must not crash the run.
+    this.pool = new Pool({ connectionString: server.url, max: 4 });
+    this.pool.on('error', () => undefined);
+  }
+
+  get url(): string {
+    return this.server.url;
+  }
+
+  static async start(dataDir: string): Promise<ChaosDatabase> {
+    const server = await startEmbeddedPostgres({ dataDir });
+    const dataSource = createDataSource(server.url, 2, 'chaos-migrate');
+    await dataSource.initialize();
+    try {
+      await runMigrations(dataSource);
+      await dataSource.query(INSTALL_LEASE_AUDIT_SQL);
+    } finally {
+      await dataSource.destroy();
+    }
+    return new ChaosDatabase(server, dataDir);
+  }
+
+  /** Stops the server and starts it again on the same data directory and port. */
+  async restart(): Promise<void> {
+    await this.server.stop();
+    this.server = await startEmbeddedPostgres({ dataDir: this.dataDir, port: this.server.port });
+  }
+
+  async query<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    return (await this.pool.query<R>(sql, params)).rows;
+  }
+
+  /** Like `query`, but rides out a restart in progress (retries until `timeoutMs`). */
+  async queryPatiently<R extends QueryResultRow>(
+    sql: string,
+    params: unknown[] = [],
+    timeoutMs = 30_000,
+  ): Promise<R[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await this.query<R>(sql, params);
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+    await this.server.stop();
+  }
+}

@@ -1,0 +1,66 @@
+/** How big and how long a chaos run is, and which faults it injects. */
+export interface ChaosOptions {
+  profile: 'full' | 'short';
+  tasks: number;
+  /** Seconds over which tasks are submitted and faults injected; the drain comes after. */
+  seconds: number;
+  seed: number;
+  /** How long the drain may take before unfinished tasks are reported as violations. */
+  drainSeconds: number;
+  pollerKills: number;
+  pollerPauses: number;
+  /** How long a paused poller stays stopped: longer than its lease, so others take its rows. */
+  pauseMs: number;
+  hangMs: number;
+  /** Longest scripted job; cancel targets run far longer so the cancel always lands first. */
+  maxJobMs: number;
+  cancelJobMs: number;
+}
+
+// The short profile must fit `npm test` on a 2-core box (about 60 s of run, then the drain);
+// the full one is the "few thousand tasks" of issue 9.
+const PROFILES: Record<ChaosOptions['profile'], Omit<ChaosOptions, 'seed'>> = {
+  full: {
+    profile: 'full',
+    tasks: 2000,
+    seconds: 150,
+    drainSeconds: 120,
+    pollerKills: 6,
+    pollerPauses: 3,
+    pauseMs: 8000,
+    hangMs: 15_000,
+    maxJobMs: 8000,
+    cancelJobMs: 90_000,
+  },
+  short: {
+    profile: 'short',
+    tasks: 150,
+    seconds: 30,
+    drainSeconds: 60,
+    pollerKills: 2,
+    pollerPauses: 1,
+    pauseMs: 7000,
+    hangMs: 8000,
+    maxJobMs: 4000,
+    cancelJobMs: 60_000,
+  },
+};
+
+/** Parses `[--short] [--tasks N] [--seconds S] [--seed X]`; unknown flags are an error. */
+export function parseChaosOptions(argv: string[]): ChaosOptions {
+  const profile = argv.includes('--short') ? 'short' : 'full';
+  const options: ChaosOptions = { ...PROFILES[profile], seed: Date.now() % 1_000_000 };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (flag === '--short') continue;
+    const value = Number(argv[i + 1]);
+    if (!['--tasks', '--seconds', '--seed'].includes(flag) || !Number.isFinite(value)) {
+      throw new Error(`usage: chaos [--short] [--tasks N] [--seconds S] [--seed X] (bad: ${flag})`);
+    }
+    i++;
+    if (flag === '--tasks') options.tasks = Math.max(1, Math.floor(value));
+    if (flag === '--seconds') options.seconds = Math.max(10, value);
+    if (flag === '--seed') options.seed = Math.floor(value);
+  }
+  return options;
+}

@@ -1,0 +1,131 @@
+/**
+ * The toolsets a chaos run exercises, one per (contract, upstream, crash rule) the invariants
+ * treat differently. `upstream` names the fault domain: `a` is the HTTP demo server that gets
+ * restarted (with its state file), `b` the HTTP one that hangs (SIGSTOP), `stdio` the child each
+ * poller spawns.
+ */
+export interface ChaosToolset {
+  name: string;
+  server: string;
+  upstream: 'a' | 'b' | 'stdio';
+  contract: 'ordinary' | 'mcp-tasks' | 'sync-call';
+  retryOnCrash: boolean;
+  /** Share of the planned tasks. */
+  weight: number;
+}
+
+export const CHAOS_TOOLSETS: readonly ChaosToolset[] = [
+  {
+    name: 'a-ordinary',
+    server: 'up-a',
+    upstream: 'a',
+    contract: 'ordinary',
+    retryOnCrash: false,
+    weight: 38,
+  },
+  {
+    name: 'a-native',
+    server: 'up-a',
+    upstream: 'a',
+    contract: 'mcp-tasks',
+    retryOnCrash: false,
+    weight: 14,
+  },
+  {
+    name: 'a-sync',
+    server: 'up-a',
+    upstream: 'a',
+    contract: 'sync-call',
+    retryOnCrash: false,
+    weight: 9,
+  },
+  // A raw tool may be bound once per server, so the retryOnCrash twin is a second server entry
+  // for the same URL.
+  {
+    name: 'a-sync-retry',
+    server: 'up-a-retry',
+    upstream: 'a',
+    contract: 'sync-call',
+    retryOnCrash: true,
+    weight: 5,
+  },
+  {
+    name: 'b-ordinary',
+    server: 'up-b',
+    upstream: 'b',
+    contract: 'ordinary',
+    retryOnCrash: false,
+    weight: 14,
+  },
+  {
+    name: 's-native',
+    server: 'up-stdio',
+    upstream: 'stdio',
+    contract: 'mcp-tasks',
+    retryOnCrash: false,
+    weight: 12,
+  },
+  {
+    name: 's-sync',
+    server: 'up-stdio',
+    upstream: 'stdio',
+    contract: 'sync-call',
+    retryOnCrash: false,
+    weight: 8,
+  },
+];
+
+/** The sync-call toolsets' call deadline (the lease is renewed while the call runs). */
+export const HELD_CALL_TIMEOUT_MS = 30_000;
+
+export function toolsetNamed(name: string): ChaosToolset {
+  const toolset = CHAOS_TOOLSETS.find((t) => t.name === name);
+  if (!toolset) throw new Error(`unknown chaos toolset ${name}`);
+  return toolset;
+}
+
+/** Raw tool bindings per contract (docs/demo-server.md). */
+function binding(toolset: ChaosToolset): Record<string, unknown> {
+  const base = {
+    name: toolset.name,
+    contract: toolset.contract,
+    retryOnCrash: toolset.retryOnCrash,
+  };
+  if (toolset.contract === 'ordinary') {
+    return {
+      ...base,
+      submitTool: 'demo_submit',
+      statusTool: 'demo_status',
+      cancelTool: 'demo_cancel',
+    };
+  }
+  if (toolset.contract === 'mcp-tasks') return { ...base, tool: 'demo_task_required' };
+  // 30 s, not hours: a held call whose HTTP upstream crashes mid-call is not failed by the
+  // connection layer and waits out this timeout (docs/chaos.md, "Findings"); the run must drain.
+  return { ...base, tool: 'demo_slow', callTimeoutMs: HELD_CALL_TIMEOUT_MS };
+}
+
+/**
+ * The mcpServers file. Timeouts fit the 5 s lease (1.5 s connect + 3 s call); sync calls renew
+ * their lease instead. The stdio child is this Node binary running the compiled demo server.
+ */
+export function chaosServersFile(urlA: string, urlB: string, demoMain: string): object {
+  const entry = (server: string, transport: Record<string, unknown>): Record<string, unknown> => ({
+    ...transport,
+    connectTimeoutMs: 1500,
+    callTimeoutMs: 3000,
+    maxConcurrentCalls: 24,
+    taskToolsets: CHAOS_TOOLSETS.filter((t) => t.server === server).map(binding),
+  });
+  return {
+    mcpServers: {
+      'up-a': entry('up-a', { url: `${urlA}/mcp` }),
+      'up-a-retry': entry('up-a-retry', { url: `${urlA}/mcp` }),
+      'up-b': entry('up-b', { url: `${urlB}/mcp` }),
+      'up-stdio': entry('up-stdio', {
+        command: process.execPath,
+        args: [demoMain, '--transport', 'stdio'],
+      }),
+    },
+  };
+}

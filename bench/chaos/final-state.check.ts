@@ -1,0 +1,98 @@
+import { ChaosEvidence, FinalTask, isClaim } from './chaos-evidence';
+import { FaultEvent } from './fault-schedule';
+import { DrivenTask } from './task-driver';
+
+// Clock slack between the run's wall clock (fault windows) and the database's (task rows):
+// same machine, so this only absorbs the few ms between recording and acting.
+const SLACK_MS = 1000;
+
+/** The outcome of the final-state check: violations, plus why each honest deviation was allowed. */
+export interface FinalStateReport {
+  violations: string[];
+  /** e.g. "outcome_uncertain after poller-kill" → count. */
+  excused: Map<string, number>;
+}
+
+/**
+ * Every task ends in the state its arguments scripted, or in the honest answer a fault forced:
+ * - `failed/outcome_uncertain` (toolsets without retryOnCrash) when a fault hit the task between
+ *   its first claim and its end: its claim holder was killed or paused, Postgres restarted, or
+ *   its upstream crashed or hung;
+ * - `failed/upstream_task_lost` for a native task whose holder died: the HTTP upstream that
+ *   restarted (native tasks live in its memory), or the poller owning its stdio child.
+ */
+export function finalStateViolations(evidence: ChaosEvidence): FinalStateReport {
+  const report: FinalStateReport = { violations: [], excused: new Map() };
+  for (const driven of evidence.driven) {
+    const { plan } = driven;
+    if (driven.taskId === undefined) {
+      report.violations.push(`${plan.tag}: never accepted by the API: ${driven.submitError}`);
+      continue;
+    }
+    const task = evidence.tasks.get(driven.taskId);
+    const label = `${plan.tag} (${driven.taskId}, ${plan.toolset.name}, ${plan.script})`;
+    if (!task) {
+      report.violations.push(`${label}: accepted but missing from the database`);
+      continue;
+    }
+    if (!['completed', 'failed', 'cancelled'].includes(task.status)) {
+      report.violations.push(`${label}: not terminal after the drain (${task.status})`);
+      continue;
+    }
+    const { expected } = plan;
+    if (task.status === expected.status && (!expected.code || task.error_code === expected.code)) {
+      continue;
+    }
+    const excuse = honestExcuse(driven, task, evidence);
+    if (excuse) {
+      report.excused.set(excuse, (report.excused.get(excuse) ?? 0) + 1);
+      continue;
+    }
+    const got = `${task.status}${task.error_code ? `/${task.error_code}` : ''}`;
+    const want = `${expected.status}${expected.code ? `/${expected.code}` : ''}`;
+    report.violations.push(
+      `${label}: ended ${got}, scripted ${want} (cancel answer ${String(driven.cancelAnswer ?? '-')})` +
+        `: ${task.error_message ?? ''}`.slice(0, 400),
+    );
+  }
+  return report;
+}
+
+function honestExcuse(
+  driven: DrivenTask,
+  task: FinalTask,
+  evidence: ChaosEvidence,
+): string | undefined {
+  const { toolset } = driven.plan;
+  if (task.status !== 'failed') return undefined;
+  const claims = (evidence.audit.get(task.id) ?? []).filter(isClaim);
+  const from = (claims[0]?.at.getTime() ?? task.completed_at!.getTime()) - SLACK_MS;
+  const to = task.completed_at!.getTime() + SLACK_MS;
+  const hit = (e: FaultEvent): boolean => e.start <= to && e.end >= from;
+  const heldBy = (e: FaultEvent): boolean => {
+    const before = claims.filter((c) => c.at.getTime() <= e.start + SLACK_MS);
+    return before.length > 0 && before[before.length - 1].new_owner === e.target;
+  };
+  const cause = evidence.faults.find((e) => {
+    if (!hit(e)) return false;
+    if (e.kind === 'poller-kill' || e.kind === 'poller-pause') return heldBy(e);
+    if (e.kind === 'pg-restart') return true;
+    if (e.kind === 'upstream-restart') return toolset.upstream === 'a';
+    return toolset.upstream === 'b';
+  });
+  if (task.error_code === 'outcome_uncertain' && !toolset.retryOnCrash && cause) {
+    return `outcome_uncertain after ${cause.kind}`;
+  }
+  if (task.error_code === 'upstream_task_lost' && toolset.contract === 'mcp-tasks') {
+    const lost = evidence.faults.find(
+      (e) =>
+        hit(e) &&
+        ((toolset.upstream === 'a' && e.kind === 'upstream-restart') ||
+          (toolset.upstream === 'stdio' &&
+            (e.kind === 'poller-kill' || e.kind === 'poller-pause') &&
+            e.target === task.pinned_worker_id)),
+    );
+    if (lost) return `upstream_task_lost after ${lost.kind}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,43 @@
+import { AuditRow } from './lease-audit.sql';
+import { isClaim } from './chaos-evidence';
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const POLLER_APP = 'mcp-task-gateway-poller';
+
+/**
+ * Invariants 1, 2, 4 and 6 from the audit of every committed UPDATE:
+ * - a claim never takes a row whose previous lease was still live (two live leases at once);
+ * - every other poller write lands only under a lease that was live at that instant (the
+ *   fencing predicate, re-checked from outside: a write from a paused or slow worker whose
+ *   lease expired shows up here);
+ * - a terminal row never changes; a stored remote handle is never replaced or cleared.
+ */
+export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
+  const problems: string[] = [];
+  for (const [taskId, rows] of audit) {
+    for (const row of rows) {
+      const at = row.at.toISOString();
+      const expires = row.old_expires?.toISOString() ?? 'none';
+      if (TERMINAL.has(row.old_status)) {
+        problems.push(`${taskId}: terminal row (${row.old_status}) updated at ${at} by ${row.app}`);
+      }
+      if (row.old_remote !== null && row.new_remote !== row.old_remote) {
+        problems.push(`${taskId}: remote handle ${row.old_remote} replaced by ${row.new_remote}`);
+      }
+      if (row.app !== POLLER_APP) continue;
+      if (isClaim(row)) {
+        if (row.old_token !== null && row.old_expires !== null && row.old_expires > row.at) {
+          problems.push(
+            `${taskId}: claimed by ${row.new_owner} at ${at} while ${row.old_owner}'s lease ran until ${expires}`,
+          );
+        }
+      } else if (row.old_token === null || row.old_expires === null || row.old_expires <= row.at) {
+        problems.push(
+          `${taskId}: poller write at ${at} (${row.old_status} → ${row.new_status}) without a live lease ` +
+            `(holder ${row.old_owner ?? 'none'}, expired ${expires})`,
+        );
+      }
+    }
+  }
+  return problems;
+}
