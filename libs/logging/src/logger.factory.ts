@@ -78,7 +78,9 @@ export function createLogStream(opts: LoggingOptions): DestinationStream {
     if (pretty)
       return pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
   }
-  return pino.destination({ dest: 1, sync: false });
+  // sync: a buffered destination loses its last lines when the process exits right after a
+  // graceful shutdown (the drain summary and the aborted attempts are exactly those lines).
+  return pino.destination({ dest: 1, sync: true });
 }
 
 /**
