@@ -136,7 +136,7 @@ it('lists newest first with keyset pages and status filters, per thread and per 
 });
 
 it('refuses to start on a schema that lacks a migration, naming it', async () => {
-  await t.db.query(`DELETE FROM schema_migrations`);
+  await t.db.query(`DELETE FROM schema_migrations WHERE name = 'InitialSchema1764417600000'`);
   const ds = createDataSource(t.url, 1);
   await ds.initialize();
   try {
