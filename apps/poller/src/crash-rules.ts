@@ -15,7 +15,7 @@ function failed(code: TaskErrorCode, message: string): Preflight {
 
 /**
  * The crash and ownership rules of contracts.md and leases.md, decided from the claimed row
- * alone (pure, so it can be unit-tested without a database; its spec is still to be written):
+ * alone (pure, so crash-rules.spec.ts tests it without a database):
  * - a row pinned to another worker reaches us only once that worker is dead: its stdio child
  *   and the native task in it are gone → `upstream_task_lost`;
  * - a submit (or held sync call) recorded as started with no handle stored means a worker died
