@@ -22,16 +22,6 @@ export type CreateResult =
 
 export type StatusFilter = 'active' | 'terminal' | TaskStatus;
 
-export interface ListQuery {
-  userId: string;
-  /** Omit to list across the user's threads. */
-  threadId?: string;
-  status?: StatusFilter;
-  limit: number;
-  /** Keyset position: the last item of the previous page. */
-  after?: { createdAt: Date; id: string };
-}
-
 export type CancelResult =
   { kind: 'not_found' } | { kind: 'terminal'; task: TaskRow } | { kind: 'accepted'; task: TaskRow };
 
@@ -87,31 +77,6 @@ export class TaskRepository {
     return rows.length > 0 ? toTaskRow(rows[0]) : null;
   }
 
-  async list(query: ListQuery): Promise<TaskRow[]> {
-    const params: unknown[] = [query.userId, query.limit];
-    const where = ['user_id = $1', VISIBLE];
-    if (query.threadId !== undefined) {
-      params.push(query.threadId);
-      where.push(`thread_id = $${params.length}`);
-    }
-    if (query.status === 'active') where.push(`status IN ('queued', 'working', 'input_required')`);
-    else if (query.status === 'terminal')
-      where.push(`status IN ('completed', 'failed', 'cancelled')`);
-    else if (query.status !== undefined) {
-      params.push(query.status);
-      where.push(`status = $${params.length}`);
-    }
-    if (query.after) {
-      params.push(query.after.createdAt, query.after.id);
-      where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
-    }
-    const rows = await this.db.query(
-      `SELECT * FROM tasks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
-      params,
-    );
-    return rows.map(toTaskRow);
-  }
-
   /**
    * Records a cancel request. A queued task whose submit has not started is cancelled at once,
    * locally (any claim on it is voided, so its submit can never start). Otherwise the request
@@ -140,10 +105,18 @@ export class TaskRepository {
   /**
    * Hides every task of the thread (a new thread with the same ID starts empty) and cancels the
    * active ones. Returns how many tasks were hidden.
+   *
+   * @param onCancelled told, after commit, the toolset of each task this call cancelled locally
+   *   (queued, submit not started): no poller ever sees those rows, so the caller counts their
+   *   transition to `cancelled` or nobody does.
    */
-  async deleteThread(userId: string, threadId: string): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      await tx.query(
+  async deleteThread(
+    userId: string,
+    threadId: string,
+    onCancelled?: (toolsets: readonly string[]) => void,
+  ): Promise<number> {
+    const result = await this.db.transaction(async (tx) => {
+      const touched = await tx.query<{ status: TaskStatus; toolset: string }>(
         cancelSql(`user_id = $1 AND thread_id = $2 AND ${VISIBLE}
                                 AND status IN ('queued', 'working', 'input_required')`),
         [userId, threadId],
@@ -153,8 +126,12 @@ export class TaskRepository {
           WHERE user_id = $1 AND thread_id = $2 AND ${VISIBLE} RETURNING id`,
         [userId, threadId],
       );
-      return hidden.length;
+      // Only active rows were selected, so a row now `cancelled` was cancelled by this statement.
+      const cancelled = touched.filter((r) => r.status === TaskStatus.Cancelled);
+      return { hidden: hidden.length, cancelled: cancelled.map((r) => r.toolset) };
     });
+    onCancelled?.(result.cancelled);
+    return result.hidden;
   }
 }
 
@@ -182,7 +159,13 @@ export interface TaskPagePosition {
   id: string;
 }
 
-export interface TaskPageQuery extends Omit<ListQuery, 'after'> {
+export interface TaskPageQuery {
+  userId: string;
+  /** Omit to list across the user's threads. */
+  threadId?: string;
+  status?: StatusFilter;
+  limit: number;
+  /** Keyset position: after the last row of the previous page. */
   after?: TaskPagePosition;
 }
 
@@ -193,10 +176,10 @@ export interface TaskPage {
 }
 
 /**
- * One page of {@link TaskRepository.list}, with an exact keyset position. `list` takes a JS Date,
- * which holds milliseconds while Postgres keeps microseconds: a position cut to milliseconds
- * skips rows created in the same millisecond as a page's last row. This compares against the
- * stored value itself, and fetches one extra row to know whether another page follows.
+ * One page of the user's tasks, newest first, with an exact keyset position. The position keeps
+ * the stored microseconds (a JS Date holds milliseconds, and a position cut to them would skip
+ * rows created in the same millisecond as a page's last row), and one extra row is fetched to
+ * know whether another page follows.
  */
 export async function listTaskPage(db: Queryable, query: TaskPageQuery): Promise<TaskPage> {
   const params: unknown[] = [query.userId, query.limit + 1];
@@ -206,7 +189,8 @@ export async function listTaskPage(db: Queryable, query: TaskPageQuery): Promise
     where.push(`thread_id = $${params.length}`);
   }
   if (query.status === 'active') where.push(`status IN ('queued', 'working', 'input_required')`);
-  else if (query.status === 'terminal') where.push(`status IN ('completed', 'failed', 'cancelled')`);
+  else if (query.status === 'terminal')
+    where.push(`status IN ('completed', 'failed', 'cancelled')`);
   else if (query.status !== undefined) {
     params.push(query.status);
     where.push(`status = $${params.length}`);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TaskStatus } from '@app/common';
+import { GatewayMetrics } from '@app/metrics';
 import { Database, TaskRepository, listTaskPage } from '@app/persistence';
 import { ProblemException } from '../problem/problem.exception';
 import { encodeCursor } from './list-cursor';
@@ -25,6 +26,7 @@ export class TaskQueryService {
     private readonly db: Database,
     private readonly tasks: TaskRepository,
     private readonly presenter: TaskPresenter,
+    private readonly metrics: GatewayMetrics,
   ) {}
 
   async list(userId: string, raw: RawListQuery, threadId?: string): Promise<TaskListView> {
@@ -50,6 +52,11 @@ export class TaskQueryService {
   async cancel(userId: string, threadId: string, taskId: string): Promise<TaskView> {
     const result = await this.tasks.requestCancel(userId, taskId, threadId);
     if (result.kind === 'not_found') throw new ProblemException(404, NOT_FOUND);
+    // A queued task whose submit had not started is cancelled here, in SQL, and never reaches a
+    // poller: without this count, transitions_total{to="cancelled"} would miss those tasks.
+    if (result.kind === 'accepted' && result.task.status === TaskStatus.Cancelled) {
+      this.metrics.transitions.inc({ toolset: result.task.toolset, to: TaskStatus.Cancelled });
+    }
     const cancelledAsAsked =
       result.task.status === TaskStatus.Cancelled && result.task.cancelRequestedAt !== null;
     if (result.kind === 'terminal' && !cancelledAsAsked) {
@@ -59,6 +66,9 @@ export class TaskQueryService {
   }
 
   async deleteThread(userId: string, threadId: string): Promise<void> {
-    await this.tasks.deleteThread(userId, threadId);
+    await this.tasks.deleteThread(userId, threadId, (toolsets) => {
+      for (const toolset of toolsets)
+        this.metrics.transitions.inc({ toolset, to: TaskStatus.Cancelled });
+    });
   }
 }
