@@ -2,6 +2,9 @@
 // thread deletion that hides for good, keyset listing, and the schema check at boot.
 import { TaskStatus, Contract } from '@app/common';
 import {
+  listTaskPage,
+  TaskPagePosition,
+  TaskPageQuery,
   assertSchemaCurrent,
   createDataSource,
   TaskRepository,
@@ -109,8 +112,8 @@ it('hides a deleted thread for good; the same thread ID later starts empty', asy
   );
   expect(rows[0].cancel_requested_at).not.toBeNull();
   const { task: fresh } = await tasks.create({ ...base, userId: 'carol', threadId: 'reused' });
-  const listed = await tasks.list({ userId: 'carol', threadId: 'reused', limit: 10 });
-  expect(listed.map((r) => r.id)).toEqual([fresh.id]);
+  const listed = await listTaskPage(t.db, { userId: 'carol', threadId: 'reused', limit: 10 });
+  expect(listed.rows.map((r) => r.id)).toEqual([fresh.id]);
 });
 
 it('lists newest first with keyset pages and status filters, per thread and per user', async () => {
@@ -118,21 +121,20 @@ it('lists newest first with keyset pages and status filters, per thread and per 
     await tasks.create({ ...base, userId: 'dave', threadId: i % 2 ? 'odd' : 'even' });
   await insertTasks(t.db, 2, { status: 'failed', userId: 'dave', threadId: 'even' });
   const seen: string[] = [];
-  let after: { createdAt: Date; id: string } | undefined;
-  for (;;) {
-    const page = await tasks.list({ userId: 'dave', limit: 4, after });
-    seen.push(...page.map((r) => r.id));
-    if (page.length < 4) break;
-    after = { createdAt: page[3].createdAt, id: page[3].id };
-  }
+  let after: TaskPagePosition | undefined;
+  do {
+    const page = await listTaskPage(t.db, { userId: 'dave', limit: 4, after });
+    seen.push(...page.rows.map((r) => r.id));
+    after = page.next;
+  } while (after);
   expect(seen).toHaveLength(9);
   expect(new Set(seen).size).toBe(9);
-  expect((await tasks.list({ userId: 'dave', threadId: 'odd', limit: 50 })).length).toBe(3);
-  expect((await tasks.list({ userId: 'dave', status: 'terminal', limit: 50 })).length).toBe(2);
-  expect((await tasks.list({ userId: 'dave', status: 'active', limit: 50 })).length).toBe(7);
-  expect((await tasks.list({ userId: 'dave', status: TaskStatus.Failed, limit: 50 })).length).toBe(
-    2,
-  );
+  const count = async (query: Partial<TaskPageQuery>) =>
+    (await listTaskPage(t.db, { userId: 'dave', limit: 50, ...query })).rows.length;
+  expect(await count({ threadId: 'odd' })).toBe(3);
+  expect(await count({ status: 'terminal' })).toBe(2);
+  expect(await count({ status: 'active' })).toBe(7);
+  expect(await count({ status: TaskStatus.Failed })).toBe(2);
 });
 
 it('refuses to start on a schema that lacks a migration, naming it', async () => {

@@ -10,13 +10,7 @@ export type { ClaimedTask, TaskLease } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
 export type { ClaimRequest, RemoteHandle, WriteOutcome } from './task-lease.repository';
 export { TaskRepository } from './task.repository';
-export type {
-  NewTask,
-  CreateResult,
-  StatusFilter,
-  ListQuery,
-  CancelResult,
-} from './task.repository';
+export type { NewTask, CreateResult, StatusFilter, CancelResult } from './task.repository';
 export type { TaskRow } from './task-row';
 export { toTaskRow } from './task-row';
 export { WorkerRepository } from './worker.repository';
