@@ -1,0 +1,244 @@
+// Guards end-to-end webhook delivery by the real poller fleet: with one poller SIGKILLed mid-run, a subscriber still gets every terminal event of its API-submitted tasks, correctly signed and in per-task sequence order.
+import { createHmac } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import request from 'supertest';
+import { ApiHarness, apiKeyFor, bearer, startApi } from '../api/api-harness';
+import {
+  DemoServerProcess,
+  PollerProcess,
+  demoServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+import { WebhookReceiver } from './webhook-receiver';
+
+const TASKS = 40;
+const THREAD = 'fleet-hooks';
+const TOOLSET = 'fleet-demo';
+const PATH = '/fleet';
+// Every poller and the API must allow the loopback receiver (and plain http).
+const PRIVATE_OK = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+
+let api: ApiHarness;
+let demo: DemoServerProcess;
+let serversFile: string;
+const pollers: PollerProcess[] = [];
+let receiver: WebhookReceiver;
+let auth: string;
+
+beforeAll(async () => {
+  api = await startApi(PRIVATE_OK);
+  demo = await startDemoServer();
+  serversFile = writeServersFile({ 'fleet-srv': demoServerEntry(demo.url, TOOLSET) });
+  for (let i = 0; i < 2; i++) {
+    // FAST_POLLER_ENV: LEASE_MS=3000, so the killed poller's tasks are rescued within seconds.
+    pollers.push(await startPoller({ databaseUrl: api.db.url, serversFile, env: PRIVATE_OK }));
+  }
+  receiver = new WebhookReceiver();
+  await receiver.start();
+  auth = bearer(await apiKeyFor(api, 'hook-owner'));
+  await waitUntil(
+    async () => {
+      const res = await request(api.url).get('/v1/toolsets').set('Authorization', auth);
+      const entry = (res.body.items ?? []).find((t: { name: string }) => t.name === TOOLSET);
+      return entry?.available === true ? true : undefined;
+    },
+    `${TOOLSET} available`,
+    30_000,
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await stopAllProcesses();
+  await receiver?.stop();
+  await api?.close();
+  if (serversFile) rmSync(dirname(serversFile), { recursive: true, force: true });
+});
+
+/** The signature as api.md specifies it, computed here rather than by the library under test. */
+function specSignature(secret: string, id: string, timestamp: string, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+interface ReceivedEvent {
+  id: string;
+  type: string;
+  sequence: number;
+  task: { task_id: string; status: string };
+}
+
+/** SQL matching the webhook lease owner of a poller process (`webhooks-<host>-<pid>-<rand>`). */
+async function webhookLeasesOf(poller: PollerProcess): Promise<string[]> {
+  const rows = await api.db.db.query<{ id: string }>(
+    `SELECT id::text AS id FROM webhook_deliveries
+      WHERE lease_owner ~ ('^webhooks-.*-' || $1::text || '-[^-]+$')
+        AND lease_token IS NOT NULL AND lease_expires_at > now()`,
+    [String(poller.child.pid)],
+  );
+  return rows.map((r) => r.id);
+}
+
+it('delivers every terminal event, signed, in sequence, across a SIGKILLed poller', async () => {
+  const created = await request(api.url)
+    .post('/v1/webhooks')
+    .set('Authorization', auth)
+    .send({ url: `${receiver.base}${PATH}`, description: 'fleet test' });
+  expect(created.status).toBe(201);
+  const secret = created.body.secret as string;
+  expect(secret).toMatch(/^whsec_/);
+  // 200 ms per answer keeps deliveries in flight, so the kill lands on a held webhook lease.
+  receiver.route(PATH, secret, 200, 200);
+
+  const submitted = await Promise.all(
+    Array.from({ length: TASKS }, async (_, i) => {
+      const res = await request(api.url)
+        .post(`/v1/threads/${THREAD}/tasks`)
+        .set('Authorization', auth)
+        .send({
+          toolset: TOOLSET,
+          arguments: {
+            duration_ms: 1000 + (i % 8) * 300,
+            outcome: i % 4 === 0 ? 'fail' : 'complete',
+            tag: `fleet-${i}`,
+          },
+        });
+      expect(res.status).toBe(201);
+      return res.body.task_id as string;
+    }),
+  );
+  const taskIds = new Set(submitted);
+
+  // Mid-run: the victim holds a webhook delivery lease while some tasks are still active.
+  const [victim, survivor] = pollers;
+  const heldAtKill = await waitUntil(
+    async () => {
+      const held = await webhookLeasesOf(victim);
+      const [{ active }] = await api.db.db.query<{ active: number }>(
+        `SELECT count(*)::int AS active FROM tasks
+          WHERE status NOT IN ('completed', 'failed', 'cancelled')`,
+      );
+      return held.length > 0 && active > 0 ? held : undefined;
+    },
+    'the victim poller to hold a webhook lease mid-run',
+    20_000,
+    20,
+  );
+  await victim.kill();
+
+  // Every task ends through the API, completed or failed as its arguments say; a task caught
+  // mid-submit by the kill may end failed/outcome_uncertain instead (submits are at most once).
+  const finished = await waitUntil(
+    async () => {
+      const res = await request(api.url)
+        .get(`/v1/threads/${THREAD}/tasks?status=terminal&limit=100`)
+        .set('Authorization', auth);
+      return res.body.items?.length === TASKS
+        ? (res.body.items as Array<{
+            task_id: string;
+            status: string;
+            error: { code: string } | null;
+          }>)
+        : undefined;
+    },
+    'every task terminal',
+    30_000,
+    100,
+  );
+  const finalStatus = new Map(finished.map((t) => [t.task_id, t.status]));
+  expect([...finalStatus.keys()].sort()).toEqual([...taskIds].sort());
+  for (const task of finished) {
+    const failing = submitted.indexOf(task.task_id) % 4 === 0;
+    const expected =
+      task.error?.code === 'outcome_uncertain'
+        ? { status: 'failed', code: 'outcome_uncertain' }
+        : failing
+          ? { status: 'failed', code: 'upstream_failed' }
+          : { status: 'completed', code: undefined };
+    expect({ task: task.task_id, status: task.status, code: task.error?.code }).toEqual({
+      task: task.task_id,
+      ...expected,
+    });
+  }
+
+  // The receiver gets a terminal event for each task; the webhook lease is at least 30 s (see
+  // apps/poller/src/webhooks), so deliveries the victim held come back after that.
+  const terminalOf = (): Map<string, ReceivedEvent> => {
+    const seen = new Map<string, ReceivedEvent>();
+    for (const r of receiver.at(PATH)) {
+      const event = JSON.parse(r.body) as ReceivedEvent;
+      if (event.type === 'task.completed' || event.type === 'task.failed')
+        seen.set(event.task.task_id, event);
+    }
+    return seen;
+  };
+  await waitUntil(
+    () => (terminalOf().size === TASKS ? true : undefined),
+    'a terminal event of every task at the receiver',
+    45_000,
+    100,
+  );
+  for (const [taskId, event] of terminalOf()) {
+    expect(taskIds.has(taskId)).toBe(true);
+    expect(event.type).toBe(`task.${finalStatus.get(taskId)}`);
+    expect(event.task.status).toBe(finalStatus.get(taskId));
+  }
+
+  // Let the redeliveries of the victim's leases land, then judge everything received.
+  await waitUntil(
+    async () => {
+      const [{ open }] = await api.db.db.query<{ open: number }>(
+        `SELECT count(*)::int AS open FROM webhook_deliveries WHERE status <> 'delivered'`,
+      );
+      return open === 0 ? true : undefined;
+    },
+    'every delivery recorded as delivered',
+    45_000,
+    200,
+  );
+  const received = receiver.at(PATH);
+  const nowS = Date.now() / 1000;
+  const bodyById = new Map<string, string>();
+  const byTask = new Map<string, Map<string, number>>();
+  for (const r of received) {
+    const id = r.headers['webhook-id'] as string;
+    const timestamp = r.headers['webhook-timestamp'] as string;
+    expect(r.verified).toBe(true);
+    expect(r.headers['webhook-signature']).toBe(specSignature(secret, id, timestamp, r.body));
+    expect(Math.abs(nowS - Number(timestamp))).toBeLessThan(300);
+    const event = JSON.parse(r.body) as ReceivedEvent;
+    expect(event.id).toBe(id);
+    // A redelivery is the same message, byte for byte.
+    expect(bodyById.get(id) ?? r.body).toBe(r.body);
+    bodyById.set(id, r.body);
+    const events = byTask.get(event.task.task_id) ?? new Map<string, number>();
+    events.set(id, event.sequence);
+    byTask.set(event.task.task_id, events);
+  }
+  expect([...byTask.keys()].sort()).toEqual([...taskIds].sort());
+  for (const [taskId, events] of byTask) {
+    // In outbox order (the event ID), each task's sequence strictly increases, ending terminal.
+    const ordered = [...events].sort(([a], [b]) => Number(a.slice(4)) - Number(b.slice(4)));
+    const sequences = ordered.map(([, sequence]) => sequence);
+    for (let i = 1; i < sequences.length; i++)
+      expect({ taskId, sequences, ok: sequences[i] > sequences[i - 1] }).toMatchObject({
+        ok: true,
+      });
+    expect(ordered.at(-1)?.[0]).toBe(terminalOf().get(taskId)?.id);
+  }
+
+  // The deliveries the victim held were finished by the survivor on a later claim (one may have
+  // been recorded by the victim in the instant between the lease query and the kill).
+  const rescued = await api.db.db.query<{ attempts: number; status: string }>(
+    `SELECT attempts, status FROM webhook_deliveries WHERE id = ANY($1::bigint[])`,
+    [heldAtKill],
+  );
+  expect(rescued).toHaveLength(heldAtKill.length);
+  expect(rescued.every((row) => row.status === 'delivered')).toBe(true);
+  expect(rescued.filter((row) => row.attempts >= 2).length).toBeGreaterThan(0);
+  expect(survivor.child.exitCode).toBeNull();
+}, 150_000);
