@@ -28,8 +28,11 @@ export class ApiReplica {
     return child !== undefined && (child.exitCode !== null || child.signalCode !== null);
   }
 
-  stderr(): string[] {
-    return this.process?.stderr ?? [];
+  /** Why it exited: the exit code or signal and its last output lines. */
+  exitReport(): string {
+    const child = this.process?.child;
+    const tail = [...(this.process?.lines ?? []), ...(this.process?.stderr ?? [])].slice(-8);
+    return `exit ${String(child?.exitCode ?? child?.signalCode)}; last output: ${tail.join(' | ').slice(0, 1500)}`;
   }
 
   async stop(): Promise<void> {

@@ -110,8 +110,18 @@ async function pendingDeliveries(cluster: ChaosCluster): Promise<number> {
   return rows[0].n;
 }
 
-/** A poller that died on its own is a finding; it is restarted so the run can still drain. */
+/**
+ * A poller or API replica that died on its own is a finding; it is restarted so the run can
+ * still drain and the rest of the invariants still get checked.
+ */
 async function reviveCrashed(cluster: ChaosCluster, state: ChaosRunState): Promise<void> {
+  for (const [i, api] of cluster.apis.entries()) {
+    if (!api.exited()) continue;
+    state.unexpectedExits.push(`API replica ${i + 1} exited on its own: ${api.exitReport()}`);
+    await api
+      .start()
+      .catch((error: unknown) => state.problems.push(`API restart: ${String(error)}`));
+  }
   for (const slot of cluster.pollers) {
     if (!slot.exitedUnexpectedly()) continue;
     const code = slot.current?.child.exitCode;
