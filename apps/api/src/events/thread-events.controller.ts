@@ -1,6 +1,7 @@
 import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiExtraModels,
   ApiHeader,
   ApiOperation,
   ApiParam,
@@ -8,6 +9,7 @@ import {
   ApiQuery,
   ApiResponse,
   ApiTags,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
@@ -19,6 +21,7 @@ import { ProblemException } from '../problem/problem.exception';
 import { ThreadIdPipe } from '../tasks/id-params.pipe';
 import { EventStreamHub } from './event-stream.hub';
 import { EVENTS_SETTINGS } from './events.tokens';
+import { TaskEventDto } from './task-event.dto';
 import { parseCursor, ThreadEventStream } from './thread-event.stream';
 
 /** GET /v1/threads/{thread_id}/events: the thread's events as server-sent events. */
@@ -46,6 +49,7 @@ export class ThreadEventsController {
   })
   @ApiQuery({
     name: 'last_event_id',
+    type: String,
     required: false,
     description: 'Same as Last-Event-ID, for clients that cannot set headers',
   })
@@ -54,9 +58,13 @@ export class ThreadEventsController {
       "Server-sent events of the thread's tasks (status changes, progress), resumable; heartbeat comments every 15 s",
   })
   @ApiProduces('text/event-stream')
+  @ApiExtraModels(TaskEventDto)
   @ApiResponse({
     status: 200,
-    description: 'An event stream: `id`, `event` (the type) and `data` (the event JSON) per event',
+    description:
+      'An event stream: per event, `id`, `event` (the type) and `data`, one TaskEventDto as JSON',
+    // OpenAPI 3.0 cannot type the items of a stream; the schema is that of each `data:` line.
+    content: { 'text/event-stream': { schema: { $ref: getSchemaPath(TaskEventDto) } } },
   })
   @ApiProblems(400, 401)
   async stream(

@@ -15,16 +15,23 @@ const MEANINGS: Readonly<Record<number, string>> = {
   503: 'Not ready (draining or database unreachable)',
 };
 
-/** Documents the given error statuses, each with the problem+json body. */
-export function ApiProblems(...statuses: number[]): MethodDecorator & ClassDecorator {
+/**
+ * Documents the given error statuses, each with the problem+json body. A `[status, meaning]`
+ * pair replaces the default meaning where a route's reasons differ (a webhook's 422 is its URL,
+ * not a toolset).
+ */
+export function ApiProblems(
+  ...statuses: Array<number | readonly [number, string]>
+): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiExtraModels(ProblemDto),
-    ...statuses.map((status) =>
-      ApiResponse({
+    ...statuses.map((entry) => {
+      const [status, meaning] = typeof entry === 'number' ? [entry, undefined] : entry;
+      return ApiResponse({
         status,
-        description: MEANINGS[status] ?? 'Error',
+        description: meaning ?? MEANINGS[status] ?? 'Error',
         content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) } } },
-      }),
-    ),
+      });
+    }),
   );
 }

@@ -24,6 +24,11 @@ import {
 } from './webhook.dto';
 
 const WEBHOOK_ID = /^wh_[a-z2-7]{26}$/;
+const ID_PARAM = {
+  name: 'id',
+  pattern: WEBHOOK_ID.source,
+  example: 'wh_abcdefghijklmnopqrstuvwxyz',
+};
 
 /**
  * The caller's webhook subscriptions. Another user's subscription answers 404, like a missing
@@ -40,8 +45,14 @@ export class WebhooksController {
 
   @Post()
   @ApiOperation({ summary: 'Subscribe a URL to the events of all your tasks' })
-  @ApiCreatedResponse({ type: CreatedWebhookDto })
-  @ApiProblems(400, 401, 413, 415, 422)
+  @ApiCreatedResponse({
+    type: CreatedWebhookDto,
+    description: 'Created (Location header); the secret is in this answer only',
+  })
+  @ApiProblems([400, 'The body is not valid JSON'], 401, 413, 415, [
+    422,
+    'Body invalid: URL missing, not https, resolving to a private address (unless allowed), unknown fields, or 10 subscriptions already',
+  ])
   async create(
     @CurrentUser() userId: string,
     @Body() body: CreateWebhookDto,
@@ -54,7 +65,7 @@ export class WebhooksController {
 
   @Get()
   @ApiOperation({ summary: 'Your webhook subscriptions (without their secrets)' })
-  @ApiOkResponse({ type: WebhookListDto })
+  @ApiOkResponse({ type: WebhookListDto, description: 'Your subscriptions' })
   @ApiProblems(401)
   async list(@CurrentUser() userId: string): Promise<WebhookListDto> {
     return { items: (await this.hooks.list(userId)).map(toView) };
@@ -62,20 +73,27 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiParam({ name: 'id' })
+  @ApiParam(ID_PARAM)
   @ApiOperation({ summary: 'Delete a subscription and its pending deliveries' })
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiProblems(400, 401, 404)
+  @ApiProblems([400, 'Malformed webhook ID'], 401, 404)
   async remove(@CurrentUser() userId: string, @Param('id') id: string): Promise<void> {
     if (!(await this.hooks.delete(userId, checkId(id)))) throw notFound();
   }
 
   @Get(':id/deliveries')
-  @ApiParam({ name: 'id' })
-  @ApiQuery({ name: 'limit', required: false, description: '1..100, default 50' })
+  @ApiParam(ID_PARAM)
+  @ApiQuery({
+    name: 'limit',
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    required: false,
+    description: '1..100, default 50',
+  })
   @ApiOperation({ summary: 'Recent delivery attempts of a subscription, newest first' })
-  @ApiOkResponse({ type: WebhookAttemptListDto })
-  @ApiProblems(400, 401, 404)
+  @ApiOkResponse({ type: WebhookAttemptListDto, description: 'Newest first' })
+  @ApiProblems([400, 'Malformed webhook ID or limit'], 401, 404)
   async deliveries(
     @CurrentUser() userId: string,
     @Param('id') id: string,

@@ -1,0 +1,40 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { EVENT_TYPES } from '@app/webhooks';
+import { TaskSummaryDto } from '../tasks/task.dto';
+
+// OpenAPI shape only: events are built by toEventView (@app/webhooks), which SSE and webhook
+// deliveries share; a test checks real events against this schema field by field.
+
+/** One event, as an SSE `data:` line and as a webhook request body (api.md, "Events"). */
+export class TaskEventDto {
+  @ApiProperty({
+    example: 'evt_1042',
+    description: 'Unique; the SSE `id:` and the `webhook-id` header. Receivers dedup on it.',
+  })
+  id!: string;
+
+  @ApiProperty({ enum: EVENT_TYPES, example: 'task.completed' })
+  type!: string;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({
+    type: 'integer',
+    example: 2,
+    description: "Increases with each of this task's events; order a task's events by it",
+  })
+  sequence!: number;
+
+  @ApiProperty({ type: TaskSummaryDto, description: 'The task as it was when the event happened' })
+  task!: TaskSummaryDto;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      '`{previous_status}` for status changes, `{progress}` for task.progress; nothing else',
+    example: { previous_status: 'working' },
+  })
+  data!: Record<string, unknown>;
+}
