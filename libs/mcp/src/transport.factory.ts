@@ -6,6 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
 import { InvalidUrlError } from './failure.classifier';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
+import { signalIsolatingFetch } from './signal-isolating.fetch';
 import type { ProcessGroupRegistry } from './process-group.registry';
 import type { UpstreamLogger } from './upstream.hooks';
 
@@ -40,12 +41,17 @@ export class TransportFactory {
     const requestInit: RequestInit = { headers: config.headers };
     const authProvider = this.authProvider(config);
     if (config.transport === 'sse') {
-      return new SSEClientTransport(url, { requestInit, authProvider });
+      return new SSEClientTransport(url, {
+        requestInit,
+        authProvider,
+        fetch: signalIsolatingFetch(),
+      });
     }
     return new StreamableHTTPClientTransport(url, {
       requestInit,
       authProvider,
       sessionId,
+      fetch: signalIsolatingFetch(),
       // The supervisor reconnects; the SDK's own GET-stream retries would race it.
       reconnectionOptions: {
         maxRetries: 0,
