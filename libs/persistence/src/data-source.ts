@@ -24,7 +24,10 @@ export function dataSourceOptions(
     migrationsRun: false,
     logging: false,
     applicationName: appName,
-    extra: { max: poolSize, connectionTimeoutMillis: 10000 },
+    // jit=off: with many rows due, the planner's cost estimate for the claim crossed the JIT
+    // threshold and compiling took 97 of 243 ms per claim (docs/benchmarks.md); short OLTP
+    // statements never win back JIT's compile time.
+    extra: { max: poolSize, connectionTimeoutMillis: 10000, options: '-c jit=off' },
   };
 }
 
