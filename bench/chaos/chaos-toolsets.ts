@@ -106,14 +106,14 @@ function binding(toolset: ChaosToolset): Record<string, unknown> {
 }
 
 /**
- * The mcpServers file. Timeouts fit the 5 s lease (1.5 s connect + 3 s call); sync calls renew
+ * The mcpServers file. Timeouts fit the 10 s lease (2 s connect + 6 s call); sync calls renew
  * their lease instead. The stdio child is this Node binary running the compiled demo server.
  */
 export function chaosServersFile(urlA: string, urlB: string, demoMain: string): object {
   const entry = (server: string, transport: Record<string, unknown>): Record<string, unknown> => ({
     ...transport,
-    connectTimeoutMs: 1500,
-    callTimeoutMs: 3000,
+    connectTimeoutMs: 2000,
+    callTimeoutMs: 6000,
     maxConcurrentCalls: 24,
     taskToolsets: CHAOS_TOOLSETS.filter((t) => t.server === server).map(binding),
   });

@@ -82,7 +82,7 @@ export class FaultInjector {
   }
 
   private async hitPoller(fault: PlannedFault, start: number): Promise<void> {
-    const live = this.targets.pollers.filter((slot) => slot.current && !slot.paused);
+    const live = this.targets.pollers.filter((slot) => slot.ready && !slot.paused);
     // Keep one poller working: a fleet with every member down tests nothing but the restart.
     if (live.length < 2) {
       this.skipped.push(`${fault.kind} at ${Math.round(fault.atMs)} ms: fewer than 2 live pollers`);

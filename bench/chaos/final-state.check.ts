@@ -68,7 +68,9 @@ function honestExcuse(
   const claims = (evidence.audit.get(task.id) ?? []).filter(isClaim);
   const from = (claims[0]?.at.getTime() ?? task.completed_at!.getTime()) - SLACK_MS;
   const to = task.completed_at!.getTime() + SLACK_MS;
-  const hit = (e: FaultEvent): boolean => e.start <= to && e.end >= from;
+  // A fault's consequences outlast it by up to a lease: pooled and task sessions broken by an
+  // upstream or database restart are found dead on their next use (docs/chaos.md, Findings).
+  const hit = (e: FaultEvent): boolean => e.start <= to && e.end + evidence.leaseMs >= from;
   const heldBy = (e: FaultEvent): boolean => {
     const before = claims.filter((c) => c.at.getTime() <= e.start + SLACK_MS);
     return before.length > 0 && before[before.length - 1].new_owner === e.target;
@@ -80,8 +82,20 @@ function honestExcuse(
     if (e.kind === 'upstream-restart') return toolset.upstream === 'a';
     return toolset.upstream === 'b';
   });
-  if (task.error_code === 'outcome_uncertain' && !toolset.retryOnCrash && cause) {
+  // retryOnCrash toolsets are re-run after a crash, except when a cancel meets the dead holder's
+  // call: crash-rules.ts then ends them outcome_uncertain too (nothing left to cancel or repeat).
+  const uncertainAllowed = !toolset.retryOnCrash || task.cancel_requested_at !== null;
+  if (task.error_code === 'outcome_uncertain' && uncertainAllowed && cause) {
     return `outcome_uncertain after ${cause.kind}`;
+  }
+  // contracts.md: a submit that timed out after sending is uncertain, whatever made the upstream
+  // slow (here: load on a shared 2-core box). Honest, but counted apart so the report shows it.
+  if (
+    task.error_code === 'outcome_uncertain' &&
+    !toolset.retryOnCrash &&
+    /did not answer within \d+ ms/.test(task.error_message ?? '')
+  ) {
+    return 'outcome_uncertain after an upstream call timeout (no injected fault)';
   }
   if (task.error_code === 'upstream_task_lost' && toolset.contract === 'mcp-tasks') {
     const lost = evidence.faults.find(

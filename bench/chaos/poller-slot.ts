@@ -1,8 +1,13 @@
 import { PollerProcess, startPoller } from '../../test/helpers/processes';
+import { waitUntil } from '../../test/helpers/wait';
 
-/** The poller settings of a chaos run: a 5 s lease so kills and pauses resolve within seconds. */
+/**
+ * The poller settings of a chaos run: a 10 s lease, so kills and pauses resolve within seconds
+ * while a loaded 2-core box (five Node processes, Postgres, the upstreams) still answers calls
+ * inside their 6 s deadline.
+ */
 export const CHAOS_POLLER_ENV: Readonly<Record<string, string>> = {
-  LEASE_MS: '5000',
+  LEASE_MS: '10000',
   POLL_INTERVAL_MS: '500',
   MIN_POLL_INTERVAL_MS: '200',
   INPUT_REQUIRED_POLL_INTERVAL_MS: '700',
@@ -24,6 +29,8 @@ export const CHAOS_POLLER_ENV: Readonly<Record<string, string>> = {
 export class PollerSlot {
   current?: PollerProcess;
   paused = false;
+  /** Started and answering readiness: only a ready poller is a fault target. */
+  ready = false;
   incarnations = 0;
   /** Every incarnation's JSON log lines, kept for the run's log directory. */
   readonly retired: PollerProcess[] = [];
@@ -40,19 +47,38 @@ export class PollerSlot {
 
   async start(): Promise<void> {
     this.incarnations++;
-    this.current = await startPoller({
+    const poller = await startPoller({
       databaseUrl: this.databaseUrl(),
       serversFile: this.serversFile,
       workerId: `chaos-p${this.index}.r${this.incarnations}`,
       env: CHAOS_POLLER_ENV,
+      waitReady: false,
     });
+    // Held before it is ready, so a slow start can still be stopped; the helper's 20 s
+    // readiness wait is too short for a restart on a box this loaded.
+    this.current = poller;
     this.paused = false;
+    this.ready = false;
+    await waitUntil(
+      async () => {
+        if (poller.child.exitCode !== null || poller.child.signalCode !== null) {
+          throw new Error(`${poller.workerId} exited at start`);
+        }
+        const res = await fetch(`http://127.0.0.1:${poller.metricsPort}/healthz/ready`);
+        return res.status === 200 || undefined;
+      },
+      `${poller.workerId} ready`,
+      60_000,
+      200,
+    );
+    this.ready = true;
   }
 
   async kill(): Promise<void> {
     const poller = this.current;
     if (!poller) return;
     this.current = undefined;
+    this.ready = false;
     this.retired.push(poller);
     await poller.kill();
   }
