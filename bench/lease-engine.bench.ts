@@ -24,22 +24,13 @@ const SLOTS = 1000;
 const BATCH = 500;
 
 const CONFIGS: Config[] = [
-  ...(['shipped', 'uncorrelated'] as const).flatMap((claim) =>
-    [1, 2, 4].map((processes) => ({
-      key: `lease-${claim}-${processes}`,
-      label:
-        `lease engine, ${claim === 'shipped' ? 'claim.sql.ts' : 'claim-uncorrelated.sql.ts'}, ` +
-        `finishMany, ${processes} process${processes > 1 ? 'es' : ''}`,
-      kind: 'lease' as const,
-      processes,
-      env: {
-        BURN_MODE: 'batched',
-        BURN_CLAIM: claim,
-        BURN_SLOTS: String(SLOTS),
-        BURN_BATCH: String(BATCH),
-      },
-    })),
-  ),
+  ...[1, 2, 4].map((processes) => ({
+    key: `lease-shipped-${processes}`,
+    label: `lease engine, claim.sql.ts, finishMany, ${processes} process${processes > 1 ? 'es' : ''}`,
+    kind: 'lease' as const,
+    processes,
+    env: { BURN_MODE: 'batched', BURN_SLOTS: String(SLOTS), BURN_BATCH: String(BATCH) },
+  })),
   {
     key: 'lease-per-row-2',
     label: 'lease engine, claim.sql.ts, one finish UPDATE per row (before batching), 2 processes',
@@ -185,10 +176,8 @@ function summarize(rounds: Round[]): ResultRow[] {
     unit: 'rows/s',
   }));
   // Ratios are taken within each round (same run, same minute), then the median is reported.
-  for (const claim of ['shipped', 'uncorrelated']) {
-    const sweep = CONFIGS.filter(
-      (c) => c.env.BURN_MODE === 'batched' && c.env.BURN_CLAIM === claim,
-    );
+  for (const claim of ['shipped']) {
+    const sweep = CONFIGS.filter((c) => c.env.BURN_MODE === 'batched');
     const best = (r: Round): number => Math.max(...sweep.map((c) => r[c.key]));
     const worst = (r: Round): number => Math.min(...sweep.map((c) => r[c.key]));
     const vsBatched = med((r) => best(r) / r['gw-batched']);

@@ -1,16 +1,13 @@
 /**
  * One lease-engine process for the burn-down benchmark: claim → no-op → complete, until a claim
  * finds nothing due. Configured by environment (it is spawned by lease-engine.bench.ts):
- * DATABASE_URL, BURN_MODE (`batched` | `per-row`), BURN_CLAIM (`shipped` = claim.sql.ts through
- * TaskLeaseRepository, `uncorrelated` = the candidate of claim-uncorrelated.sql.ts), BURN_SLOTS,
- * BURN_BATCH.
+ * DATABASE_URL, BURN_MODE (`batched` | `per-row`), BURN_SLOTS, BURN_BATCH. The claim is the
+ * shipped one (claim.sql.ts through TaskLeaseRepository).
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
 import { Phase, TaskSnapshot, TaskStatus } from '@app/common';
 import { ClaimedTask, Database, TaskLease, TaskLeaseRepository } from '@app/persistence';
-import { toClaimedTask } from '../../libs/persistence/src/claimed-task';
-import { CLAIM_UNCORRELATED_SQL } from '../../libs/persistence/src/sql/claim-uncorrelated.sql';
 import { TaskBatchRepository } from '../../libs/persistence/src/task-batch.repository';
 import { nextParentMessage, runWorker, send } from '../lib/ipc';
 import { Signal } from '../lib/signal';
@@ -42,14 +39,7 @@ runWorker(async () => {
   const leases = new TaskLeaseRepository(db);
   const workerId = `bench-${process.pid}`;
   const request = { workerId, phases: [Phase.Poll], leaseMs: LEASE_MS, deadWorkerAfterMs: 30_000 };
-  const claim =
-    process.env.BURN_CLAIM === 'uncorrelated'
-      ? async (limit: number): Promise<ClaimedTask[]> => {
-          const params = [workerId, limit, request.phases, LEASE_MS, request.deadWorkerAfterMs];
-          const rows = await db.query(CLAIM_UNCORRELATED_SQL, params, 'bench_claim_uncorrelated');
-          return rows.map(toClaimedTask);
-        }
-      : (limit: number): Promise<ClaimedTask[]> => leases.claim({ ...request, limit });
+  const claim = (limit: number): Promise<ClaimedTask[]> => leases.claim({ ...request, limit });
   await db.query('SELECT 1');
   send({ type: 'ready' });
   await nextParentMessage('go');

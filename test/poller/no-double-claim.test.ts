@@ -1,6 +1,6 @@
 // Guards invariant 1: no row ever has two live leases, and concurrent claimers never share a row.
 import { Pool } from 'pg';
-import { Database, FleetRepository } from '@app/persistence';
+import { Database, TaskLeaseRepository } from '@app/persistence';
 import { Phase } from '@app/common';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { countTerminal, insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
@@ -29,12 +29,12 @@ it('twelve concurrent claimers on separate connections never get the same row', 
   await insertTasks(database.db, 2000, { toolset: 'concurrent', server: 'nowhere' });
   const pool = new Pool({ connectionString: database.url, max: 12 });
   try {
-    const fleet = new FleetRepository(new Database(pool));
+    const leases = new TaskLeaseRepository(new Database(pool));
     const seen = new Map<string, number>();
     await Promise.all(
       Array.from({ length: 12 }, async (_, worker) => {
         for (;;) {
-          const rows = await fleet.claimExcluding({
+          const rows = await leases.claim({
             workerId: `w${worker}`,
             limit: 7,
             phases: [Phase.Submit],

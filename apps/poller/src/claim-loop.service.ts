@@ -3,7 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { Phase } from '@app/common';
 import { Settings } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
-import { ClaimedTask, FleetRepository } from '@app/persistence';
+import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { ItemAbort } from './item-abort';
 import { POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
 import { ServerSlots } from './server-slots';
@@ -45,6 +45,7 @@ export class ClaimLoopService {
     @Inject(WORKER_ID) private readonly workerId: string,
     private readonly slots: ServerSlots,
     private readonly fleet: FleetRepository,
+    private readonly leases: TaskLeaseRepository,
     private readonly runner: TaskRunnerService,
     private readonly metrics: GatewayMetrics,
     private readonly log: PinoLogger,
@@ -130,7 +131,7 @@ export class ClaimLoopService {
     const limit = this.slots.claimable();
     const excludeServers = this.slots.saturated();
     const timer = this.metrics.claimDuration.startTimer();
-    const claimed = await this.fleet.claimExcluding({
+    const claimed = await this.leases.claim({
       workerId: this.workerId,
       limit,
       phases: PHASES,

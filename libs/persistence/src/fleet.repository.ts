@@ -1,20 +1,13 @@
 import { LeaseLostError } from '@app/common';
-import { ClaimedTask, TaskLease, toClaimedTask } from './claimed-task';
+import { TaskLease } from './claimed-task';
 import { Queryable } from './database';
 import {
   BACKLOG_SAMPLE_SQL,
-  CLAIM_EXCLUDING_SERVERS_SQL,
   DELETE_EXPIRED_BATCH_SQL,
   EARLIEST_FUTURE_DUE_SQL,
   RENEW_WATCHING_CANCEL_SQL,
 } from './sql/fleet.sql';
 import { CLEAR_LEASE, afterMs, fencedUpdateSql } from './sql/fenced-write.sql';
-import type { ClaimRequest } from './task-lease.repository';
-
-/** A claim that skips the servers whose per-worker call limit is used up. */
-export interface FleetClaimRequest extends ClaimRequest {
-  excludeServers: readonly string[];
-}
 
 /** One row of the backlog sample (numbers arrive as strings from pg's bigint/numeric). */
 export interface BacklogSampleRow {
@@ -27,29 +20,11 @@ export interface BacklogSampleRow {
 export type RenewalOutcome = 'renewed' | 'cancel_requested';
 
 /**
- * The poller fleet's statements beyond {@link TaskLeaseRepository}: the claim that skips
- * saturated servers, wake-up timing, the renewal that watches for cancels, graceful give-backs,
+ * The poller fleet's statements beyond {@link TaskLeaseRepository}: wake-up timing, the renewal that watches for cancels, graceful give-backs,
  * backlog sampling and retention. Every write about a claimed row is fenced like the others.
  */
 export class FleetRepository {
   constructor(private readonly db: Queryable) {}
-
-  async claimExcluding(request: FleetClaimRequest): Promise<ClaimedTask[]> {
-    if (request.limit <= 0) return [];
-    const rows = await this.db.query(
-      CLAIM_EXCLUDING_SERVERS_SQL,
-      [
-        request.workerId,
-        request.limit,
-        request.phases,
-        request.leaseMs,
-        request.deadWorkerAfterMs,
-        request.excludeServers,
-      ],
-      'mcp_tasks_claim_excluding',
-    );
-    return rows.map(toClaimedTask);
-  }
 
   /** Milliseconds until the earliest future due time (database clock), or null when none. */
   async earliestFutureDueMs(): Promise<number | null> {

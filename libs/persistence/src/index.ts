@@ -24,7 +24,7 @@ export type { ApiKeyInfo, ApiKeyOwner } from './api-key.repository';
 export { listTaskPage } from './task.repository';
 export type { TaskPage, TaskPagePosition, TaskPageQuery } from './task.repository';
 export { FleetRepository } from './fleet.repository';
-export type { FleetClaimRequest, BacklogSampleRow, RenewalOutcome } from './fleet.repository';
+export type { BacklogSampleRow, RenewalOutcome } from './fleet.repository';
 export { EventRepository, STREAM_START, toTaskEventRow } from './event.repository';
 export type { EventCursor, TaskEventRow, ThreadEventPage } from './event.repository';
 export { WebhookRepository } from './webhook.repository';

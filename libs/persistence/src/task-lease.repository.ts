@@ -17,6 +17,8 @@ export interface ClaimRequest {
   leaseMs: number;
   /** A pinned row's worker counts as dead once its heartbeat is older than this. */
   deadWorkerAfterMs: number;
+  /** Servers with no free slot on this worker: their rows are left to others. */
+  excludeServers?: readonly string[];
 }
 
 /** A remote handle as an upstream returned it; never dropped once received. */
@@ -43,7 +45,14 @@ export class TaskLeaseRepository {
     if (request.limit <= 0) return [];
     const rows = await this.db.query(
       CLAIM_SQL,
-      [request.workerId, request.limit, request.phases, request.leaseMs, request.deadWorkerAfterMs],
+      [
+        request.workerId,
+        request.limit,
+        request.phases,
+        request.leaseMs,
+        request.deadWorkerAfterMs,
+        request.excludeServers ?? [],
+      ],
       'mcp_tasks_claim',
     );
     return rows.map(toClaimedTask);
