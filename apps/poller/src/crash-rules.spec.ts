@@ -118,6 +118,15 @@ describe('preflight: sync-call (the held call is the task)', () => {
     expect(preflight(orphan, syncRetry, ME, HOUR)).toEqual({ kind: 'submit' });
   });
 
+  it('a held call released as never sent (a failed connect) is sent again, not uncertain', () => {
+    // holdCall marks the row `working` before connecting; releaseUnsentSubmit clears only
+    // submit_started_at, so the row comes back in the poll phase with no recorded start.
+    const unsent = row({ ...heldRow, phase: Phase.Poll, submitStartedAt: null });
+    expect(preflight(unsent, sync, ME, HOUR)).toEqual({ kind: 'submit' });
+    const cancelled = row({ ...heldRow, phase: Phase.Cancel, submitStartedAt: null });
+    expect(preflight(cancelled, sync, ME, HOUR)).toEqual({ kind: 'cancel' });
+  });
+
   it('the crash rule wins over the tracking timeout (a held call may last hours)', () => {
     const longHeld = row({ ...heldRow, lastSuccessAt: null, submittedAt: ago(10 * HOUR) });
     expect(failure(preflight(longHeld, sync, ME, HOUR))).toBe(TaskErrorCode.OutcomeUncertain);

@@ -56,6 +56,11 @@ export function preflight(
     }
     return { kind: 'cancel' };
   }
+  // A held call that provably never left (releaseUnsentSubmit cleared submit_started_at, but
+  // the row kept the `working` that holdCall set before connecting): send it, it is no crash.
+  if (heldCall && item.phase === Phase.Poll && item.submitStartedAt === null) {
+    return { kind: 'submit' };
+  }
   // A sync-call row claimed for poll, or a submit recorded as started: its holder died.
   if (startedNoHandle || (heldCall && item.phase === Phase.Poll)) {
     if (toolset.retryOnCrash) return { kind: 'submit' };
