@@ -35,3 +35,5 @@ export type {
   WebhookAttemptRow,
   WebhookSubscriptionRow,
 } from './webhook.repository';
+export { ChannelListener } from './channel.listener';
+export type { ChannelListenerOptions } from './channel.listener';

@@ -27,7 +27,5 @@ export { DEFAULT_RETRY_POLICY, nextRetryMs, retryDelayMs } from './retry.policy'
 export type { RetryPolicy } from './retry.policy';
 export { EVENT_ID_PREFIX, toEventView } from './event.projection';
 export type { EventProjectionContext, EventTaskSummary, TaskEventView } from './event.projection';
-export { ChannelListener } from './channel.listener';
-export type { ChannelListenerOptions } from './channel.listener';
 export { WebhookDeliveryWorker } from './delivery.worker';
 export type { DeliveryLog, DeliveryWorkerOptions } from './delivery.worker';

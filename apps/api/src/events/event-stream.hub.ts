@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
-import { ChannelListener } from '@app/webhooks';
+import { ChannelListener } from '@app/persistence';
 import { EVENTS_SETTINGS } from './events.tokens';
 
 /** The channel the outbox trigger notifies, with payload `["<user>", "<thread>"]`. */

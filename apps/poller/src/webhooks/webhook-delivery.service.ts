@@ -10,7 +10,8 @@ import { randomId } from '@app/common';
 import { Settings } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
 import { WebhookRepository } from '@app/persistence';
-import { ChannelListener, DEFAULT_RETRY_POLICY, WebhookDeliveryWorker } from '@app/webhooks';
+import { DEFAULT_RETRY_POLICY, WebhookDeliveryWorker } from '@app/webhooks';
+import { ChannelListener } from '@app/persistence';
 import { WEBHOOK_SETTINGS } from './webhooks.tokens';
 
 /** The channel the outbox trigger notifies when it creates deliveries. */
