@@ -15,7 +15,11 @@ export interface TaskSeed {
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** Inserts `count` tasks in one statement and returns their IDs, in insertion order. */
-export async function insertTasks(db: Queryable, count: number, seed: TaskSeed = {}): Promise<string[]> {
+export async function insertTasks(
+  db: Queryable,
+  count: number,
+  seed: TaskSeed = {},
+): Promise<string[]> {
   const status = seed.status ?? 'queued';
   const ids = Array.from({ length: count }, () => newTaskId());
   const terminal = TERMINAL.has(status);
