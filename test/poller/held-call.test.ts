@@ -1,0 +1,251 @@
+// Guards sync-call: a call held longer than its lease is renewed, cancellable, and never silently repeated after a crash.
+import { TaskRepository } from '@app/persistence';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { attemptLines } from '../helpers/poller-logs';
+import {
+  DemoServerProcess,
+  ServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+const LEASE_MS = 2000;
+// Connect + call timeouts must stay below the lease (startup check); the held call has its own.
+const POLLER_ENV = { LEASE_MS: String(LEASE_MS) };
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterEach(async () => {
+  await stopAllProcesses();
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+/** A server entry binding demo_slow as a sync-call toolset named `toolset`. */
+function syncEntry(url: string, toolset: string, retryOnCrash: boolean): ServerEntry {
+  return {
+    url: `${url}/mcp`,
+    connectTimeoutMs: 1000,
+    callTimeoutMs: 900,
+    maxConcurrentCalls: 8,
+    taskToolsets: [
+      {
+        name: toolset,
+        contract: 'sync-call',
+        tool: 'demo_slow',
+        callTimeoutMs: 60_000,
+        retryOnCrash,
+      },
+    ],
+  };
+}
+
+/** demo_stats with the sync-call counters (the shared helper's type omits them). */
+interface SyncStats {
+  sync: { calls: number; completed: number; cancelled: number; failed: number };
+  by_tag: Record<string, { submits: number; cancels: number; cancelled: boolean; state: string }>;
+}
+async function syncStats(demo: DemoServerProcess, tag: string): Promise<SyncStats> {
+  return (await demo.stats(tag)) as unknown as SyncStats;
+}
+
+interface HeldRow {
+  status: string;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  claim_count: number;
+  progress: { current?: number; total?: number; message?: string } | null;
+  submitted_at: Date | null;
+  completed_at: Date | null;
+  error_code: string | null;
+  error_message: string | null;
+}
+async function heldRow(id: string): Promise<HeldRow> {
+  const rows = await database.db.query<HeldRow>(
+    `SELECT status, lease_owner, lease_expires_at, claim_count, progress, submitted_at, completed_at,
+            error_code, error_message
+       FROM tasks WHERE id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+it('a call outliving several leases completes under one renewed claim, with bounded progress', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: syncEntry(demo.url, 'slow', false) });
+  const pollers = await Promise.all([
+    startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV }),
+    startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV }),
+  ]);
+  const DURATION_MS = 7000;
+  const [id] = await insertFleetTasks(database.db, [
+    {
+      toolset: 'slow',
+      server: 'demo',
+      contract: 'sync-call',
+      input: { duration_ms: DURATION_MS, tag: 'held' },
+    },
+  ]);
+  const samples: HeldRow[] = [];
+  await waitUntil(
+    async () => {
+      const row = await heldRow(id);
+      if (row.status === 'working') samples.push(row);
+      return row.status === 'completed' || row.status === 'failed' ? row : undefined;
+    },
+    'the held call to end',
+    DURATION_MS + 10_000,
+    100,
+  );
+  const final = await heldRow(id);
+  expect([final.status, final.error_code, final.error_message]).toEqual(['completed', null, null]);
+  // One claim for the whole call: nobody else took the row while it was held.
+  expect(final.claim_count).toBe(1);
+  expect(new Set(samples.map((s) => s.lease_owner)).size).toBe(1);
+  const holder = samples[0].lease_owner;
+  expect(pollers.map((p) => p.workerId)).toContain(holder);
+  const other = pollers.find((p) => p.workerId !== holder)!;
+  expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
+  // The lease moved forward while the call ran (renewed every lease/3), well past the first one.
+  const expiries = samples.map((s) => s.lease_expires_at!.getTime());
+  const renewals = expiries.filter((t, i) => i > 0 && t > expiries[i - 1]).length;
+  expect(renewals).toBeGreaterThanOrEqual(Math.floor(DURATION_MS / LEASE_MS));
+  expect(expiries.at(-1)! - expiries[0]).toBeGreaterThan(2 * LEASE_MS);
+  expect(final.completed_at!.getTime() - final.submitted_at!.getTime()).toBeGreaterThanOrEqual(
+    DURATION_MS - 100,
+  );
+  // Progress notifications were stored while it ran, growing, within their bounds.
+  const progress = samples.map((s) => s.progress).filter((p) => p !== null);
+  expect(progress.length).toBeGreaterThan(3);
+  const currents = progress.map((p) => p.current ?? -1);
+  expect(currents.at(-1)!).toBeGreaterThan(currents[0]);
+  for (const p of [...progress, final.progress!]) {
+    expect(p.total).toBe(DURATION_MS);
+    expect(p.current).toBeGreaterThanOrEqual(0);
+    expect(p.current).toBeLessThanOrEqual(DURATION_MS);
+    expect((p.message ?? '').length).toBeLessThanOrEqual(500);
+  }
+  const stats = await syncStats(demo, 'held');
+  expect(stats.by_tag.held.submits).toBe(1);
+  expect(stats.sync.completed).toBe(1);
+});
+
+it('a cancel request aborts the held call upstream and ends the task cancelled', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: syncEntry(demo.url, 'slow', false) });
+  await startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV });
+  const [id] = await insertFleetTasks(database.db, [
+    {
+      toolset: 'slow',
+      server: 'demo',
+      contract: 'sync-call',
+      input: { duration_ms: 30_000, tag: 'cut' },
+    },
+  ]);
+  await waitUntil(
+    async () => ((await syncStats(demo, 'cut')).sync.calls === 1 ? true : undefined),
+    'the call to reach the server',
+  );
+  // Outlive one lease first, so what is cancelled is a renewed claim.
+  const claimedExpiry = (await heldRow(id)).lease_expires_at!.getTime();
+  await waitUntil(
+    async () =>
+      (await heldRow(id)).lease_expires_at!.getTime() > claimedExpiry ? true : undefined,
+    'a renewal',
+  );
+  const result = await new TaskRepository(database.db).requestCancel('user-1', id);
+  expect(result.kind).toBe('accepted');
+  const requestedAt = Date.now();
+  const row = await waitUntil(
+    async () => {
+      const state = (await taskStates(database.db, [id])).get(id)!;
+      return state.status === 'working' ? undefined : state;
+    },
+    'the task to end',
+    10_000,
+  );
+  // NOTIFY → immediate check; the renewal alone would take at most lease/3.
+  expect(Date.now() - requestedAt).toBeLessThan(2 * LEASE_MS);
+  expect([row.status, row.error_code, row.lease_owner]).toEqual(['cancelled', null, null]);
+  const stats = await waitUntil(async () => {
+    const s = await syncStats(demo, 'cut');
+    return s.sync.cancelled === 1 ? s : undefined;
+  }, 'the server to count the call cancelled');
+  expect(stats.sync).toEqual({ calls: 1, completed: 0, cancelled: 1, failed: 0 });
+  expect(stats.by_tag.cut.submits).toBe(1);
+});
+
+it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again with it', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({
+    demo: syncEntry(demo.url, 'slow', false),
+    'demo-retry': syncEntry(demo.url, 'slow-retry', true),
+  });
+  const [victim, survivor] = await Promise.all([
+    startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV }),
+    startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV }),
+  ]);
+  // Frozen until the victim holds both calls, so the victim is the one holding them.
+  survivor.pause();
+  const [once, again] = await insertFleetTasks(database.db, [
+    {
+      toolset: 'slow',
+      server: 'demo',
+      contract: 'sync-call',
+      input: { duration_ms: 3000, tag: 'once' },
+    },
+    {
+      toolset: 'slow-retry',
+      server: 'demo-retry',
+      contract: 'sync-call',
+      input: { duration_ms: 3000, tag: 'again' },
+    },
+  ]);
+  await waitUntil(
+    async () => ((await demo.stats()) as unknown as SyncStats).sync.calls === 2 || undefined,
+    'both calls held by the victim',
+  );
+  survivor.resume();
+  const before = await Promise.all([heldRow(once), heldRow(again)]);
+  for (const row of before)
+    expect([row.status, row.lease_owner]).toEqual(['working', victim.workerId]);
+  await victim.kill();
+  // Its last lease, as of the kill (a renewal may have landed just before it).
+  const leases = await Promise.all([heldRow(once), heldRow(again)]);
+  const ends = await waitUntil(
+    async () => {
+      const states = await taskStates(database.db, [once, again]);
+      const done = [...states.values()].every((s) => s.completed_at !== null);
+      return done ? states : undefined;
+    },
+    'both tasks to end',
+    15_000,
+    100,
+  );
+  const uncertain = ends.get(once)!;
+  expect([uncertain.status, uncertain.error_code]).toEqual(['failed', 'outcome_uncertain']);
+  expect(uncertain.claim_count).toBe(2);
+  // Not before the victim's lease ran out (database clock on both sides).
+  expect(uncertain.completed_at!.getTime()).toBeGreaterThanOrEqual(
+    leases[0].lease_expires_at!.getTime(),
+  );
+  const rerun = ends.get(again)!;
+  expect([rerun.status, rerun.error_code, rerun.claim_count]).toEqual(['completed', null, 2]);
+  expect(rerun.submit_attempts).toBe(2);
+  // Claimed again once the lease ran out, then held for its whole duration once more.
+  expect(rerun.completed_at!.getTime()).toBeGreaterThanOrEqual(
+    leases[1].lease_expires_at!.getTime() + 3000 - 100,
+  );
+  expect((await syncStats(demo, 'once')).by_tag.once.submits).toBe(1);
+  expect((await syncStats(demo, 'again')).by_tag.again.submits).toBe(2);
+  const survivorLines = attemptLines([survivor]);
+  expect(survivorLines.filter((l) => l.taskId === again).map((l) => l.outcome)).toEqual(['ok']);
+});
