@@ -1,0 +1,174 @@
+// Guards pinned stdio native tasks: only the worker owning the child polls them; once it dies they end upstream_task_lost.
+import { readdirSync, readFileSync } from 'node:fs';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertFleetTasks } from '../helpers/fleet-tasks';
+import { attemptLines } from '../helpers/poller-logs';
+import {
+  DEMO_SERVER_MAIN,
+  PollerProcess,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+const HEARTBEAT_INTERVAL_MS = 300;
+const DEAD_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
+// Heartbeat staleness plus one claim wake-up (fallback 1 s), generous for a loaded box.
+const TAKEOVER_DEADLINE_MS = DEAD_AFTER_MS + 10_000;
+
+let database: TestDatabase;
+/** Stdio demo children of the pollers (grandchildren of jest), killed by PID if still alive. */
+const stdioChildren = new Set<number>();
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterEach(async () => {
+  await stopAllProcesses();
+  for (const pid of stdioChildren) {
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  stdioChildren.clear();
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+/** PIDs of the demo servers a poller spawned over stdio (its direct children). */
+function stdioChildrenOf(parent: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (ppid === parent && cmdline.includes(DEMO_SERVER_MAIN)) pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+interface PinnedRow {
+  status: string;
+  error_code: string | null;
+  error_message: string | null;
+  pinned_worker_id: string | null;
+  lease_owner: string | null;
+  remote_task_id: string | null;
+  poll_count: number;
+  claim_count: number;
+  completed_at: Date | null;
+}
+
+async function pinnedRow(id: string): Promise<PinnedRow> {
+  const rows = await database.db.query<PinnedRow>(
+    `SELECT status, error_code, error_message, pinned_worker_id, lease_owner, remote_task_id,
+            poll_count, claim_count, completed_at
+       FROM tasks WHERE id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+it('a stdio native task stays with its owner while it lives, then ends upstream_task_lost', async () => {
+  const serversFile = writeServersFile({
+    local: {
+      command: process.execPath,
+      args: [DEMO_SERVER_MAIN, '--transport', 'stdio'],
+      // Spawning node and initializing takes well over a second on a loaded box.
+      connectTimeoutMs: 2000,
+      callTimeoutMs: 900,
+      maxConcurrentCalls: 8,
+      taskToolsets: [
+        { name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 600_000 },
+      ],
+    },
+  });
+  const env = { HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS) };
+  const pollers = await Promise.all([
+    startPoller({ databaseUrl: database.url, serversFile, env }),
+    startPoller({ databaseUrl: database.url, serversFile, env }),
+  ]);
+  const [id] = await insertFleetTasks(database.db, [
+    {
+      toolset: 'native',
+      server: 'local',
+      contract: 'mcp-tasks',
+      input: { duration_ms: 120_000, poll_interval_ms: 100, tag: 'pinned' },
+    },
+  ]);
+  const submitted = await waitUntil(
+    async () => {
+      const row = await pinnedRow(id);
+      return row.remote_task_id !== null ? row : undefined;
+    },
+    'the native task to be created',
+    20_000,
+  );
+  const owner = pollers.find((p) => p.workerId === submitted.pinned_worker_id);
+  expect(owner).toBeDefined();
+  const other = pollers.find((p) => p !== owner) as PollerProcess;
+  expect(submitted.status).toBe('working');
+  // Many polls while both live: every claim is the owner's, the other never touches the row.
+  const owners = new Set<string>();
+  const polled = await waitUntil(
+    async () => {
+      const row = await pinnedRow(id);
+      if (row.lease_owner) owners.add(row.lease_owner);
+      return row.poll_count >= 10 ? row : undefined;
+    },
+    'ten polls by the owner',
+    20_000,
+    20,
+  );
+  expect(polled.status).toBe('working');
+  expect([...owners].filter((w) => w !== owner!.workerId)).toEqual([]);
+  expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
+  expect(attemptLines([owner!]).filter((l) => l.taskId === id).length).toBeGreaterThanOrEqual(10);
+
+  const children = stdioChildrenOf(owner!.child.pid!);
+  expect(children.length).toBeGreaterThan(0);
+  for (const pid of children) stdioChildren.add(pid);
+  await owner!.kill();
+  const ended = await waitUntil(
+    async () => {
+      const row = await pinnedRow(id);
+      return row.completed_at !== null ? row : undefined;
+    },
+    'the other poller to end the task',
+    TAKEOVER_DEADLINE_MS,
+    50,
+  );
+  expect([ended.status, ended.error_code]).toEqual(['failed', 'upstream_task_lost']);
+  expect(ended.error_message).toContain(owner!.workerId);
+  // Taken over only once the owner's heartbeat was stale (database clock).
+  const [worker] = await database.db.query<{ stale_at: Date }>(
+    `SELECT heartbeat_at + make_interval(secs => $2::float8 / 1000) AS stale_at
+       FROM workers WHERE id = $1`,
+    [owner!.workerId, DEAD_AFTER_MS],
+  );
+  expect(ended.completed_at!.getTime()).toBeGreaterThanOrEqual(worker.stale_at.getTime());
+  expect(
+    attemptLines([other])
+      .filter((l) => l.taskId === id)
+      .map((l) => l.outcome),
+  ).toEqual(['ok']);
+  // The owner's stdio child went with it (its stdin closed).
+  await waitUntil(
+    () => (children.every((pid) => !alive(pid)) ? true : undefined),
+    "the owner's stdio child to exit",
+  );
+});
