@@ -13,7 +13,9 @@ export const CHAOS_POLLER_ENV: Readonly<Record<string, string>> = {
   INPUT_REQUIRED_POLL_INTERVAL_MS: '700',
   BACKOFF_BASE_MS: '300',
   MAX_BACKOFF_MS: '3000',
-  HEARTBEAT_INTERVAL_MS: '500',
+  // 2 s (dead after 6 s): longer than a Postgres restart, else every live worker looks dead
+  // after one and its pinned stdio native tasks are ended upstream_task_lost (docs/chaos.md).
+  HEARTBEAT_INTERVAL_MS: '2000',
   CLAIM_FALLBACK_INTERVAL_MS: '1000',
   DRAIN_TIMEOUT_MS: '3000',
   WORKER_SLOTS: '32',
