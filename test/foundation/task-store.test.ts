@@ -13,6 +13,7 @@ import {
 import { Phase } from '@app/common';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
+import { eventually } from '../helpers/node-process';
 
 let t: TestDatabase;
 let tasks: TaskRepository;
@@ -148,4 +149,23 @@ it('refuses to start on a schema that lacks a migration, naming it', async () =>
   } finally {
     await ds.destroy();
   }
+});
+
+it('a connection killed inside a transaction fails that transaction, not the process', async () => {
+  const attempt = t.db.transaction(async (tx) => {
+    const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await t.db.query('SELECT pg_terminate_backend($1)', [pid]);
+    await eventually(
+      async () => {
+        const rows = await t.db.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+        return rows.length === 0 ? true : undefined;
+      },
+      10_000,
+      'the backend to end',
+    );
+    await tx.query('SELECT 1');
+  });
+  await expect(attempt).rejects.toThrow();
+  // The pool still works: the broken client was discarded, not handed out again.
+  await Promise.all(Array.from({ length: 12 }, () => t.db.query('SELECT 1')));
 });

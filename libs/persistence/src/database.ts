@@ -33,19 +33,30 @@ export class Database implements Queryable {
     return result.rows;
   }
 
-  /** Runs `fn` in one transaction on one connection; rolls back on any error. */
+  /**
+   * Runs `fn` in one transaction on one connection; rolls back on any error. While checked out,
+   * a pg client has no `error` listener of the pool's, so a connection killed between two
+   * statements (a Postgres restart) would be an unhandled `error` event and end the process;
+   * here it fails this transaction instead, and the broken client is discarded, not reused.
+   */
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await fn(clientQueryable(client));
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
-      client.release();
+      client.off('error', onError);
+      client.release(broken);
     }
   }
 }
