@@ -53,18 +53,20 @@ it('three pollers, 240 tasks, four SIGKILLs: at most one submit each, crashes en
     }
   };
   for (let kill = 0; kill < 4; kill++) {
-    // A wave of 60 new submits per kill, so there is always a submit to interrupt.
+    // Freeze the upstream, then add a wave of 60 submits: the pollers' submits are then on the
+    // wire and unanswered, so a kill is sure to land mid-submit instead of racing a fast answer.
+    demo.child.kill('SIGSTOP');
     ids.push(...(await insertFleetTasks(database.db, seeds.slice(kill * 60, kill * 60 + 60))));
-    // Kill whichever poller is busiest with submits right now, then replace it.
     const victim = await waitUntil(async () => {
       await watch();
       const rows = await database.db.query<{ lease_owner: string }>(
-        `SELECT lease_owner FROM tasks WHERE status = 'queued' AND lease_owner IS NOT NULL
-           AND lease_expires_at > now() LIMIT 1`,
+        `SELECT lease_owner FROM tasks WHERE status = 'queued' AND submit_started_at IS NOT NULL
+           AND lease_owner IS NOT NULL AND lease_expires_at > now() LIMIT 1`,
       );
       return pollers.find((p) => p.workerId === rows[0]?.lease_owner && p.child.exitCode === null);
     }, 'a poller in the middle of a submit');
     await victim.kill();
+    demo.child.kill('SIGCONT');
     pollers.splice(pollers.indexOf(victim), 1, await start());
   }
   await waitUntil(
