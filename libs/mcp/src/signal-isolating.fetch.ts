@@ -14,7 +14,10 @@ const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
  * request; the one bridge listener on the shared signal is removed as soon as the response body
  * ends, fails or is cancelled, so an abort still reaches a body being streamed (SSE).
  */
-export function signalIsolatingFetch(base: FetchLike = fetch): FetchLike {
+export function signalIsolatingFetch(
+  base: FetchLike = fetch,
+  onPostBodyBroken?: (error: unknown) => void,
+): FetchLike {
   return async (url, init) => {
     const parent = init?.signal;
     if (!parent || parent.aborted) return base(url, init);
@@ -33,7 +36,13 @@ export function signalIsolatingFetch(base: FetchLike = fetch): FetchLike {
       release();
       return response;
     }
-    return new Response(releasingBody(response.body, release), {
+    // A POST's body carries that request's answer (an SSE stream for a long call). If it breaks
+    // without our abort, the server died or the network failed: the SDK would wait for the
+    // request's timeout (hours, for a held sync-call), so the owner is told at once.
+    const broken = (error: unknown) => {
+      if (init?.method === 'POST' && !parent.aborted) onPostBodyBroken?.(error);
+    };
+    return new Response(releasingBody(response.body, release, broken), {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
@@ -45,24 +54,33 @@ export function signalIsolatingFetch(base: FetchLike = fetch): FetchLike {
 function releasingBody(
   source: ReadableStream<Uint8Array>,
   release: () => void,
+  broken: (error: unknown) => void,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
+  // Set when the consumer cancels: a read still pending then settles into a closed controller.
+  let cancelled = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
-        const { done, value } = await reader.read();
-        if (done) {
-          release();
-          controller.close();
-        } else {
-          controller.enqueue(value);
-        }
+        chunk = await reader.read();
       } catch (error) {
         release();
+        if (cancelled) return;
+        broken(error);
         controller.error(error);
+        return;
+      }
+      if (cancelled) return;
+      if (chunk.done) {
+        release();
+        controller.close();
+      } else {
+        controller.enqueue(chunk.value);
       }
     },
     async cancel(reason) {
+      cancelled = true;
       release();
       await reader.cancel(reason);
     },

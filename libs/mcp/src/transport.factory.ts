@@ -22,8 +22,13 @@ export class TransportFactory {
 
   /**
    * @param sessionId a stored Streamable HTTP session to reattach to (no initialize).
+   * @param onStreamBroken told when an HTTP response stream of a request breaks mid-answer.
    */
-  create(config: ServerConfig, sessionId?: string): Transport {
+  create(
+    config: ServerConfig,
+    sessionId?: string,
+    onStreamBroken?: (error: unknown) => void,
+  ): Transport {
     if (config.transport === 'stdio') {
       if (!config.command) throw new InvalidUrlError(`server "${config.name}" has no command`);
       return new ProcessGroupStdioTransport(
@@ -44,14 +49,14 @@ export class TransportFactory {
       return new SSEClientTransport(url, {
         requestInit,
         authProvider,
-        fetch: signalIsolatingFetch(),
+        fetch: signalIsolatingFetch(fetch, onStreamBroken),
       });
     }
     return new StreamableHTTPClientTransport(url, {
       requestInit,
       authProvider,
       sessionId,
-      fetch: signalIsolatingFetch(),
+      fetch: signalIsolatingFetch(fetch, onStreamBroken),
       // The supervisor reconnects; the SDK's own GET-stream retries would race it.
       reconnectionOptions: {
         maxRetries: 0,

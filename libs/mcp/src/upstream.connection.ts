@@ -91,7 +91,9 @@ export class UpstreamConnection {
     const timeoutMs = config.connectTimeoutMs;
     const deadline = new AbortController();
     try {
-      this.transport = this.options.factory.create(config, resume?.sessionId);
+      this.transport = this.options.factory.create(config, resume?.sessionId, (error) =>
+        this.handleStreamBroken(error),
+      );
       const connecting = this.client.connect(this.transport, {
         timeout: timeoutMs,
         signal: deadline.signal,
@@ -197,6 +199,17 @@ export class UpstreamConnection {
     await withDeadline(this.client.close(), closeBound, () => new Error('close')).catch(
       () => undefined,
     );
+  }
+
+  /**
+   * An HTTP answer stream broke mid-request (the server died, the network failed). The SDK
+   * would leave the request waiting for its timeout; the owner tears this connection down,
+   * which fails every in-flight request at once as possibly sent (requirement 6).
+   */
+  private handleStreamBroken(error: unknown): void {
+    if (this.closedReason !== undefined) return;
+    const detail = error instanceof Error ? error.message : String(error);
+    this.options.onLost?.(`an HTTP response stream broke (${detail})`);
   }
 
   private handleTransportClosed(): void {

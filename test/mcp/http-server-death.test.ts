@@ -1,0 +1,44 @@
+// Guards against a call on a Streamable HTTP server that dies mid-answer waiting out its whole
+// deadline (hours, for a held sync-call) instead of failing at once as possibly sent.
+import { UpstreamConnectionError } from '@app/mcp';
+import {
+  closePools,
+  demoHttp,
+  openPool,
+  startDemoHttp,
+  stopServers,
+  waitFor,
+} from './mcp-test.helper';
+
+afterEach(async () => {
+  await closePools();
+  await stopServers();
+});
+
+it('fails an in-flight call at once when the HTTP server dies, then reconnects', async () => {
+  const server = await startDemoHttp();
+  const { pool, recorder } = openPool([demoHttp('mortal', server.url)]);
+  const session = await pool.session('mortal');
+  let progressed = false;
+  const call = session
+    .callTool(
+      'demo_slow',
+      { duration_ms: 120_000 },
+      { idempotent: false, timeoutMs: 600_000, onProgress: () => (progressed = true) },
+    )
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  await waitFor(() => (progressed ? true : undefined), 'the call to be running upstream');
+  const killedAt = Date.now();
+  await server.stop();
+  const error = await call;
+  expect(error).toBeInstanceOf(UpstreamConnectionError);
+  expect((error as UpstreamConnectionError).maybeSent).toBe(true);
+  expect(Date.now() - killedAt).toBeLessThan(5_000);
+  await waitFor(
+    () => recorder.reconnects.find((r) => r.server === 'mortal'),
+    'the supervisor to reconnect',
+  );
+});
