@@ -8,7 +8,9 @@
  *   statement is the recovery path and there is no sweeper.
  * - Every time comes from the database clock (`now()`), never a pod's.
  * - Rows pinned to a worker (stdio native tasks) go to that worker while it is alive, and to
- *   anyone once its heartbeat is older than the dead-after window ($5 ms).
+ *   anyone once its heartbeat is older than the dead-after window ($5 ms). Not right after a
+ *   Postgres restart: every heartbeat is stale then, and live workers' tasks would be ended
+ *   `upstream_task_lost` (found by the chaos run); the window first has to pass once.
  * - The phase filter ($3) is evaluated on the rows the partial index yields; the CTE returns
  *   the previous due time and lease so the caller can record due lag and rescues.
  * - `$6` lists servers whose per-worker `maxConcurrentCalls` is used up on this worker. Skipping
@@ -42,10 +44,11 @@ WITH due AS (
           END) = ANY($3::text[])
      AND (t.pinned_worker_id IS NULL
           OR t.pinned_worker_id = $1
-          OR NOT EXISTS (SELECT 1 FROM workers w
-                          WHERE w.id = t.pinned_worker_id
-                            AND w.stopped_at IS NULL
-                            AND w.heartbeat_at > now() - make_interval(secs => $5::float8 / 1000)))
+          OR (NOT EXISTS (SELECT 1 FROM workers w
+                           WHERE w.id = t.pinned_worker_id
+                             AND w.stopped_at IS NULL
+                             AND w.heartbeat_at > now() - make_interval(secs => $5::float8 / 1000))
+              AND pg_postmaster_start_time() < now() - make_interval(secs => $5::float8 / 1000)))
    ORDER BY t.next_attempt_at
    LIMIT $2
    FOR UPDATE OF t SKIP LOCKED
