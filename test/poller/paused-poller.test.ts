@@ -53,7 +53,16 @@ it('the paused poller finds every claim it held taken over, and its late writes 
     paused.pause();
     return rows;
   }, 'claims held by the poller');
-  // Writes already sent before the freeze may still land; after this the held set is frozen.
+  // A write sent just before the freeze may still be processed by Postgres after it: wait until
+  // none of the frozen poller's statements is running (it is the only poller yet), then the set
+  // of claims it holds can no longer change.
+  await waitUntil(async () => {
+    const running = await database.db.query(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+          AND application_name LIKE 'mcp-task-gateway-poller%' AND state <> 'idle'`,
+    );
+    return running.length === 0 ? true : undefined;
+  }, 'the frozen poller to have no statement running');
   const frozen = await database.db.query<{ id: string }>(
     `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
     [paused.workerId],
