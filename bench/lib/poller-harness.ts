@@ -76,6 +76,8 @@ export interface PollerEnv {
   pollIntervalMs: number;
   minPollIntervalMs: number;
   slots: number;
+  /** Node flags for the poller, e.g. the heap cap the deployment sets. */
+  nodeOptions?: string;
 }
 
 /** The real poller (dist/apps/poller/src/main.js); resolves once /healthz/ready answers 200. */
@@ -93,6 +95,7 @@ export async function startPoller(env: PollerEnv): Promise<RunningPoller> {
       MIN_POLL_INTERVAL_MS: String(env.minPollIntervalMs),
       WORKER_SLOTS: String(env.slots),
       LOG_LEVEL: 'warn',
+      NODE_OPTIONS: env.nodeOptions ?? '',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /** Statuses whose Response must not carry a body. */
@@ -21,6 +22,9 @@ export function signalIsolatingFetch(
   return async (url, init) => {
     const parent = init?.signal;
     if (!parent || parent.aborted) return base(url, init);
+    // One bridge per request in flight, each removed when its body is done: the count follows
+    // concurrency (maxConcurrentCalls), so Node's leak warning at 11 would only be noise.
+    setMaxListeners(0, parent);
     const own = new AbortController();
     const forward = () => own.abort(parent.reason);
     parent.addEventListener('abort', forward, { once: true });
