@@ -6,6 +6,7 @@ import { toTaskRow } from '@app/persistence';
 import { toTaskSummary } from '@app/views';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
+import { eventually } from '../helpers/node-process';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -129,7 +130,9 @@ it('shows the event task summary exactly as the API shows a listed task', async 
     'failed',
     `, error_code = 'upstream_failed', error_message = repeat('e', 3000), progress = '{"current":1}'`,
   );
-  const page = await new EventRepository(db.db).threadEvents('u-proj', 't-proj', STREAM_START, 10);
+  // A transaction open anywhere in the cluster (another test file's, in parallel) holds the
+  // stream back until it ends: wait for the page to settle instead of reading it once.
+  const page = await settledPage(new EventRepository(db.db), 'u-proj', 't-proj');
   const last = page.events.at(-1) as TaskEventRow;
   const [row] = await db.db.query(`SELECT * FROM tasks WHERE id = $1`, [id]);
   const api = toTaskSummary(toTaskRow(row), { ...CTX, unavailableReason: null });
@@ -156,10 +159,21 @@ it('never lets a stream position pass an event whose transaction commits later',
     expect(first.events).toEqual([]);
     expect(first.unsettled).toBe(true);
     await slow.query('COMMIT');
-    const second = await repo.threadEvents('u-ord', 't-ord', STREAM_START, 10);
+    const second = await settledPage(repo, 'u-ord', 't-ord');
     expect(second.events.map((e) => e.taskId).sort()).toEqual([early, late].sort());
     expect(second.unsettled).toBe(false);
   } finally {
     await slow.end();
   }
 });
+
+async function settledPage(repo: EventRepository, userId: string, threadId: string) {
+  return eventually(
+    async () => {
+      const page = await repo.threadEvents(userId, threadId, STREAM_START, 10);
+      return page.unsettled ? undefined : page;
+    },
+    20_000,
+    'the event stream to settle',
+  );
+}
