@@ -15,7 +15,11 @@ export interface TaskRow {
   requestHash: string | null;
   remoteTaskId: string | null;
   remoteSessionId: string | null;
+  remoteProtocolVersion: string | null;
+  driverState: Record<string, unknown> | null;
+  pinnedWorkerId: string | null;
   submitStartedAt: Date | null;
+  submitAttempts: number;
   result: unknown;
   resultPreview: string | null;
   resultTruncated: boolean;
@@ -26,6 +30,8 @@ export interface TaskRow {
   errorMessage: string | null;
   lastError: string | null;
   consecutiveErrors: number;
+  pollCount: number;
+  lastSuccessAt: Date | null;
   cancelRequestedAt: Date | null;
   eventSeq: number;
   createdAt: Date;
@@ -52,7 +58,11 @@ export function toTaskRow(row: Record<string, unknown>): TaskRow {
     requestHash: row.request_hash as string | null,
     remoteTaskId: row.remote_task_id as string | null,
     remoteSessionId: row.remote_session_id as string | null,
+    remoteProtocolVersion: row.remote_protocol_version as string | null,
+    driverState: row.driver_state as Record<string, unknown> | null,
+    pinnedWorkerId: row.pinned_worker_id as string | null,
     submitStartedAt: row.submit_started_at as Date | null,
+    submitAttempts: row.submit_attempts as number,
     result: row.result,
     resultPreview: row.result_preview as string | null,
     resultTruncated: row.result_truncated as boolean,
@@ -63,6 +73,8 @@ export function toTaskRow(row: Record<string, unknown>): TaskRow {
     errorMessage: row.error_message as string | null,
     lastError: row.last_error as string | null,
     consecutiveErrors: row.consecutive_errors as number,
+    pollCount: row.poll_count as number,
+    lastSuccessAt: row.last_success_at as Date | null,
     cancelRequestedAt: row.cancel_requested_at as Date | null,
     eventSeq: row.event_seq as number,
     createdAt: row.created_at as Date,
