@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { waitUntil } from './wait';
 
 // Compiled into dist/test/helpers (chaos runner), this file already sits inside dist.
 export const DIST = join(__dirname, '..', '..', __filename.endsWith('.js') ? '' : 'dist');
@@ -76,20 +77,14 @@ export function startNode(
   };
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
+/**
+ * Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`:
+ * {@link waitUntil} with this file's argument order, kept for its callers.
+ */
+export function eventually<T>(
   check: () => Promise<T | undefined>,
   timeoutMs = 30_000,
   what = 'condition',
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let delay = 10;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    delay = Math.min(delay * 2, 200);
-  }
+  return waitUntil(check, what, timeoutMs);
 }
