@@ -4,7 +4,7 @@ export interface ResultRow {
   /** Median over the runs (or the single measured value, said so in `unit`). */
   value: number | null;
   unit: string;
-  /** The target from docs/spec/performance.md, in words, when this row carries one. */
+  /** The target from docs/benchmarks.md, in words, when this row carries one. */
   target?: string;
   met?: boolean;
 }

@@ -93,7 +93,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     this.log.info({ workerId: this.worker.workerId }, 'worker claiming');
   }
 
-  /** Claims start only once the database answers (style.md: start paused, resume when ready). */
+  /** Claims start only once the database answers: a claim against a database still starting would only log errors. */
   private async waitForDatabase(): Promise<void> {
     for (let delay = 100; !this.stopping; delay = Math.min(delay * 2, DB_WAIT_MAX_MS)) {
       try {

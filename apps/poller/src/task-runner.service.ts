@@ -34,7 +34,7 @@ export class ToolsetNotConfiguredError extends TransientTaskError {}
 /**
  * Runs one claimed item: phase dispatch inside its own try/catch, one log line and one metric
  * outcome per attempt. Nothing an item does can reject this method, so nothing can stop the
- * loop or touch a sibling (style.md, "Failures stay local").
+ * loop or touch a sibling (leases.md, "Concurrency and isolation").
  */
 @Injectable()
 export class TaskRunnerService {

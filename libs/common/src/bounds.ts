@@ -1,5 +1,5 @@
 /**
- * Storage bounds from contracts.md ("Bounds on what is stored"). Values that depend on
+ * Storage bounds from contracts.md ("What the gateway stores"). Values that depend on
  * settings (MAX_RESULT_BYTES, RESULT_PREVIEW_CHARS) are passed in by callers.
  */
 export const ERROR_MESSAGE_STORED_CHARS = 4000;

@@ -2,7 +2,7 @@ import type { TaskProgress, TaskSnapshot } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import type { RemoteHandle } from '@app/persistence';
 
-/** Bounds from settings (contracts.md, "Bounds on what is stored"). */
+/** Bounds from settings (contracts.md, "What the gateway stores"). */
 export interface ResultLimits {
   maxResultBytes: number;
   previewChars: number;

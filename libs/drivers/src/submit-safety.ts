@@ -9,7 +9,7 @@ function describe(error: unknown): string {
 
 /**
  * Classifies a failed submit (or a held sync call) by what the upstream may have seen
- * (contracts.md, "Submit safety"):
+ * (contracts.md, "Rules for every contract"):
  * - aborted by the poller → {@link CallAbortedError} (the poller knows why);
  * - a JSON-RPC error → `submit_rejected`: the upstream saw the request and refused it;
  * - an answer that is not valid MCP → `protocol_error` (it answered, so repeating is unsafe too);

@@ -1,6 +1,6 @@
 import { Logger } from 'pino';
 
-/** The fields every log line about a claimed task carries (operations.md, Logs). */
+/** The fields every log line about a claimed task carries (operations.md). */
 export interface TaskLogContext {
   readonly task_id: string;
   readonly phase: string;

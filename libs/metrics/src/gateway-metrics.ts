@@ -5,7 +5,7 @@ import { UPSTREAM_STATES, UpstreamState } from './metrics.enum';
 type Definition = (typeof METRIC_DEFINITIONS)[number];
 type LabelsOf<N extends MetricName> = Extract<Definition, { name: N }>['labelNames'][number];
 
-// Buckets in seconds, chosen per metric so that the targets in performance.md fall inside the
+// Buckets in seconds, chosen per metric so that the targets in docs/benchmarks.md fall inside the
 // resolved range: API p99 < 50 ms, due lag p99 < 1 s, claims in single-digit milliseconds.
 const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const CLAIM_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];

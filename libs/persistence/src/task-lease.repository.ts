@@ -111,7 +111,7 @@ export class TaskLeaseRepository {
 
   /**
    * Applies a poll's non-terminal snapshot. Not applied once a cancel is requested: the row
-   * goes back to the cancel phase at once instead (leases.md, Cancellation).
+   * goes back to the cancel phase at once instead (leases.md, "Cancellation").
    */
   async applyPoll(
     lease: TaskLease,

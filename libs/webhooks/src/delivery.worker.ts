@@ -13,7 +13,7 @@ export interface DeliveryWorkerOptions extends EventProjectionContext {
   slots: number;
   /** Must exceed timeout + DNS time, or a slow answer would land after the lease. */
   leaseMs: number;
-  /** Per-request deadline (api.md: 10 s). */
+  /** Per-request deadline (events.md, "Delivery": 10 s). */
   timeoutMs: number;
   retry: RetryPolicy;
   allowPrivateNetworks: boolean;

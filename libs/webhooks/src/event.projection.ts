@@ -5,7 +5,7 @@ import { EventType } from './webhooks.enum';
 /** The task summary inside an event: exactly the API's list summary. */
 export type EventTaskSummary = TaskSummaryView;
 
-/** One event as webhooks and SSE show it (api.md, "Events"). */
+/** One event as webhooks and SSE show it (events.md, "The event"). */
 export interface TaskEventView {
   id: string;
   type: EventType;

@@ -1,4 +1,4 @@
-/** The event types of api.md ("Events"); SSE and webhooks share them. */
+/** The event types of events.md ("The event"); SSE and webhooks share them. */
 export const EVENT_TYPES = [
   'task.working',
   'task.input_required',

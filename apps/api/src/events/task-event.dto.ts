@@ -5,7 +5,7 @@ import { TaskSummaryDto } from '../tasks/task.dto';
 // OpenAPI shape only: events are built by toEventView (@app/webhooks), which SSE and webhook
 // deliveries share; a test checks real events against this schema field by field.
 
-/** One event, as an SSE `data:` line and as a webhook request body (api.md, "Events"). */
+/** One event, as an SSE `data:` line and as a webhook request body (events.md, "The event"). */
 export class TaskEventDto {
   @ApiProperty({
     example: 'evt_1042',

@@ -16,7 +16,7 @@ import { WEBHOOK_SETTINGS } from './webhooks.tokens';
 
 /** The channel the outbox trigger notifies when it creates deliveries. */
 export const WEBHOOKS_DUE_CHANNEL = 'mcp_webhooks_due';
-/** api.md: a receiver gets 10 s. */
+/** A receiver gets 10 s (events.md, "Delivery"). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 // Sixteen parallel POSTs per poller: enough to ride out a few receivers timing out at 10 s each
 // without starving the rest, small next to the pool (deliveries hold no connection while sending).
