@@ -61,6 +61,7 @@ function baseConfig(toolsets: ToolsetConfig[]): Omit<ServerConfig, 'transport'> 
     keepaliveIntervalMs: 60_000,
     parkedProbeMs: 300_000,
     connectAttempts: 2,
+    sharedState: false,
     toolsets,
   };
 }

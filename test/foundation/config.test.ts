@@ -77,6 +77,7 @@ describe('mcpServers file', () => {
     ]);
     expect(config.servers[0].headers.Authorization).toBe(`Bearer ${SECRET}`);
     expect([...config.toolsets.keys()]).toEqual(['r', 'n', 'b']);
+    expect(config.servers.map((s) => s.sharedState)).toEqual([false, false]);
     expect(config.toolsets.get('b')).toMatchObject({
       contract: 'sync-call',
       callTimeoutMs: 3600000,
@@ -152,6 +153,16 @@ describe('mcpServers file', () => {
       'bad toolset name',
       ok({ a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, name: 'Bad Name' }] } }),
       'server "a": taskToolsets[0]: name must match',
+    ],
+    [
+      'sharedState on a url server',
+      ok({ a: { url: 'http://h/mcp', sharedState: true } }),
+      'server "a": sharedState applies to stdio servers (command) only',
+    ],
+    [
+      'sharedState not a boolean',
+      ok({ a: { command: 'x', sharedState: 'yes' } }),
+      'server "a": sharedState',
     ],
     [
       'negative timeout',

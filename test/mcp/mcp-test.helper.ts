@@ -24,6 +24,7 @@ export function serverConfig(partial: Partial<ServerConfig> & { name: string }):
     keepaliveIntervalMs: 0,
     parkedProbeMs: 60_000,
     connectAttempts: 3,
+    sharedState: false,
     toolsets: [],
     ...partial,
   };

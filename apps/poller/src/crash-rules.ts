@@ -17,7 +17,7 @@ function failed(code: TaskErrorCode, message: string): Preflight {
  * The crash and ownership rules of contracts.md and leases.md, decided from the claimed row
  * alone (pure, so crash-rules.spec.ts tests it without a database):
  * - a row pinned to another worker reaches us only once that worker is dead: its stdio child
- *   and the native task in it are gone → `upstream_task_lost`;
+ *   and the task in it (native, or an `ordinary` job) are gone → `upstream_task_lost`;
  * - a submit (or held sync call) recorded as started with no handle stored means a worker died
  *   mid-submit: repeat only if the toolset declares `retryOnCrash`, else `outcome_uncertain`;
  * - a cancel with no remote handle: nothing was sent → `cancelled`; a submit may have been sent
@@ -33,8 +33,8 @@ export function preflight(
   if (item.pinnedWorkerId !== null && item.pinnedWorkerId !== workerId) {
     return failed(
       TaskErrorCode.UpstreamTaskLost,
-      `the native task lived in a stdio server process of worker ${item.pinnedWorkerId}, which ` +
-        'stopped; durable native tasks need an HTTP upstream',
+      `the upstream task lived in a stdio server process of worker ${item.pinnedWorkerId}, ` +
+        'which stopped; durable tasks need an HTTP upstream (or a stdio server with sharedState)',
     );
   }
   const startedNoHandle = item.submitStartedAt !== null && item.remoteTaskId === null;

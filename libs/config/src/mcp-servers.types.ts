@@ -30,6 +30,12 @@ export interface ServerConfig {
   parkedProbeMs: number;
   /** Connect attempts (1 s, doubling, cap 60 s) before the server is parked. */
   connectAttempts: number;
+  /**
+   * stdio only: every child process of this command sees the same task state (for example, the
+   * server keeps its jobs in a shared backend), so any poller may poll an `ordinary` handle.
+   * False (the default): handles stay with the poller whose child created them.
+   */
+  sharedState: boolean;
   toolsets: ToolsetConfig[];
 }
 

@@ -17,6 +17,7 @@ const SERVER_KEYS = [
   'keepaliveIntervalMs',
   'parkedProbeMs',
   'connectAttempts',
+  'sharedState',
   'taskToolsets',
 ];
 const TOOLSET_KEYS: Record<Contract, string[]> = {
@@ -90,8 +91,15 @@ function readServer(name: string, r: FieldReader, leaseMs: number): ServerConfig
     keepaliveIntervalMs: r.int('keepaliveIntervalMs', 30000, 1000),
     parkedProbeMs: r.int('parkedProbeMs', 300000, 1000),
     connectAttempts: r.int('connectAttempts', 4, 1),
+    sharedState: r.bool('sharedState', false),
     toolsets: [],
   };
+  if (server.sharedState && transport !== 'stdio') {
+    throw new ConfigError(
+      `server "${name}": sharedState applies to stdio servers (command) only; every poller ` +
+        'already reaches the same process over a url',
+    );
+  }
   if (server.connectTimeoutMs + server.callTimeoutMs >= leaseMs) {
     throw new ConfigError(
       `server "${name}": connectTimeoutMs (${server.connectTimeoutMs}) + callTimeoutMs ` +

@@ -8,7 +8,14 @@ import {
 } from '@app/common';
 import { UpstreamTimeoutError } from '@app/mcp';
 import { OrdinaryDriver } from './ordinary.driver';
-import { FakeUpstream, ORDINARY, context, structured, toolError } from './testing/fake-upstream';
+import {
+  FakeUpstream,
+  ORDINARY,
+  context,
+  serverConfig,
+  structured,
+  toolError,
+} from './testing/fake-upstream';
 
 describe('OrdinaryDriver', () => {
   let upstream: FakeUpstream;
@@ -23,12 +30,23 @@ describe('OrdinaryDriver', () => {
     upstream.handler = () => structured({ task_id: 'job_1', status: 'running' });
     const outcome = await driver.submit(context(ORDINARY, { input: { a: 1, nested: [true] } }));
     expect(outcome).toEqual({
-      handle: { remoteTaskId: 'job_1' },
+      handle: { remoteTaskId: 'job_1', pinnedWorkerId: null },
       snapshot: { status: TaskStatus.Working },
     });
     expect(upstream.calls).toMatchObject([
       { name: 'demo_submit', params: { a: 1, nested: [true] }, options: { idempotent: false } },
     ]);
+  });
+
+  it('over stdio the handle is pinned to this worker, unless the server declares sharedState', async () => {
+    upstream.handler = () => structured({ task_id: 'job_1', status: 'running' });
+    const stdio = serverConfig('stdio');
+    const pinned = await driver.submit(context(ORDINARY, {}, { server: stdio }));
+    expect(pinned.handle).toEqual({ remoteTaskId: 'job_1', pinnedWorkerId: 'worker-1' });
+    const shared = await driver.submit(
+      context(ORDINARY, {}, { server: { ...stdio, sharedState: true } }),
+    );
+    expect(shared.handle).toEqual({ remoteTaskId: 'job_1', pinnedWorkerId: null });
   });
 
   it('an over-long task_id is a protocol_error and the remote task is cancelled', async () => {

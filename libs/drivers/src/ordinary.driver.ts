@@ -10,6 +10,16 @@ import { classifyPollError, classifySubmitError } from './submit-safety';
 import { requireRemoteId, toolArguments, toolsetOf } from './driver-context';
 
 /**
+ * A stdio server is one child process per poller, each with its own jobs: a task ID from this
+ * worker's child means nothing to another worker's child, so the row stays with this worker
+ * (the claim's pinning, as for stdio native tasks), unless the operator declares the server's
+ * state shared (`sharedState`). Over a url every poller reaches the same server.
+ */
+function pinnedOwner(ctx: DriverContext): string | null {
+  return ctx.server.transport === 'stdio' && !ctx.server.sharedState ? ctx.workerId : null;
+}
+
+/**
  * Contract `ordinary`: three plain tools on the server's pooled session. The parsing rules live
  * in ordinary-answer.parser.ts; this class adds the calls and the error classification.
  */
@@ -41,7 +51,10 @@ export class OrdinaryDriver implements ContractDriver {
       if (stray) await this.cancelBestEffort(session, toolset, stray, ctx.signal);
       throw error;
     }
-    return { handle: { remoteTaskId: taskId }, snapshot: { status: TaskStatus.Working } };
+    return {
+      handle: { remoteTaskId: taskId, pinnedWorkerId: pinnedOwner(ctx) },
+      snapshot: { status: TaskStatus.Working },
+    };
   }
 
   async poll(ctx: DriverContext): Promise<TaskSnapshot> {

@@ -89,6 +89,7 @@ export function serverConfig(transport: ServerConfig['transport'] = 'http'): Ser
     keepaliveIntervalMs: 30000,
     parkedProbeMs: 300000,
     connectAttempts: 3,
+    sharedState: false,
     toolsets: [],
   };
 }

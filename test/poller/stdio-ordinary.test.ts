@@ -1,0 +1,110 @@
+// Guards ordinary toolsets on a stdio server under several pollers: each task stays with the poller whose child holds its job, so none is lost.
+import { readdirSync, readFileSync } from 'node:fs';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { attemptLines } from '../helpers/poller-logs';
+import {
+  DEMO_SERVER_MAIN,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+const TASKS = 16;
+
+let database: TestDatabase;
+/** Stdio demo children of the pollers (grandchildren of jest), killed by PID if still alive. */
+const stdioChildren = new Set<number>();
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterEach(async () => {
+  await stopAllProcesses();
+  for (const pid of stdioChildren) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone with its poller.
+    }
+  }
+  stdioChildren.clear();
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+/** PIDs of the demo servers a poller spawned over stdio (its direct children). */
+function stdioChildrenOf(parent: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (ppid === parent && cmdline.includes(DEMO_SERVER_MAIN)) pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+it('two pollers, one stdio ordinary toolset: every task completes, polled only by its submitter', async () => {
+  const serversFile = writeServersFile({
+    local: {
+      command: process.execPath,
+      args: [DEMO_SERVER_MAIN, '--transport', 'stdio'],
+      // Spawning node and initializing takes well over a second on a loaded box.
+      connectTimeoutMs: 2000,
+      callTimeoutMs: 900,
+      maxConcurrentCalls: 8,
+      taskToolsets: [
+        {
+          name: 'stdio-ordinary',
+          contract: 'ordinary',
+          submitTool: 'demo_submit',
+          statusTool: 'demo_status',
+          cancelTool: 'demo_cancel',
+        },
+      ],
+    },
+  });
+  const pollers = await Promise.all([
+    startPoller({ databaseUrl: database.url, serversFile }),
+    startPoller({ databaseUrl: database.url, serversFile }),
+  ]);
+  for (const poller of pollers) {
+    for (const pid of stdioChildrenOf(poller.child.pid!)) stdioChildren.add(pid);
+  }
+  const ids = await insertFleetTasks(
+    database.db,
+    Array.from({ length: TASKS }, (_, i) => ({
+      toolset: 'stdio-ordinary',
+      server: 'local',
+      input: { duration_ms: 1500, poll_after_seconds: 0.2, tag: `stdio-${i}` },
+    })),
+  );
+  const states = await waitUntil(
+    async () => {
+      const found = await taskStates(database.db, ids);
+      return [...found.values()].every((t) => t.completed_at !== null) ? found : undefined;
+    },
+    'every task to end',
+    60_000,
+    100,
+  );
+  const outcomes = [...states.values()].map((t) => `${t.status}/${t.error_code ?? '-'}`);
+  expect(outcomes).toEqual(Array(TASKS).fill('completed/-'));
+  // Both pollers took a share, and each task's every attempt ran on one worker (its submitter).
+  const lines = attemptLines(pollers).filter((l) => ids.includes(l.taskId));
+  const workersOf = new Map<string, Set<string>>();
+  for (const line of lines) {
+    workersOf.set(line.taskId, (workersOf.get(line.taskId) ?? new Set()).add(line.worker));
+  }
+  expect([...workersOf.values()].filter((w) => w.size > 1)).toEqual([]);
+  expect(new Set(lines.filter((l) => l.phase === 'submit').map((l) => l.worker)).size).toBe(2);
+  expect(lines.filter((l) => l.phase === 'poll').length).toBeGreaterThanOrEqual(TASKS);
+});
