@@ -87,6 +87,16 @@ beforeAll(async () => {
     `${TOOLSET} available`,
   );
   await runTheWorkload();
+  // Probes and a refused submit: the first must not reach the request histogram, the second
+  // must be counted by reason.
+  for (const path of ['/healthz/live', '/healthz/ready']) {
+    expect((await request(api.url).get(path)).status).toBe(200);
+  }
+  const refused = await request(api.url)
+    .post(`/v1/threads/${THREADS[0]}/tasks`)
+    .set('Authorization', auth)
+    .send({ toolset: 'no-such-toolset', arguments: {} });
+  expect(refused.status).toBe(422);
   [apiScrape, pollerScrape] = await settledScrapes();
 }, 60_000);
 
@@ -239,6 +249,28 @@ describe('the API counts what it was asked', () => {
     );
     // Patterns only: a raw path would make one series per task.
     for (const route of routes) expect(route).toMatch(/^(unmatched|(\/(:[a-z_]+|[a-z0-9_-]+))+)$/);
+    // Probes are not user traffic: they would dilute the error ratio and latency percentiles.
+    expect(routes.filter((r) => r.startsWith('/healthz') || r === '/metrics')).toEqual([]);
+  });
+
+  it('counts refused submits by reason, every known reason exported from start-up', () => {
+    const refusals = select(apiScrape, 'mcp_tasks_submit_refusals_total');
+    expect(refusals.map((s) => s.labels.reason).sort()).toEqual([
+      'idempotency_conflict',
+      'invalid_arguments',
+      'invalid_request',
+      'rate_limited',
+      'unknown_toolset',
+    ]);
+    expect(sum(apiScrape, 'mcp_tasks_submit_refusals_total', { reason: 'unknown_toolset' })).toBe(
+      1,
+    );
+    expect(sum(apiScrape, 'mcp_tasks_submit_refusals_total')).toBe(1);
+  });
+
+  it('reports the database reachable from both apps', () => {
+    expect(sum(apiScrape, 'mcp_tasks_database_up')).toBe(1);
+    expect(sum(pollerScrape, 'mcp_tasks_database_up')).toBe(1);
   });
 
   it('does not run the poller-side counters', () => {
@@ -283,6 +315,13 @@ describe('the poller counts what it did', () => {
     expect(sum(pollerScrape, 'mcp_tasks_claim_duration_seconds_count')).toBe(statements);
     expect(sum(pollerScrape, 'mcp_tasks_rescued_total')).toBe(0);
     expect(sum(pollerScrape, 'mcp_tasks_lease_lost_total')).toBe(0);
+    // Exported at 0 from start-up, so rate() sees the first loss.
+    expect(select(pollerScrape, 'mcp_tasks_lease_lost_total').map((s) => s.labels.phase)).toEqual([
+      'submit',
+      'poll',
+      'cancel',
+      'deliver',
+    ]);
   });
 
   it('times upstream calls per server and operation', () => {
@@ -303,8 +342,8 @@ describe('the poller counts what it did', () => {
     expect(sum(pollerScrape, 'mcp_tasks_inflight', { server: SERVER })).toBe(0);
   });
 
-  it('samples backlog gauges for every task phase', () => {
-    for (const phase of ['submit', 'poll', 'cancel']) {
+  it('samples backlog gauges for every phase', () => {
+    for (const phase of ['submit', 'poll', 'cancel', 'deliver']) {
       const backlog = select(pollerScrape, 'mcp_tasks_backlog', { phase });
       const age = select(pollerScrape, 'mcp_tasks_oldest_due_age_seconds', { phase });
       expect(backlog).toHaveLength(1);
@@ -366,4 +405,33 @@ describe('the API counts the cancels it makes itself', () => {
       poller.resume();
     }
   });
+});
+
+describe('a dead webhook receiver shows in the deliver backlog', () => {
+  it('counts pending deliveries and ages them from the event', async () => {
+    const dead = new WebhookReceiver();
+    await dead.start();
+    const url = dead.route('/gone', 'unused');
+    await dead.stop(); // nothing listens there any more: every attempt fails and is retried
+    const hook = await request(api.url)
+      .post('/v1/webhooks')
+      .set('Authorization', auth)
+      .send({ url });
+    expect(hook.status).toBe(201);
+    await submit('metrics-thread-dead-hook', { duration_ms: 50 });
+    const scrape = await eventually(
+      async () => {
+        const polled = parseExposition(await poller.metrics());
+        const backlog = sum(polled, 'mcp_tasks_backlog', { phase: 'deliver' });
+        const age = sum(polled, 'mcp_tasks_oldest_due_age_seconds', { phase: 'deliver' });
+        return backlog >= 1 && age > 0 ? { backlog, age } : undefined;
+      },
+      40_000,
+      'the deliver backlog to show the pending deliveries',
+    );
+    const pending = await api.db.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`,
+    );
+    expect(scrape.backlog).toBeLessThanOrEqual(Number(pending[0].n));
+  }, 60_000);
 });

@@ -11,8 +11,15 @@ interface Panel {
   id: number;
   type: string;
   title: string;
+  description?: string;
   targets?: { expr?: string }[];
   panels?: Panel[];
+  fieldConfig?: { defaults?: { thresholds?: { steps?: unknown[] } } };
+}
+interface Variable {
+  name: string;
+  type: string;
+  query?: unknown;
 }
 interface Rule {
   alert: string;
@@ -24,6 +31,7 @@ interface Rule {
 
 const dashboard = JSON.parse(read('deploy/grafana/dashboards/mcp-task-gateway.json')) as {
   panels: Panel[];
+  templating: { list: Variable[] };
 };
 const alerts = parse(read('deploy/prometheus/alerts.yml')) as { groups: { rules: Rule[] }[] };
 const rules = alerts.groups.flatMap((g) => g.rules);
@@ -69,6 +77,72 @@ describe('PromQL metric extraction', () => {
         'histogram_quantile(0.99, sum by (le, route) (rate(foo_bucket{a="b"}[5m]))) / on (x) bar or absent(up{job="p"} == 1)',
       ).sort(),
     ).toEqual(['bar', 'foo_bucket', 'up']);
+  });
+});
+
+/**
+ * Every metric selector in `expr` with its label matchers: `name{...}`, or `name` alone (then
+ * with no matchers at all, which is what the scoping test must catch).
+ */
+function selectorsIn(expr: string): { metric: string; matchers: string }[] {
+  const metrics = new Set(metricNamesIn(expr));
+  const found: { metric: string; matchers: string }[] = [];
+  for (const m of expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?/g)) {
+    if (!metrics.has(m[1])) continue;
+    const before = expr.slice(0, m.index);
+    // Skip label names inside a matcher list or a by(...) clause that share a metric's name.
+    if (/\{[^}]*$/.test(before)) continue;
+    found.push({ metric: m[1], matchers: m[2] ?? '' });
+  }
+  return found;
+}
+
+const SCOPE = ['namespace=~"$namespace"', 'job=~"$job"', 'instance=~"$instance"'];
+
+describe('Grafana dashboard scoped to one installation', () => {
+  it('defines namespace, job and instance variables from a gateway metric', () => {
+    const vars = new Map(dashboard.templating.list.map((v) => [v.name, v]));
+    for (const name of ['namespace', 'job', 'instance']) {
+      expect({ name, type: vars.get(name)?.type }).toEqual({ name, type: 'query' });
+      expect(JSON.stringify(vars.get(name)?.query)).toContain('mcp_tasks_');
+    }
+  });
+
+  it('scopes every metric selector of every query with all three variables', () => {
+    const unscoped = panels.flatMap((p) =>
+      (p.targets ?? []).flatMap((t) =>
+        selectorsIn(t.expr ?? '')
+          .filter((s) => !SCOPE.every((m) => s.matchers.includes(m)))
+          .map((s) => `${p.title}: ${s.metric}${s.matchers}`),
+      ),
+    );
+    expect(unscoped).toEqual([]);
+  });
+
+  it('finds unscoped selectors (the check above can fail)', () => {
+    expect(selectorsIn('sum(rate(foo_total{job=~"$job"}[5m])) / bar').map((s) => s.metric)).toEqual(
+      ['foo_total', 'bar'],
+    );
+  });
+
+  it('describes every panel and gives every panel thresholds', () => {
+    const missing = panels
+      .filter((p) => !p.description?.trim() || !p.fieldConfig?.defaults?.thresholds?.steps?.length)
+      .map((p) => p.title);
+    expect(missing).toEqual([]);
+  });
+
+  it('has per-toolset and per-server views and webhook delivery health', () => {
+    const rows = dashboard.panels.filter((p) => p.type === 'row').map((p) => p.title);
+    expect(rows).toEqual(
+      expect.arrayContaining(['Per toolset ($toolset)', 'Per server ($server)', 'Webhooks']),
+    );
+    const webhook = panelExprs.filter(
+      (e) => e.includes('mcp_tasks_webhook_') || e.includes('deliver'),
+    );
+    expect(webhook.length).toBeGreaterThanOrEqual(4);
+    expect(panelExprs.some((e) => e.includes('toolset=~"$toolset"'))).toBe(true);
+    expect(panelExprs.some((e) => e.includes('server=~"$server"'))).toBe(true);
   });
 });
 

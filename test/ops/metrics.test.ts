@@ -2,6 +2,7 @@
 import { Registry } from 'prom-client';
 import {
   BacklogSampler,
+  DatabaseProbe,
   GatewayMetrics,
   METRIC_NAMES,
   MetricsServer,
@@ -32,6 +33,8 @@ const EXPECTED: Record<string, [string, string[]]> = {
   mcp_tasks_webhook_delivery_duration_seconds: ['histogram', []],
   mcp_tasks_workers_alive: ['gauge', []],
   mcp_tasks_webhook_dead_letters_total: ['counter', []],
+  mcp_tasks_submit_refusals_total: ['counter', ['reason']],
+  mcp_tasks_database_up: ['gauge', []],
 };
 
 describe('MetricsService registry', () => {
@@ -176,5 +179,81 @@ describe('BacklogSampler', () => {
     expect(after).toBeGreaterThanOrEqual(4);
     expect(calls).toBe(after);
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('labelled counters exported at 0 from start-up', () => {
+  const series = async (metrics: GatewayMetrics, name: string) =>
+    (await metrics.registry.getSingleMetric(name)!.get()).values.map((v) => ({
+      labels: v.labels,
+      value: v.value,
+    }));
+
+  it('the poller exports lease losses, rescues and claimed rows per phase at 0', async () => {
+    const metrics = new GatewayMetrics(new Registry());
+    metrics.primePollerSeries(['demo-ordinary']);
+    for (const name of [
+      'mcp_tasks_lease_lost_total',
+      'mcp_tasks_rescued_total',
+      'mcp_tasks_claimed_rows_total',
+    ]) {
+      expect(await series(metrics, name)).toEqual(
+        ['submit', 'poll', 'cancel', 'deliver'].map((phase) => ({ labels: { phase }, value: 0 })),
+      );
+    }
+  });
+
+  it('the poller exports webhook outcomes, attempts and transitions per toolset at 0', async () => {
+    const metrics = new GatewayMetrics(new Registry());
+    metrics.primePollerSeries(['a', 'b']);
+    const outcomes = await series(metrics, 'mcp_tasks_webhook_deliveries_total');
+    expect(outcomes.map((s) => s.labels.outcome)).toEqual(
+      expect.arrayContaining(['ok', 'transient_error', 'dead_letter']),
+    );
+    const attempts = await series(metrics, 'mcp_tasks_attempts_total');
+    // 2 toolsets × 3 task phases × 5 outcomes, every one at 0.
+    expect(attempts).toHaveLength(30);
+    expect(attempts.every((s) => s.value === 0)).toBe(true);
+    expect(attempts).toContainEqual({
+      labels: { phase: 'poll', toolset: 'b', outcome: 'lease_lost' },
+      value: 0,
+    });
+    const transitions = await series(metrics, 'mcp_tasks_transitions_total');
+    expect(transitions).toContainEqual({ labels: { toolset: 'a', to: 'failed' }, value: 0 });
+  });
+
+  it('the API exports submit refusals per reason at 0', async () => {
+    const metrics = new GatewayMetrics(new Registry());
+    metrics.primeApiSeries();
+    expect((await series(metrics, 'mcp_tasks_submit_refusals_total')).map((s) => s.labels)).toEqual(
+      [
+        { reason: 'rate_limited' },
+        { reason: 'invalid_request' },
+        { reason: 'unknown_toolset' },
+        { reason: 'invalid_arguments' },
+        { reason: 'idempotency_conflict' },
+      ],
+    );
+  });
+});
+
+describe('DatabaseProbe', () => {
+  const up = async (metrics: GatewayMetrics) => (await metrics.databaseUp.get()).values[0]?.value;
+
+  it('reads 0 until a ping answers, 1 after, and 0 again on a failure or a timeout', async () => {
+    const metrics = new GatewayMetrics(new Registry());
+    let answer: () => Promise<unknown> = async () => 1;
+    const probe = new DatabaseProbe({ metrics, ping: () => answer(), timeoutMs: 50 });
+    expect(await up(metrics)).toBe(0);
+    expect(await probe.probeOnce()).toBe(true);
+    expect(await up(metrics)).toBe(1);
+    answer = () => Promise.reject(new Error('ECONNREFUSED'));
+    expect(await probe.probeOnce()).toBe(false);
+    expect(await up(metrics)).toBe(0);
+    answer = async () => 1;
+    await probe.probeOnce();
+    answer = () => new Promise(() => undefined);
+    expect(await probe.probeOnce()).toBe(false);
+    expect(await up(metrics)).toBe(0);
   });
 });

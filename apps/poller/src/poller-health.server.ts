@@ -6,16 +6,18 @@ import {
   OnApplicationShutdown,
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Settings } from '@app/config';
-import { MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
+import { McpServersConfig, Settings } from '@app/config';
+import { DatabaseProbe, MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
 import { ClaimLoopService } from './claim-loop.service';
-import { POLLER_SETTINGS } from './poller.tokens';
+import { MCP_SERVERS, POLLER_SETTINGS } from './poller.tokens';
 
 const READY_TIMEOUT_MS = 2000;
 
 /**
  * The poller's only listening port: `/metrics`, `/healthz/live` (no I/O) and `/healthz/ready`
- * (the database answers and the worker is claiming; 503 while draining).
+ * (the database answers and the worker is claiming; 503 while draining). It also exports the
+ * labelled counters at 0 from start-up and pings the database for `mcp_tasks_database_up`,
+ * from boot on: a poller waiting for its database must show it.
  */
 @Injectable()
 export class PollerHealthServer
@@ -23,23 +25,33 @@ export class PollerHealthServer
 {
   private server?: MetricsServer;
   private draining = false;
+  private readonly probe: DatabaseProbe;
 
   constructor(
     @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(MCP_SERVERS) servers: McpServersConfig,
     private readonly metrics: MetricsService,
     private readonly dataSource: DataSource,
     private readonly loop: ClaimLoopService,
-  ) {}
+  ) {
+    metrics.metrics.primePollerSeries([...servers.toolsets.keys()]);
+    this.probe = new DatabaseProbe({
+      ping: () => dataSource.query('SELECT 1'),
+      metrics: metrics.metrics,
+    });
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     this.server = await startMetricsServer(this.metrics.registry, this.settings.http.metricsPort, {
       '/healthz/live': () => ({ status: 200, body: { status: 'ok' } }),
       '/healthz/ready': () => this.ready(),
     });
+    this.probe.start();
   }
 
-  beforeApplicationShutdown(): void {
+  async beforeApplicationShutdown(): Promise<void> {
     this.draining = true;
+    await this.probe.stop();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,6 +1,13 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { METRIC_DEFINITIONS, MetricName } from './metric-names';
-import { UPSTREAM_STATES, UpstreamState } from './metrics.enum';
+import {
+  ATTEMPT_OUTCOMES,
+  PHASES,
+  SUBMIT_REFUSAL_REASONS,
+  UPSTREAM_STATES,
+  UpstreamState,
+  WEBHOOK_OUTCOMES,
+} from './metrics.enum';
 
 type Definition = (typeof METRIC_DEFINITIONS)[number];
 type LabelsOf<N extends MetricName> = Extract<Definition, { name: N }>['labelNames'][number];
@@ -13,6 +20,8 @@ const DUE_LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
 // Upstream calls include sync-call tools that run for hours; the long tail stops at one hour.
 const UPSTREAM_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];
 const WEBHOOK_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// Statuses a task can move to (`queued` is only ever the first).
+const TRANSITION_TARGETS = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 
 /**
  * Typed handles to every gateway metric, registered on one registry. Both apps construct the
@@ -43,6 +52,8 @@ export class GatewayMetrics {
   >;
   readonly workersAlive: Gauge<LabelsOf<'mcp_tasks_workers_alive'>>;
   readonly webhookDeadLetters: Counter<LabelsOf<'mcp_tasks_webhook_dead_letters_total'>>;
+  readonly submitRefusals: Counter<LabelsOf<'mcp_tasks_submit_refusals_total'>>;
+  readonly databaseUp: Gauge<LabelsOf<'mcp_tasks_database_up'>>;
 
   /** @param registry the process's one registry; every handle registers on it. */
   constructor(readonly registry: Registry) {
@@ -76,6 +87,40 @@ export class GatewayMetrics {
     );
     this.workersAlive = this.gauge('mcp_tasks_workers_alive');
     this.webhookDeadLetters = this.counter('mcp_tasks_webhook_dead_letters_total');
+    this.submitRefusals = this.counter('mcp_tasks_submit_refusals_total');
+    this.databaseUp = this.gauge('mcp_tasks_database_up');
+  }
+
+  /**
+   * Exports the API's labelled counters at 0 for every known label value, so `rate()` sees the
+   * first refusal and an alert on a missing series does not fire on a healthy, idle API.
+   */
+  primeApiSeries(): void {
+    for (const reason of SUBMIT_REFUSAL_REASONS) this.submitRefusals.inc({ reason }, 0);
+  }
+
+  /**
+   * Exports the poller's labelled counters at 0 for every known label value (phases, outcomes,
+   * and the configured toolsets), so `rate()` and `increase()` see the first lease loss or dead
+   * letter instead of a series that starts at 1 and reads as no increase.
+   *
+   * @param toolsets the toolset names of this poller's mcpServers file.
+   */
+  primePollerSeries(toolsets: readonly string[]): void {
+    for (const phase of PHASES) {
+      this.claimedRows.inc({ phase }, 0);
+      this.leaseLost.inc({ phase }, 0);
+      this.rescued.inc({ phase }, 0);
+    }
+    for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
+    for (const toolset of toolsets) {
+      for (const to of TRANSITION_TARGETS) this.transitions.inc({ toolset, to }, 0);
+      for (const outcome of ATTEMPT_OUTCOMES) {
+        for (const phase of PHASES) {
+          if (phase !== 'deliver') this.attempts.inc({ phase, toolset, outcome }, 0);
+        }
+      }
+    }
   }
 
   /**

@@ -56,6 +56,15 @@ export const METRIC_DEFINITIONS = [
   def('mcp_tasks_webhook_delivery_duration_seconds', 'histogram', 'Webhook request duration', []),
   def('mcp_tasks_workers_alive', 'gauge', 'Pollers with a fresh heartbeat (sampled)', []),
   def('mcp_tasks_webhook_dead_letters_total', 'counter', 'Deliveries that gave up for good', []),
+  def('mcp_tasks_submit_refusals_total', 'counter', 'Submits the API refused, by reason', [
+    'reason',
+  ]),
+  def(
+    'mcp_tasks_database_up',
+    'gauge',
+    '1 when the last database ping answered in time, else 0',
+    [],
+  ),
 ] as const satisfies readonly MetricDefinition[];
 
 /** Union of all gateway metric names. */

@@ -39,3 +39,17 @@ export const WEBHOOK_OUTCOMES = [
 ] as const;
 /** One of {@link WEBHOOK_OUTCOMES}. */
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
+/**
+ * Why the API refused a submit (`mcp_tasks_submit_refusals_total{reason}`): a client sending
+ * bad requests shows as `invalid_*`, a caller over its budget as `rate_limited`.
+ */
+export const SUBMIT_REFUSAL_REASONS = [
+  'rate_limited',
+  'invalid_request',
+  'unknown_toolset',
+  'invalid_arguments',
+  'idempotency_conflict',
+] as const;
+/** One of {@link SUBMIT_REFUSAL_REASONS}. */
+export type SubmitRefusalReason = (typeof SUBMIT_REFUSAL_REASONS)[number];

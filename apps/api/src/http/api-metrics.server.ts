@@ -1,21 +1,39 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { Settings } from '@app/config';
-import { MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
+import { DatabaseProbe, MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
 import { SETTINGS } from '../settings.token';
 
 /**
  * Serves the API's `/metrics` on METRICS_PORT, apart from the public port: metrics name
  * toolsets and routes, which are operators' business, and a NetworkPolicy can expose one port
- * to Prometheus only.
+ * to Prometheus only. Also exports the refusal counters at 0 from start-up and pings the
+ * database on a timer for `mcp_tasks_database_up`.
  */
 @Injectable()
-export class ApiMetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ApiMetricsServer
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   private server?: MetricsServer;
+  private readonly probe: DatabaseProbe;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly metrics: MetricsService,
-  ) {}
+    dataSource: DataSource,
+  ) {
+    metrics.metrics.primeApiSeries();
+    this.probe = new DatabaseProbe({
+      ping: () => dataSource.query('SELECT 1'),
+      metrics: metrics.metrics,
+    });
+  }
 
   /** The bound port (METRICS_PORT=0 picks a free one, as tests do). */
   get port(): number | undefined {
@@ -24,6 +42,12 @@ export class ApiMetricsServer implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     this.server = await startMetricsServer(this.metrics.registry, this.settings.http.metricsPort);
+    this.probe.start();
+  }
+
+  /** The probe stops before the pool closes (persistence closes it on shutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.probe.stop();
   }
 
   async onApplicationShutdown(): Promise<void> {

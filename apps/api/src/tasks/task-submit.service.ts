@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GatewayMetrics } from '@app/metrics';
+import { GatewayMetrics, SubmitRefusalReason } from '@app/metrics';
 import { TaskRepository, TaskRow } from '@app/persistence';
 import { ProblemException } from '../problem/problem.exception';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
@@ -48,29 +48,42 @@ export class TaskSubmitService {
   async submit(command: SubmitCommand): Promise<SubmitOutcome> {
     const retryAfter = this.limiter.take(command.userId);
     if (retryAfter > 0) {
-      throw new ProblemException(429, 'Too many submits; retry later.', undefined, {
-        'Retry-After': String(retryAfter),
-      });
+      throw this.refused(
+        'rate_limited',
+        new ProblemException(429, 'Too many submits; retry later.', undefined, {
+          'Retry-After': String(retryAfter),
+        }),
+      );
     }
     const key = command.idempotencyKey;
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
-      throw new ProblemException(400, 'Invalid Idempotency-Key header.', [
-        { path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
-      ]);
+      throw this.refused(
+        'invalid_request',
+        new ProblemException(400, 'Invalid Idempotency-Key header.', [
+          { path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
+        ]),
+      );
     }
-    const request = parseSubmitBody(command.body);
+    let request: ReturnType<typeof parseSubmitBody>;
+    try {
+      request = parseSubmitBody(command.body);
+    } catch (error) {
+      throw this.refused('invalid_request', error);
+    }
     const entry = await this.catalog.find(request.toolset);
     if (!entry) {
-      throw new ProblemException(422, 'Unknown toolset.', [
-        { path: '/toolset', message: 'is not a toolset in the catalog (see GET /v1/toolsets)' },
-      ]);
+      throw this.refused(
+        'unknown_toolset',
+        new ProblemException(422, 'Unknown toolset.', [
+          { path: '/toolset', message: 'is not a toolset in the catalog (see GET /v1/toolsets)' },
+        ]),
+      );
     }
     const errors = this.validator.validate(entry.inputSchema, request.arguments);
     if (errors.length > 0) {
-      throw new ProblemException(
-        422,
-        "The arguments do not match the toolset's input schema.",
-        errors,
+      throw this.refused(
+        'invalid_arguments',
+        new ProblemException(422, "The arguments do not match the toolset's input schema.", errors),
       );
     }
     const result = await this.tasks.create({
@@ -85,9 +98,12 @@ export class TaskSubmitService {
       requestHash: key === undefined ? null : requestHash(command.threadId, request),
     });
     if (result.kind === 'conflict') {
-      throw new ProblemException(422, 'This Idempotency-Key was used with another request.', [
-        { path: 'Idempotency-Key', message: 'was already used with a different body or thread' },
-      ]);
+      throw this.refused(
+        'idempotency_conflict',
+        new ProblemException(422, 'This Idempotency-Key was used with another request.', [
+          { path: 'Idempotency-Key', message: 'was already used with a different body or thread' },
+        ]),
+      );
     }
     if (result.kind === 'replayed') {
       // The earlier task may belong to a thread deleted since: it must never show again.
@@ -97,9 +113,12 @@ export class TaskSubmitService {
         command.threadId,
       );
       if (!visible) {
-        throw new ProblemException(422, 'This Idempotency-Key was used in a deleted thread.', [
-          { path: 'Idempotency-Key', message: 'was already used; choose a new key' },
-        ]);
+        throw this.refused(
+          'idempotency_conflict',
+          new ProblemException(422, 'This Idempotency-Key was used in a deleted thread.', [
+            { path: 'Idempotency-Key', message: 'was already used; choose a new key' },
+          ]),
+        );
       }
     }
     if (result.kind === 'created') this.metrics.submitted.inc({ toolset: entry.name });
@@ -107,5 +126,11 @@ export class TaskSubmitService {
       ? await this.waiter.waitWhileQueued(result.task, command.waitSeconds, command.abort)
       : result.task;
     return { created: result.kind === 'created', task };
+  }
+
+  /** Counts a refusal by reason (`mcp_tasks_submit_refusals_total`) and hands the error back. */
+  private refused<E>(reason: SubmitRefusalReason, error: E): E {
+    this.metrics.submitRefusals.inc({ reason });
+    return error;
   }
 }

@@ -15,8 +15,13 @@ SELECT extract(epoch FROM min(next_attempt_at) - now()) * 1000 AS due_in_ms
 
 /**
  * Backlog gauges: due rows per phase and the age of the oldest. Bounded by a LIMIT so a huge
- * backlog costs at most 100,000 index entries per sample (the gauge then reads 100,000: the
- * alert fires long before that).
+ * backlog costs at most 100,000 index entries per sample per table (the gauge then reads
+ * 100,000: the alert fires long before that).
+ *
+ * The `deliver` phase reads `webhook_deliveries` and counts differently: every pending delivery
+ * (due now or waiting for its next retry), aged from the event's creation. A retry is scheduled
+ * in the future, so "due now" would stay near 0 for a receiver that has been down for hours;
+ * the age of the oldest undelivered event is what a subscriber feels (operations.md).
  */
 export const BACKLOG_SAMPLE_SQL = `
 SELECT phase, count(*) AS backlog,
@@ -31,7 +36,14 @@ SELECT phase, count(*) AS backlog,
          WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= now()
          ORDER BY next_attempt_at
          LIMIT 100000) due
- GROUP BY phase`;
+ GROUP BY phase
+UNION ALL
+SELECT 'deliver', count(*), extract(epoch FROM now() - min(created_at))
+  FROM (SELECT created_at
+          FROM webhook_deliveries
+         WHERE next_attempt_at IS NOT NULL
+         LIMIT 100000) pending
+HAVING count(*) > 0`;
 
 /**
  * Retention: deletes at most $2 terminal rows completed more than $1 days ago, oldest first.

@@ -1,0 +1,73 @@
+import { GatewayMetrics } from './gateway-metrics';
+
+/** Options of {@link DatabaseProbe}. */
+export interface DatabaseProbeOptions {
+  /** One round trip to the database, e.g. `SELECT 1`. */
+  readonly ping: () => Promise<unknown>;
+  /** The gauge to set: 1 after a ping answered in time, 0 otherwise. */
+  readonly metrics: Pick<GatewayMetrics, 'databaseUp'>;
+  /** Time between pings. Default 15 s, one Prometheus scrape interval. */
+  readonly intervalMs?: number;
+  /** A ping slower than this counts as unreachable. Default 2 s, as the readiness probes. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Feeds `mcp_tasks_database_up` from its own timer, independent of readiness probes and of the
+ * work loop: a process that cannot reach Postgres still answers scrapes, and this gauge is how
+ * the alert tells "database unreachable from the pollers/API" apart from "process down". The
+ * gauge starts at 0 (nothing answered yet). Pings never overlap; the timer is unref'd.
+ */
+export class DatabaseProbe {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(private readonly options: DatabaseProbeOptions) {
+    options.metrics.databaseUp.set(0);
+  }
+
+  /** Pings now and then every `intervalMs` until {@link stop}. Idempotent. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.tick();
+  }
+
+  /** Cancels the timer and waits for a ping in progress, so the pool can close safely. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One ping; resolves to whether the database answered in time (and sets the gauge). */
+  async probeOnce(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout')), this.options.timeoutMs ?? 2_000);
+    });
+    try {
+      await Promise.race([this.options.ping(), timeout]);
+      this.options.metrics.databaseUp.set(1);
+      return true;
+    } catch {
+      this.options.metrics.databaseUp.set(0);
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private tick(): void {
+    this.running = this.probeOnce()
+      .then(() => undefined)
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        this.timer = setTimeout(() => this.tick(), this.options.intervalMs ?? 15_000);
+        this.timer.unref();
+      });
+  }
+}
