@@ -1,6 +1,19 @@
-// Guards against internal fields (remote IDs, sessions, servers, leases, workers, secrets)
-// reaching any response, and against the task view drifting from the documented fields.
+// Guards against internal fields (remote IDs, sessions, servers, leases, workers, secrets) and
+// operator error text reaching any response, SSE stream or webhook (real failures of every error
+// code, driven through a real poller and the demo server), and against the task view drifting
+// from the documented fields.
 import request from 'supertest';
+import { ERROR_TEMPLATES } from '@app/views';
+import { SseClient } from '../events/events-harness';
+import { WebhookReceiver } from '../events/webhook-receiver';
+import {
+  demoServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
 import {
   ApiHarness,
   JWT_SECRET,
@@ -127,7 +140,9 @@ describe('task view', () => {
       metadata: { mine: true },
       error: null,
     });
-    expect(working.last_error).toHaveLength(600);
+    expect(working.last_error).toBe(
+      "The upstream server answered with an error while the gateway was checking the task's status; the gateway retries with backoff.",
+    );
     const failed = (await get(ids.failed)).body;
     expect(failed.error.code).toBe('upstream_failed');
     expect(failed.error.message).toHaveLength(1000);
@@ -276,4 +291,185 @@ describe('cancel', () => {
       .expect(409);
     expect(done.body.detail).toBe('The task is already failed.');
   });
+});
+
+describe('real failures of every error code', () => {
+  const SERVER = 'leak-srv-alpha';
+  const WORKER = 'leak-worker-omega';
+  const TOOLSET = 'leaky';
+  const THREAD = 'leaks';
+  let live: ApiHarness;
+  let liveKey: string;
+  let receiver: WebhookReceiver;
+  let sse: SseClient;
+  let demoUrl: string;
+
+  beforeAll(async () => {
+    live = await startApi({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    liveKey = await apiKeyFor(live, 'carol');
+    receiver = new WebhookReceiver();
+    await receiver.start();
+    const demo = await startDemoServer();
+    demoUrl = demo.url;
+    await startPoller({
+      databaseUrl: live.db.url,
+      serversFile: writeServersFile({ [SERVER]: demoServerEntry(demo.url, TOOLSET) }),
+      workerId: WORKER,
+      env: { TRACKING_TIMEOUT_MS: '5000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+    });
+    await waitUntil(async () => {
+      const res = await request(live.url).get('/v1/toolsets').set('Authorization', bearer(liveKey));
+      const entry = (res.body.items as Array<{ name: string; available: boolean }>)?.find(
+        (t) => t.name === TOOLSET,
+      );
+      return entry?.available ? true : undefined;
+    }, 'the poller to publish its catalog');
+  }, 60_000);
+  afterAll(async () => {
+    sse?.close();
+    await stopAllProcesses();
+    await receiver?.stop();
+    await live?.close();
+  });
+
+  it('shows each code its fixed text, and no internal name, ID, address or path anywhere', async () => {
+    const auth = bearer(liveKey);
+    const hook = await request(live.url)
+      .post('/v1/webhooks')
+      .set('Authorization', auth)
+      .send({ url: `${receiver.base}/leaks` })
+      .expect(201);
+    receiver.route('/leaks', hook.body.secret as string, 204);
+    sse = await SseClient.open(`${live.url}/v1/threads/${THREAD}/events`, liveKey);
+    expect(sse.res.statusCode).toBe(200);
+
+    const submit = async (args: Record<string, unknown>): Promise<string> => {
+      const res = await request(live.url)
+        .post(`/v1/threads/${THREAD}/tasks`)
+        .set('Authorization', auth)
+        .send({ toolset: TOOLSET, arguments: args })
+        .expect(201);
+      return res.body.task_id as string;
+    };
+    const ids = {
+      submit_rejected: await submit({
+        fault: 'error_submit',
+        fault_detail: 'quota exceeded; see /opt/leak/quota.py on 10.9.8.7:8443',
+      }),
+      protocol_error: await submit({ fault: 'wrong_task_id', duration_ms: 60_000 }),
+      upstream_failed: await submit({
+        duration_ms: 200,
+        outcome: 'fail',
+        fail_message: 'render crashed reading /var/lib/leak/data.db',
+      }),
+      upstream_task_lost: await submit({ fault: 'task_not_found', duration_ms: 60_000 }),
+      outcome_uncertain: await submit({ fault: 'hang_submit' }),
+      tracking_timeout: await submit({
+        fault: 'error_status',
+        fault_detail: 'status backend http://10.9.8.7:9000/jobs unreachable',
+        duration_ms: 60_000,
+      }),
+      cancel_retry: await submit({
+        fault: 'error_cancel',
+        fault_detail: 'cancel refused by /srv/leak/cancel.sh',
+        duration_ms: 60_000,
+      }),
+    };
+    const get = async (id: string): Promise<request.Response> =>
+      request(live.url).get(`/v1/threads/${THREAD}/tasks/${id}`).set('Authorization', auth);
+    const bodies: string[] = [];
+
+    // Transient errors while polling and while cancelling: seen live, before any timeout.
+    const polling = await waitUntil(async () => {
+      const res = await get(ids.tracking_timeout);
+      return res.body.status === 'working' && res.body.last_error ? res : undefined;
+    }, 'a transient status error');
+    bodies.push(polling.text);
+    expect(polling.body.last_error).toBe(
+      "The upstream server answered with an error while the gateway was checking the task's status; the gateway retries with backoff.",
+    );
+    await waitUntil(
+      async () => ((await get(ids.cancel_retry)).body.status === 'working' ? true : undefined),
+      'the cancel victim to be working',
+    );
+    await request(live.url)
+      .post(`/v1/threads/${THREAD}/tasks/${ids.cancel_retry}/cancel`)
+      .set('Authorization', auth)
+      .expect(202);
+    const cancelling = await waitUntil(async () => {
+      const res = await get(ids.cancel_retry);
+      return res.body.last_error?.includes('cancelling') ? res : undefined;
+    }, 'a transient cancel error');
+    bodies.push(cancelling.text);
+
+    // Every task ends with its code and that code's fixed text.
+    const expected = { ...ids } as Record<string, string>;
+    delete expected.cancel_retry;
+    for (const [code, id] of Object.entries(expected)) {
+      const res = await waitUntil(
+        async () => {
+          const r = await get(id);
+          return r.body.status === 'failed' ? r : undefined;
+        },
+        `${code} to fail`,
+        30_000,
+        200,
+      );
+      bodies.push(res.text);
+      expect(res.body.error.code).toBe(code);
+      const template = ERROR_TEMPLATES[code as keyof typeof ERROR_TEMPLATES];
+      if (code === 'tracking_timeout') expect(res.body.error.message).toMatch(/for \d+ s\.$/);
+      else expect(res.body.error.message.slice(0, 30)).toBe(template.slice(0, 30));
+    }
+    const rejected = (await get(ids.submit_rejected)).body as { error: { message: string } };
+    expect(rejected.error.message).toBe(
+      'The upstream server refused the task: quota exceeded; see [redacted] on [redacted]',
+    );
+
+    // Every terminal event reached the webhook and the stream.
+    const terminal = Object.keys(expected).length;
+    const failedIn = (texts: string[]) => texts.filter((t) => t.includes('"task.failed"')).length;
+    await waitUntil(
+      () => (failedIn(receiver.at('/leaks').map((r) => r.body)) >= terminal ? true : undefined),
+      'the webhooks of every failure',
+      30_000,
+    );
+    await waitUntil(
+      () => (failedIn(sse.events.map((e) => JSON.stringify(e))) >= terminal ? true : undefined),
+      'the SSE events of every failure',
+      30_000,
+    );
+    bodies.push(...receiver.at('/leaks').map((r) => r.body));
+    bodies.push(...sse.events.map((e) => JSON.stringify(e)));
+    bodies.push(
+      (await request(live.url).get(`/v1/threads/${THREAD}/tasks`).set('Authorization', auth)).text,
+    );
+
+    const rows = await live.db.db.query<Record<string, string | null>>(
+      `SELECT remote_task_id, error_message, last_error FROM tasks`,
+    );
+    const remoteIds = rows.map((r) => r.remote_task_id).filter((v): v is string => !!v);
+    expect(remoteIds.length).toBeGreaterThanOrEqual(4);
+    // The operator's copy keeps the full text.
+    expect(rows.some((r) => r.error_message?.includes('/var/lib/leak/data.db'))).toBe(true);
+    const forbidden = [
+      ...remoteIds,
+      SERVER,
+      WORKER,
+      demoUrl,
+      new URL(demoUrl).host,
+      '127.0.0.1',
+      '10.9.8.7',
+      '/opt/leak',
+      '/var/lib/leak',
+      '/srv/leak',
+      'job_',
+      'demo_submit',
+      'demo_status',
+    ];
+    const joined = bodies.join('\n');
+    expect(joined).toContain(ids.upstream_failed);
+    for (const secret of forbidden)
+      expect({ secret, found: joined.includes(secret) }).toEqual({ secret, found: false });
+  }, 120_000);
 });

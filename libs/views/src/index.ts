@@ -5,3 +5,11 @@ export type {
   TaskView,
   ProjectionContext,
 } from './task.projection';
+export {
+  ERROR_TEMPLATES,
+  TransientClass,
+  consumerError,
+  consumerLastError,
+  scrubUpstreamText,
+  transientClass,
+} from './error-text.projection';

@@ -1,5 +1,6 @@
-import { ERROR_MESSAGE_SHOWN_CHARS, TaskStatus, cutText, isTerminal } from '@app/common';
+import { TaskStatus, isTerminal } from '@app/common';
 import { TaskRow, toTaskRow } from '@app/persistence';
+import { consumerError, consumerLastError } from './error-text.projection';
 
 /** A task's error as shown: a machine-readable code and a bounded message. */
 export interface TaskErrorView {
@@ -39,7 +40,10 @@ export interface TaskView extends TaskSummaryView {
 export interface ProjectionContext {
   /** TRACKING_DEGRADED_AFTER: consecutive poll errors from which tracking is shown degraded. */
   trackingDegradedAfter: number;
-  /** Why the task's toolset is unavailable now, if it is (shown on queued tasks only). */
+  /**
+   * Why the task's toolset is unavailable now, if it is; only whether it is set matters (a queued
+   * task says it waits), the reason itself is operator text and is never shown on a task.
+   */
   unavailableReason?: string | null;
 }
 
@@ -62,14 +66,8 @@ export function toTaskSummary(row: TaskRow, ctx: ProjectionContext): TaskSummary
     cancel_requested: row.cancelRequestedAt !== null,
     tracking_degraded: row.consecutiveErrors >= ctx.trackingDegradedAfter,
     progress: row.progress ?? null,
-    error:
-      row.errorCode === null
-        ? null
-        : {
-            code: row.errorCode,
-            message: cutText(row.errorMessage ?? '', ERROR_MESSAGE_SHOWN_CHARS),
-          },
-    last_error: lastError(row, ctx),
+    error: consumerError(row),
+    last_error: consumerLastError(row, ctx.unavailableReason != null),
     metadata: row.metadata ?? null,
   };
 }
@@ -84,22 +82,6 @@ export function toTaskView(row: TaskRow, ctx: ProjectionContext): TaskView {
     result_artifact: row.resultArtifact ?? null,
     input_required: row.inputRequired ?? null,
   };
-}
-
-/**
- * The stored last error, or, for a queued task whose toolset is unavailable right now, why it
- * waits: the task is accepted durably and shows the reason instead of failing.
- */
-function lastError(row: TaskRow, ctx: ProjectionContext): string | null {
-  if (row.lastError !== null) return cutText(row.lastError, ERROR_MESSAGE_SHOWN_CHARS);
-  if (row.status === TaskStatus.Queued && ctx.unavailableReason != null) {
-    const why = ctx.unavailableReason ? `: ${ctx.unavailableReason}` : '';
-    return cutText(
-      `toolset ${row.toolset} is unavailable${why}; the task waits until it is available`,
-      ERROR_MESSAGE_SHOWN_CHARS,
-    );
-  }
-  return null;
 }
 
 function iso(date: Date | null): string | null {
