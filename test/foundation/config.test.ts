@@ -29,7 +29,18 @@ describe('environment', () => {
       'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be a boolean value',
     ],
     [{ DATABASE_URL: `mysql://u:${SECRET}@h/db` }, 'DATABASE_URL must be a URL address'],
-    [{ AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET: must be at least 32 characters'],
+    [
+      { AUTH_JWT_SECRET: 'short', AUTH_ISSUER: 'https://iss.test', AUTH_AUDIENCE: 'aud-x' },
+      'AUTH_JWT_SECRET: must be at least 32 characters',
+    ],
+    [
+      { AUTH_JWT_SECRET: SECRET.repeat(2), AUTH_ISSUER: 'https://issuer.test' },
+      'AUTH_ISSUER, AUTH_AUDIENCE: both are required when JWTs are verified',
+    ],
+    [
+      { AUTH_JWKS_URL: 'https://idp.test/jwks.json', AUTH_AUDIENCE: 'gw' },
+      'AUTH_ISSUER, AUTH_AUDIENCE: both are required when JWTs are verified',
+    ],
     [
       { MIN_POLL_INTERVAL_MS: '9000', POLL_INTERVAL_MS: '5000' },
       'MIN_POLL_INTERVAL_MS: must not be greater than POLL_INTERVAL_MS',

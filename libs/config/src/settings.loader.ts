@@ -55,6 +55,13 @@ function crossCheck(dto: EnvSchema): string[] {
   if (dto.AUTH_JWKS_URL && dto.AUTH_JWT_SECRET) {
     problems.push('AUTH_JWKS_URL: set either AUTH_JWKS_URL or AUTH_JWT_SECRET, not both');
   }
+  // Without both, jose skips the check it was not given: any token signed by the same keys (another
+  // service of the same identity provider, another environment) would be accepted.
+  if ((dto.AUTH_JWKS_URL || dto.AUTH_JWT_SECRET) && (!dto.AUTH_ISSUER || !dto.AUTH_AUDIENCE)) {
+    problems.push(
+      'AUTH_ISSUER, AUTH_AUDIENCE: both are required when JWTs are verified (AUTH_JWKS_URL or AUTH_JWT_SECRET is set)',
+    );
+  }
   if (dto.AUTH_JWT_SECRET !== undefined && dto.AUTH_JWT_SECRET.length < 32) {
     problems.push('AUTH_JWT_SECRET: must be at least 32 characters');
   }
