@@ -1,12 +1,15 @@
 import type { DemoOptions } from './cli-options.parser';
 import type { DemoTaskStore } from './demo-task.store';
 import type { JobRegistry } from './job.registry';
+import type { Task2026Store } from './mcp-2026/task-2026.store';
 
-/** What every session of one process shares: options, jobs and counters, native tasks. */
+/** What every session (and every 2026 request) of one process shares: options, jobs, counters, tasks. */
 export interface DemoContext {
   options: DemoOptions;
   registry: JobRegistry;
   taskStore: DemoTaskStore;
+  /** Tasks of the 2026-07-28 side (SEP-2663): process-wide, since that protocol has no sessions. */
+  tasks2026: Task2026Store;
   /** Set by POST /admin/add-tool so sessions opened later list demo_extra too. */
   extraToolAdded: boolean;
 }

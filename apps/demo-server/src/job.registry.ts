@@ -20,7 +20,20 @@ export interface Counters {
   ordinary: { submits: number; status_calls: number; cancels: number };
   tasks: { creates: number; gets: number; results: number; cancels: number };
   sync: { calls: number; completed: number; cancelled: number; failed: number };
-  tags: Record<string, { submits: number; cancels: number; last_job?: string }>;
+  /** The 2026-07-28 side (SEP-2663 tasks and multi-round-trip calls). */
+  tasks_2026: {
+    creates: number;
+    gets: number;
+    updates: number;
+    answers: number;
+    ignored_answers: number;
+    cancels: number;
+    input_required_rounds: number;
+  };
+  tags: Record<
+    string,
+    { submits: number; cancels: number; last_job?: string; answers?: Record<string, number> }
+  >;
 }
 
 export interface PersistedState {
@@ -34,6 +47,15 @@ function emptyCounters(): Counters {
     ordinary: { submits: 0, status_calls: 0, cancels: 0 },
     tasks: { creates: 0, gets: 0, results: 0, cancels: 0 },
     sync: { calls: 0, completed: 0, cancelled: 0, failed: 0 },
+    tasks_2026: {
+      creates: 0,
+      gets: 0,
+      updates: 0,
+      answers: 0,
+      ignored_answers: 0,
+      cancels: 0,
+      input_required_rounds: 0,
+    },
     tags: {},
   };
 }
@@ -116,22 +138,43 @@ export class JobRegistry {
     this.save();
   }
 
-  stats(tag?: string): Record<string, unknown> {
+  /**
+   * Records that the 2026 side made task `id` with this tag (its tasks are not jobs), so
+   * by_tag reports it as the tag's latest.
+   */
+  noteTagTask(tag: string | undefined, id: string): void {
+    if (tag === undefined) return;
+    this.tagEntry(tag).last_job = id;
+    this.save();
+  }
+
+  /** Counts an answer the 2026 side accepted for input key `key`: at most one per key is right. */
+  countTagAnswer(tag: string | undefined, key: string): void {
+    if (tag === undefined) return;
+    const entry = this.tagEntry(tag);
+    const answers = (entry.answers ??= Object.create(null) as Record<string, number>);
+    answers[key] = (answers[key] ?? 0) + 1;
+    this.save();
+  }
+
+  /** `stateOf` names the state of a tag's latest task that is not a job (the 2026 side's). */
+  stats(tag?: string, stateOf?: (tag: string) => string | undefined): Record<string, unknown> {
     const live = [...this.jobs.values()].filter((job) => !isTerminalStatus(this.phase(job).status));
     const byTag: Record<string, unknown> = {};
     for (const [name, entry] of Object.entries(this.counters.tags)) {
       if (tag !== undefined && name !== tag) continue;
       const last = entry.last_job === undefined ? undefined : this.jobs.get(entry.last_job);
-      const state = last ? this.phase(last).status : 'unknown';
+      const state = last ? this.phase(last).status : (stateOf?.(name) ?? 'unknown');
       byTag[name] = {
         submits: entry.submits,
         cancels: entry.cancels,
         cancelled: state === 'cancelled',
         state,
+        ...(entry.answers ? { answers: { ...entry.answers } } : {}),
       };
     }
-    const { ordinary, tasks, sync } = this.counters;
-    return { ordinary, tasks, sync, live_jobs: live.length, by_tag: byTag };
+    const { ordinary, tasks, sync, tasks_2026 } = this.counters;
+    return { ordinary, tasks, sync, tasks_2026, live_jobs: live.length, by_tag: byTag };
   }
 
   /** Writes the whole state; called after every change (the demo's job counts are small). */

@@ -5,6 +5,7 @@ import { createDemoServer } from './demo-server.factory';
 import { DemoTaskStore } from './demo-task.store';
 import { startHttpServer } from './demo-http.server';
 import { JobRegistry, type PersistedState } from './job.registry';
+import { Task2026Store } from './mcp-2026/task-2026.store';
 import { tapTransport } from './message-tap.middleware';
 import { StateFileRepository } from './state-file.repository';
 
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     options,
     registry,
     taskStore: new DemoTaskStore(registry),
+    tasks2026: new Task2026Store(),
     extraToolAdded: false,
   };
 

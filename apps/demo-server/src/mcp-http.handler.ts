@@ -6,6 +6,8 @@ import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/
 import type { DemoContext } from './demo-context.interface';
 import { createDemoServer } from './demo-server.factory';
 import type { HttpSession, HttpSessionRegistry } from './http-session.registry';
+import { Mcp2026Handler } from './mcp-2026/mcp-2026.handler';
+import { isStatelessRequest } from './mcp-2026/request-2026.validator';
 import { tapTransport } from './message-tap.middleware';
 
 function messages(body: unknown): JSONRPCMessage[] {
@@ -33,15 +35,24 @@ const sessionNotFound = (res: ServerResponse): void =>
 /**
  * Streamable HTTP and legacy SSE on top of the shared session map, plus the HTTP-level faults
  * that need the socket (drop-after-initialize) or the request boundary (forget-sessions).
+ * One endpoint serves both protocol eras: a POST without a session that carries the 2026-07-28
+ * markers goes to the stateless 2026 handler; everything else takes the SDK's 2025-11-25 path.
  */
 export class McpHttpHandler {
+  private readonly stateless: Mcp2026Handler;
+
   constructor(
     private readonly context: DemoContext,
     private readonly sessions: HttpSessionRegistry,
-  ) {}
+  ) {
+    this.stateless = new Mcp2026Handler(context);
+  }
 
   async streamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const sessionId = req.headers['mcp-session-id'];
+    if (sessionId === undefined && req.method === 'POST' && isStatelessRequest(req.headers, body)) {
+      return this.stateless.handle(req, res, body);
+    }
     if (typeof sessionId === 'string') {
       const session = this.sessions.get(sessionId);
       if (!session) return sessionNotFound(res);

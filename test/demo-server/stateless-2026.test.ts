@@ -1,0 +1,231 @@
+// Guards against the demo server's MCP 2026-07-28 side (SEP-2663 tasks) drifting from docs/demo-server.md.
+import { cleanupAll, connectHttp, startHttpDemo, waitFor } from './demo-process.helper';
+import { callTool, getTask, ok2026, post2026, TASKS_EXTENSION } from './stateless-2026.helper';
+
+afterEach(async () => {
+  await cleanupAll();
+});
+
+async function waitForStatus(url: string, taskId: string, status: string) {
+  return waitFor(async () => {
+    const task = await getTask(url, taskId);
+    return task.status === status ? task : undefined;
+  }, `task to be ${status}`);
+}
+
+describe('demo server, MCP 2026-07-28', () => {
+  it('serves server/discover and the 2025-11-25 SDK path on the same endpoint', async () => {
+    const { url } = await startHttpDemo();
+    const discover = await ok2026(url, 'server/discover');
+    expect(discover).toMatchObject({
+      resultType: 'complete',
+      supportedVersions: ['2026-07-28'],
+      capabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-task-gateway-demo-server' } },
+    });
+    expect(discover.capabilities.tasks).toBeUndefined();
+    const names = (await ok2026(url, 'tools/list')).tools.map(
+      (tool: { name: string }) => tool.name,
+    );
+    expect(names).toEqual(
+      expect.arrayContaining(['greet', 'slow_compute', 'demo_task', 'demo_mrtr']),
+    );
+
+    const legacy = await connectHttp(url);
+    expect(legacy.getServerCapabilities()?.tasks?.requests?.tools?.call).toBeDefined();
+    const { tools } = await legacy.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('demo_task_required');
+  });
+
+  it('runs demo_task as a task that tasks/get reads to completion', async () => {
+    const { url } = await startHttpDemo();
+    const created = await callTool(url, 'demo_task', { duration_ms: 300, poll_interval_ms: 50 });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working', pollIntervalMs: 50 });
+    expect(created).not.toHaveProperty('result');
+    const working = await getTask(url, created.taskId);
+    expect(working).toMatchObject({ resultType: 'complete', taskId: created.taskId });
+    const done = await waitForStatus(url, created.taskId, 'completed');
+    expect(done.result.structuredContent.echo).toMatchObject({ duration_ms: 300 });
+    expect(done.result.isError).toBeUndefined();
+  });
+
+  it('keeps two questions pending until both are answered, each accepted once', async () => {
+    const { url } = await startHttpDemo();
+    const { taskId } = await callTool(url, 'demo_ask_two', { tag: 'two', resume_ms: 0 });
+    const waiting = await waitForStatus(url, taskId, 'input_required');
+    expect(Object.keys(waiting.inputRequests).sort()).toEqual(['confirm', 'name']);
+    expect(waiting.inputRequests.name.method).toBe('elicitation/create');
+
+    const name = { action: 'accept', content: { name: 'Luca' } };
+    expect(await ok2026(url, 'tasks/update', { taskId, inputResponses: { name } })).toEqual({
+      resultType: 'complete',
+    });
+    const partial = await getTask(url, taskId);
+    expect(partial.status).toBe('input_required');
+    expect(Object.keys(partial.inputRequests)).toEqual(['confirm']);
+
+    // A repeated answer and an unknown key are acknowledged and ignored.
+    const again = { name: { action: 'accept', content: { name: 'Other' } }, nope: {} };
+    await ok2026(url, 'tasks/update', { taskId, inputResponses: again });
+    const confirm = { action: 'accept', content: { confirm: true } };
+    await ok2026(url, 'tasks/update', { taskId, inputResponses: { confirm } });
+    const done = await waitForStatus(url, taskId, 'completed');
+    expect(done.result.structuredContent.answers).toEqual({ name, confirm });
+
+    const stats = await callTool(url, 'demo_stats', { tag: 'two' });
+    expect(stats.structuredContent.by_tag.two).toMatchObject({
+      submits: 1,
+      state: 'completed',
+      answers: { name: 1, confirm: 1 },
+    });
+    expect(stats.structuredContent.tasks_2026).toMatchObject({ answers: 2, ignored_answers: 2 });
+  });
+
+  it('answers demo_mrtr with input_required before any task, then a task on the retry', async () => {
+    const { url } = await startHttpDemo();
+    const round1 = await callTool(url, 'demo_mrtr', { duration_ms: 100 });
+    expect(round1.resultType).toBe('input_required');
+    expect(round1).not.toHaveProperty('taskId');
+    expect(Object.keys(round1.inputRequests)).toEqual(['approval']);
+    const inputResponses = { approval: { action: 'accept', content: { approve: true } } };
+
+    const noState = await post2026(url, 'tools/call', {
+      name: 'demo_mrtr',
+      arguments: { duration_ms: 100 },
+      inputResponses,
+    });
+    expect(noState.error?.code).toBe(-32602);
+
+    const round2 = await callTool(
+      url,
+      'demo_mrtr',
+      { duration_ms: 100 },
+      { inputResponses, requestState: round1.requestState },
+    );
+    expect(round2).toMatchObject({ resultType: 'task' });
+    expect(round2).not.toHaveProperty('requestState');
+    const done = await waitForStatus(url, round2.taskId, 'completed');
+    expect(done.result.structuredContent).toMatchObject({ approved: true });
+  });
+
+  it('ends a tool error completed with isError and a protocol error failed with its error', async () => {
+    const { url } = await startHttpDemo();
+    const toolError = await callTool(url, 'demo_tool_error', {
+      duration_ms: 50,
+      fail_message: 'no',
+    });
+    const protocolError = await callTool(url, 'demo_protocol_error', { duration_ms: 50 });
+    const completed = await waitForStatus(url, toolError.taskId, 'completed');
+    expect(completed.result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'no' }],
+    });
+    const failed = await waitForStatus(url, protocolError.taskId, 'failed');
+    expect(failed.error.code).toBe(-32603);
+    expect(failed).not.toHaveProperty('result');
+  });
+
+  it('cancels demo_long, acks a repeated cancel, and answers -32602 for unknown tasks', async () => {
+    const { url } = await startHttpDemo();
+    const { taskId } = await callTool(url, 'demo_long', { tag: 'long' });
+    expect(await ok2026(url, 'tasks/cancel', { taskId })).toEqual({ resultType: 'complete' });
+    expect((await getTask(url, taskId)).status).toBe('cancelled');
+    expect(await ok2026(url, 'tasks/cancel', { taskId })).toEqual({ resultType: 'complete' });
+    for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+      const unknown = await post2026(url, method, { taskId: 'no-such-task', inputResponses: {} });
+      expect(unknown.error?.code).toBe(-32602);
+    }
+  });
+
+  it('forgets a task after its ttlMs and after a restart', async () => {
+    const first = await startHttpDemo();
+    const short = await callTool(first.url, 'demo_long', { ttl_ms: 300 });
+    expect(short.ttlMs).toBe(300);
+    const lasting = await callTool(first.url, 'demo_long', {});
+    await waitFor(async () => {
+      const answer = await post2026(first.url, 'tasks/get', { taskId: short.taskId });
+      return answer.error?.code === -32602 ? true : undefined;
+    }, 'the short task to expire');
+    expect((await getTask(first.url, lasting.taskId)).status).toBe('working');
+    await first.stop();
+    const second = await startHttpDemo();
+    const lost = await post2026(second.url, 'tasks/get', { taskId: lasting.taskId });
+    expect(lost.error?.code).toBe(-32602);
+  });
+
+  it('answers resultType complete without a task when the server chooses to', async () => {
+    const { url } = await startHttpDemo();
+    const immediate = await callTool(url, 'demo_task', { immediate: true, result: { x: 1 } });
+    expect(immediate).toMatchObject({ resultType: 'complete', structuredContent: { x: 1 } });
+    const sync = await post2026(
+      url,
+      'tools/call',
+      {
+        name: 'demo_task',
+        arguments: { duration_ms: 50 },
+      },
+      { declare: false },
+    );
+    expect(sync.result).toMatchObject({ resultType: 'complete' });
+    expect(sync.result).not.toHaveProperty('taskId');
+  });
+
+  it('rejects header, version and capability errors with the codes the spec gives', async () => {
+    const { url } = await startHttpDemo();
+    const { taskId } = await callTool(url, 'demo_long', {});
+    const cases: Array<
+      [string, Promise<{ status: number; error?: { code: number } }>, number, number]
+    > = [
+      [
+        'missing Mcp-Name',
+        post2026(url, 'tasks/get', { taskId }, { headers: { 'mcp-name': null } }),
+        400,
+        -32020,
+      ],
+      [
+        'wrong Mcp-Method',
+        post2026(url, 'tasks/get', { taskId }, { headers: { 'mcp-method': 'tools/list' } }),
+        400,
+        -32020,
+      ],
+      [
+        'base64 Mcp-Name',
+        post2026(
+          url,
+          'tasks/get',
+          { taskId },
+          { headers: { 'mcp-name': `=?base64?${Buffer.from(taskId).toString('base64')}?=` } },
+        ),
+        200,
+        0,
+      ],
+      [
+        'unknown version',
+        post2026(url, 'tools/list', {}, { protocolVersion: '2099-01-01' }),
+        400,
+        -32022,
+      ],
+      [
+        'undeclared tasks/get',
+        post2026(url, 'tasks/get', { taskId }, { declare: false }),
+        400,
+        -32021,
+      ],
+      [
+        'undeclared required tool',
+        post2026(url, 'tools/call', { name: 'failing_job', arguments: {} }, { declare: false }),
+        400,
+        -32021,
+      ],
+      ['removed tasks/list', post2026(url, 'tasks/list'), 404, -32601],
+    ];
+    for (const [what, pending, status, code] of cases) {
+      const answer = await pending;
+      expect({ what, status: answer.status, code: answer.error?.code ?? 0 }).toEqual({
+        what,
+        status,
+        code,
+      });
+    }
+  });
+});
