@@ -89,6 +89,8 @@ export const ORDINARY_FAULTS = [
   'text_only_submit',
   'task_not_found',
   'artifact',
+  'nul_text',
+  'nul_error_status',
 ] as const;
 export type OrdinaryFault = (typeof ORDINARY_FAULTS)[number];
 

@@ -22,7 +22,31 @@ export function ordinaryAnswer(job: JobRecord, phase: JobPhase): Record<string, 
   if (job.args.poll_after_seconds !== undefined) {
     answer.poll_after_seconds = job.args.poll_after_seconds;
   }
-  return answer;
+  return job.args.fault === 'nul_text' ? withNul(answer) : answer;
+}
+
+const NUL = '\u0000';
+
+/**
+ * Fault `nul_text`: a valid answer whose every text carries U+0000, which Postgres can store in
+ * neither text nor jsonb: the result (in a string and an object key, nested), the error, the
+ * question and the progress message. The task ID is left alone so the job stays reachable.
+ */
+function withNul(answer: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...answer };
+  if ('result' in out) {
+    out.result = { [`key${NUL}nul`]: { nested: [`text${NUL}nul`] }, value: out.result };
+  }
+  if (typeof out.error === 'string') out.error = `${out.error}${NUL}(nul)`;
+  if (out.input_required) {
+    const question = (out.input_required as { question: string }).question;
+    out.input_required = { question: `${question}${NUL}(nul)` };
+  }
+  if (out.progress) {
+    const progress = out.progress as { message?: string };
+    out.progress = { ...progress, message: `${progress.message ?? ''}${NUL}(nul)` };
+  }
+  return out;
 }
 
 /**

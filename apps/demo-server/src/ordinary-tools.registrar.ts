@@ -90,6 +90,8 @@ export function registerOrdinaryTools(server: McpServer, registry: JobRegistry):
               'The demo server failed to read the status (fault error_status).',
             ),
           );
+        case 'nul_error_status':
+          return toolError('The demo server failed to read the status\u0000(nul_error_status).');
       }
       const answer = ordinaryAnswer(job, registry.phase(job));
       return structuredResult(breakStatusAnswer(answer, job.args.fault));

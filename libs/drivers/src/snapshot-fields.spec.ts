@@ -90,5 +90,6 @@ describe('remoteIdProblem', () => {
     expect(remoteIdProblem('')).toBe('must be a non-empty string');
     expect(remoteIdProblem(7)).toBe('must be a non-empty string');
     expect(remoteIdProblem('a'.repeat(256))).toBe('is 256 chars, over the 255-char bound');
+    expect(remoteIdProblem('job\u0000x')).toBe('must not contain U+0000 (NUL)');
   });
 });

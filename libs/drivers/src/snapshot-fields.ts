@@ -72,9 +72,13 @@ export function pollHintMs(value: unknown, unitMs: number, what: string): number
   return value * unitMs;
 }
 
-/** A remote task ID must be a string of 1..255 chars: it is stored and sent back verbatim. */
+/**
+ * A remote task ID must be a string of 1..255 chars: it is stored and sent back verbatim, so it
+ * must not hold U+0000 either (Postgres cannot store it, and a replaced ID names another task).
+ */
 export function remoteIdProblem(value: unknown): string | null {
   if (typeof value !== 'string' || value.length === 0) return 'must be a non-empty string';
+  if (value.includes('\u0000')) return 'must not contain U+0000 (NUL)';
   if (value.length > REMOTE_TASK_ID_MAX_CHARS) {
     return `is ${value.length} chars, over the ${REMOTE_TASK_ID_MAX_CHARS}-char bound`;
   }

@@ -1,5 +1,6 @@
 import { Pool, PoolClient, QueryResultRow } from 'pg';
 import { DataSource } from 'typeorm';
+import { storableJson, storableParams } from './storable-text';
 
 /** What the SQL repositories need: rows back from a statement. Satisfied by a pool or a client. */
 export interface Queryable {
@@ -27,8 +28,9 @@ export class Database implements Queryable {
     params: unknown[] = [],
     name?: string,
   ): Promise<R[]> {
+    const values = storableParams(params);
     const result = await this.pool.query<R>(
-      name ? { name, text: sql, values: params } : { text: sql, values: params },
+      name ? { name, text: sql, values } : { text: sql, values },
     );
     return result.rows;
   }
@@ -64,15 +66,19 @@ export class Database implements Queryable {
 function clientQueryable(client: PoolClient): Queryable {
   return {
     async query<R extends QueryResultRow>(sql: string, params: unknown[] = [], name?: string) {
+      const values = storableParams(params);
       const result = await client.query<R>(
-        name ? { name, text: sql, values: params } : { text: sql, values: params },
+        name ? { name, text: sql, values } : { text: sql, values },
       );
       return result.rows;
     },
   };
 }
 
-/** JSON for a jsonb parameter: pg would send a JS array as a Postgres array, so always stringify. */
+/**
+ * JSON for a jsonb parameter: pg would send a JS array as a Postgres array, so always stringify.
+ * U+0000, which jsonb refuses, is replaced in strings and keys (storable-text.ts).
+ */
 export function jsonParam(value: unknown): string | null {
-  return value === undefined || value === null ? null : JSON.stringify(value);
+  return value === undefined || value === null ? null : storableJson(value);
 }
