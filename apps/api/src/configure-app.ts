@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { Express } from 'express';
 import { Settings } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
+import { bearerFirstMiddleware } from './auth/bearer-first.middleware';
 import { httpMetricsMiddleware } from './http/http-metrics.middleware';
 import { jsonBodyMiddlewares } from './http/json-body.middleware';
 import { setupOpenApi } from './openapi/openapi';
@@ -18,6 +19,8 @@ export function configureApp(app: INestApplication, _settings: Settings): void {
   express.disable('x-powered-by');
   // Middleware order matters: timing first, so refused requests are measured too.
   app.use(httpMetricsMiddleware(app.get(GatewayMetrics)));
+  // Then the bearer's syntax, so an anonymous request is refused before its body is read.
+  app.use(bearerFirstMiddleware());
   for (const middleware of jsonBodyMiddlewares()) app.use(middleware);
   app.useGlobalFilters(new ProblemFilter(app.get(HttpAdapterHost)));
   setupOpenApi(app);

@@ -1,11 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ProblemException } from '../problem/problem.exception';
+import { BEARER, unauthorized } from './bearer-first.middleware';
 import { AuthenticatedRequest } from './current-user.decorator';
 import { IS_PUBLIC } from './public.decorator';
 import { TokenVerifier } from './token-verifier.service';
-
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /**
  * Global guard: every route needs `Authorization: Bearer <JWT or API key>` unless marked
@@ -28,11 +26,7 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const match = BEARER.exec(req.headers.authorization ?? '');
     const principal = match ? await this.verifier.verify(match[1]) : null;
-    if (!principal) {
-      throw new ProblemException(401, 'A valid bearer token is required.', undefined, {
-        'WWW-Authenticate': 'Bearer',
-      });
-    }
+    if (!principal) throw unauthorized();
     req.principal = principal;
     return true;
   }
