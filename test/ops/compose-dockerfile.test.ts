@@ -52,6 +52,25 @@ describe('Dockerfile', () => {
     expect(runtime).not.toMatch(/npm (ci|install)(?!.*--omit=dev)/);
   });
 
+  it('builds on Node.js 24 LTS while package.json still promises Node 20', () => {
+    const image = args.get('NODE_IMAGE') ?? '';
+    expect(image).toMatch(/^node:24\.\d+\.\d+-bookworm-slim$/);
+    const pkg = JSON.parse(read('package.json')) as { engines: { node: string } };
+    expect(pkg.engines.node).toBe('>=20');
+  });
+
+  it('runs tini as PID 1, so signals reach the app and zombies are reaped', () => {
+    expect(runtime).toMatch(/apt-get install -y --no-install-recommends tini/);
+    expect(runtime).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
+  });
+
+  it('ships no bench, test, npm start launcher or embedded database in the runtime stage', () => {
+    const copies = runtime.split('\n').filter((l) => /^COPY --from=build/.test(l.trim()));
+    const sources = copies.map((l) => l.trim().split(/\s+/).at(-2));
+    expect(sources.sort()).toEqual(['/app/dist/apps', '/app/dist/libs', '/app/dist/migrations']);
+    expect(runtime).toMatch(/rm -rf dist\/apps\/local dist\/libs\/dev-db/);
+  });
+
   it('keeps node_modules, dist and env files out of the build context', () => {
     const ignored = read('.dockerignore')
       .split('\n')
@@ -141,6 +160,47 @@ describe('docker-compose.yml', () => {
     ]);
     const mount = (services.poller.volumes as string[]).find((v) => v.includes('mcp-servers.json'));
     expect(mount?.split(':')[1]).toBe(env(services.poller).MCP_SERVERS_FILE);
+  });
+
+  it('publishes ports on 127.0.0.1 unless BIND_ADDRESS says otherwise', () => {
+    const published = Object.entries(services).flatMap(([name, s]) =>
+      ((s.ports ?? []) as string[]).map((p) => ({ name, p })),
+    );
+    expect(published.length).toBeGreaterThan(0);
+    for (const { name, p } of published) {
+      expect({ name, p }).toEqual({
+        name,
+        p: expect.stringMatching(/^\$\{BIND_ADDRESS:-127\.0\.0\.1\}:\d+:\d+$/),
+      });
+    }
+  });
+
+  it('has no default secret: every secret variable is required (${VAR:?…})', () => {
+    const text = read('docker-compose.yml');
+    for (const name of ['POSTGRES_PASSWORD', 'AUTH_JWT_SECRET', 'GRAFANA_ADMIN_PASSWORD']) {
+      const uses = [...text.matchAll(new RegExp(`\\$\\{${name}([^}]*)\\}`, 'g'))].map((m) => m[1]);
+      expect(uses.length).toBeGreaterThan(0);
+      for (const use of uses)
+        expect({ name, use }).toEqual({ name, use: expect.stringMatching(/^:\?/) });
+    }
+    expect(text).not.toMatch(/local-dev-only/);
+  });
+
+  it('gives every long-running service a healthcheck and orders start-up by conditions', () => {
+    for (const [name, s] of Object.entries(services)) {
+      if (name === 'migrate') continue;
+      expect({ name, healthcheck: Array.isArray(s.healthcheck?.test) }).toEqual({
+        name,
+        healthcheck: true,
+      });
+      for (const [dep, spec] of Object.entries((s.depends_on ?? {}) as Record<string, Service>)) {
+        expect({ name, dep, condition: spec.condition }).toEqual({
+          name,
+          dep,
+          condition: expect.stringMatching(/^service_(healthy|completed_successfully)$/),
+        });
+      }
+    }
   });
 
   it('provisions the alert rules and the dashboard from deploy/', () => {

@@ -265,7 +265,10 @@ describe('Prometheus alert rules', () => {
   });
 
   it('are identical in compose (alerts.yml) and Kubernetes (PrometheusRule)', () => {
-    const rule = parse(read('k8s/base/prometheus-rule.yaml')) as { kind: string; spec: unknown };
+    const rule = parse(read('k8s/components/prometheus-operator/prometheus-rule.yaml')) as {
+      kind: string;
+      spec: unknown;
+    };
     expect(rule.kind).toBe('PrometheusRule');
     expect(rule.spec).toEqual({ groups: alerts.groups });
   });

@@ -1,8 +1,8 @@
 // Guards against Kubernetes manifests that deploy unsafely or silently stop matching each other.
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { runTool, toolAvailable } from '../helpers/external-tool';
 
 const ROOT = join(__dirname, '..', '..');
 const K8S = join(ROOT, 'k8s');
@@ -31,9 +31,12 @@ const manifests: Manifest[] = yamlFiles
     }),
   )
   .filter((m) => m.doc !== null);
-// The base is what gets deployed; examples and overlays are checked for syntax above only.
+// The base (with the optional Prometheus Operator component) is what gets deployed; examples
+// and overlays are checked for syntax above only.
 const base = manifests.filter(
-  (m) => m.file.startsWith('k8s/base/') && !m.file.includes('.example.'),
+  (m) =>
+    (m.file.startsWith('k8s/base/') || m.file.startsWith('k8s/components/')) &&
+    !m.file.includes('.example.'),
 );
 const ofKind = (kind: string): Doc[] => base.filter((m) => m.doc.kind === kind).map((m) => m.doc);
 const deployments = ofKind('Deployment');
@@ -122,18 +125,65 @@ describe('k8s workloads', () => {
     expect(port(byComponent('poller'))).toBe(9465);
   });
 
-  it('gives the poller more grace than its drain timeout', () => {
+  it('gives the poller its drain timeout plus 10 s for closing as grace (docs/leases.md)', () => {
     const poller = byComponent('poller');
     const env = (podSpec(poller).containers[0].env ?? []) as Doc[];
     const drainMs = Number(env.find((e) => e.name === 'DRAIN_TIMEOUT_MS')?.value);
     expect(drainMs).toBeGreaterThan(0);
-    expect(podSpec(poller).terminationGracePeriodSeconds).toBeGreaterThan(drainMs / 1000);
+    expect(podSpec(poller).terminationGracePeriodSeconds).toBeGreaterThanOrEqual(
+      drainMs / 1000 + 10,
+    );
+  });
+
+  it.each(workloads.map((w) => [w.metadata.name, w]))(
+    '%s sets args, never command, so the image entrypoint (tini) stays PID 1',
+    (_n, w) => {
+      for (const c of containersOf(w)) {
+        expect({ c: c.name, command: c.command, args: Array.isArray(c.args) }).toEqual({
+          c: c.name,
+          command: undefined,
+          args: true,
+        });
+      }
+    },
+  );
+
+  it('spreads API replicas over nodes and zones', () => {
+    const keys = (podSpec(byComponent('api')).topologySpreadConstraints ?? []).map(
+      (t: Doc) => t.topologyKey,
+    );
+    expect(keys).toEqual(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+  });
+
+  it('stays inside the documented database connection budget at the HPA maximum', () => {
+    // Every pod holds its pool plus one LISTEN connection; a rollout adds maxSurge pods.
+    const perPod = (d: Doc): number => {
+      const env = (podSpec(d).containers[0].env ?? []) as Doc[];
+      const pool = Number(env.find((e) => e.name === 'DATABASE_POOL_SIZE')?.value ?? 10);
+      return pool + 1;
+    };
+    const hpa = ofKind('HorizontalPodAutoscaler')[0];
+    const api = byComponent('api');
+    const poller = byComponent('poller');
+    const surge = (d: Doc): number => Number(d.spec.strategy.rollingUpdate.maxSurge);
+    const total =
+      (hpa.spec.maxReplicas + surge(api)) * perPod(api) +
+      (poller.spec.replicas + surge(poller)) * perPod(poller) +
+      2; // the migrate Job
+    const docs = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const documented = /budget: \*\*(\d+)\*\* connections/.exec(docs);
+    expect(Number(documented?.[1])).toBe(total);
+    // Postgres's default max_connections (100) minus its 3 superuser-reserved slots.
+    expect(total).toBeLessThanOrEqual(97);
   });
 
   it('makes every app wait for the migrate Job before its main container starts', () => {
     for (const d of deployments) {
-      const init = JSON.stringify(podSpec(d).initContainers ?? []);
-      expect({ d: d.metadata.name, waits: init.includes('migrate --check') }).toEqual({
+      const init = (podSpec(d).initContainers ?? []).map((c: Doc) => (c.args ?? []).join(' '));
+      expect({
+        d: d.metadata.name,
+        waits: init.includes('node dist/apps/cli/src/main.js migrate --wait'),
+      }).toEqual({
         d: d.metadata.name,
         waits: true,
       });
@@ -155,6 +205,8 @@ describe('k8s selectors', () => {
         matches(p.spec.selector.matchLabels, d.spec.template.metadata.labels),
       );
       expect(pdbs).toHaveLength(1);
+      // A pod that is not ready protects nothing; blocking its eviction hangs node drains.
+      expect(pdbs[0].spec.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
       const others = deployments.filter(
         (o) =>
           o !== d && matches(pdbs[0].spec.selector.matchLabels, o.spec.template.metadata.labels),
@@ -206,6 +258,10 @@ describe('k8s selectors', () => {
 
 describe('kustomize', () => {
   const dirs = yamlFiles.filter((f) => f.endsWith('kustomization.yaml')).map((f) => join(f, '..'));
+  // Components are built through the overlays that include them, not on their own.
+  const buildable = dirs.filter(
+    (d) => !readFileSync(join(d, 'kustomization.yaml'), 'utf8').includes('kind: Component'),
+  );
 
   it.each(dirs.map((d) => [relative(ROOT, d), d]))(
     '%s lists every file in its directory',
@@ -216,6 +272,7 @@ describe('kustomize', () => {
       const generators = [...(k.configMapGenerator ?? []), ...(k.secretGenerator ?? [])] as Doc[];
       const referenced = new Set<string>([
         ...(k.resources ?? []),
+        ...(k.components ?? []),
         ...generators.flatMap((g) => [...(g.files ?? []), ...(g.envs ?? [])]),
         ...((k.patches ?? []) as Doc[]).flatMap((p) => (p.path ? [p.path] : [])),
       ]);
@@ -232,19 +289,21 @@ describe('kustomize', () => {
     },
   );
 
-  const kubectl = ((): boolean => {
-    try {
-      execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-  (kubectl ? it.each : it.skip.each)(dirs.map((d) => [relative(ROOT, d), d]))(
+  const kubectl = toolAvailable('kubectl', ['version', '--client']);
+  (kubectl ? it.each : it.skip.each)(buildable.map((d) => [relative(ROOT, d), d]))(
     '%s builds with kubectl kustomize',
     (_n, dir) => {
-      const out = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
-      expect(out).toContain('kind: Deployment');
+      const run = runTool('kubectl', ['kustomize', dir], ROOT);
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(run.stdout).toContain('kind: Deployment');
     },
   );
+
+  (kubectl ? it : it.skip)('the example overlay includes the Prometheus Operator component', () => {
+    const out = runTool('kubectl', ['kustomize', join(K8S, 'overlays', 'example')], ROOT).stdout;
+    expect(out).toContain('kind: PrometheusRule');
+    expect(out).toContain('kind: ServiceMonitor');
+    const baseOnly = runTool('kubectl', ['kustomize', join(K8S, 'base')], ROOT).stdout;
+    expect(baseOnly).not.toContain('monitoring.coreos.com');
+  });
 });

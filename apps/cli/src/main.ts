@@ -6,9 +6,23 @@ import { runKeysCommand } from './keys.command';
 const USAGE = `usage:
   migrate                                   apply pending migrations, then exit
   migrate --check                           exit 0 if the schema is current, 3 if migrations are pending
+  migrate --wait                            check every 5 s until the schema is current (exit 0)
   keys create --user USER --name NAME       create an API key (printed once, on the last line)
   keys list [--user USER]                   list keys (never the key itself)
   keys revoke ID                            revoke a key`;
+
+/** Between two checks of `migrate --wait`. */
+const WAIT_INTERVAL_MS = 5_000;
+
+// A container's PID 1 ignores signals it has no handler for, and the kubelet then waits out the
+// whole grace period: the Job and the init containers must stop at once. Nothing is lost: a
+// migration runs in a transaction, rolled back when the connection drops.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`cli: ${signal}, stopping\n`);
+    process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+  });
+}
 
 /** Operator commands: `npm run migrate`, `npm run keys -- …`. */
 runMain('cli', async () => {
@@ -25,7 +39,17 @@ runMain('cli', async () => {
   );
   await dataSource.initialize();
   try {
-    if (command === 'migrate' && args.includes('--check')) {
+    if (command === 'migrate' && args.includes('--wait')) {
+      // The apps' init containers: wait for the migrate Job; exit non-zero on a real error
+      // (bad URL, auth) so it shows as a crash, not as an endless quiet wait.
+      for (;;) {
+        const missing = await missingMigrations(dataSource);
+        if (missing.length === 0) break;
+        process.stdout.write(`pending: ${missing.join(', ')}; waiting for the migrate Job\n`);
+        await new Promise((resolve) => setTimeout(resolve, WAIT_INTERVAL_MS));
+      }
+      process.stdout.write('schema is up to date\n');
+    } else if (command === 'migrate' && args.includes('--check')) {
       // Used by the apps' init containers: wait for the migrate Job, never migrate themselves.
       const missing = await missingMigrations(dataSource);
       process.stdout.write(

@@ -1,0 +1,66 @@
+// Guards against init containers and the migrate Job that ignore SIGTERM or never see the schema arrive.
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { withDatabase } from '../helpers/db';
+import { startNode } from '../helpers/node-process';
+
+const CLI = 'apps/cli/src/main.js';
+const admin = (): string => {
+  const url = process.env.TEST_ADMIN_DATABASE_URL;
+  if (!url) throw new Error('TEST_ADMIN_DATABASE_URL is not set (jest global setup)');
+  return url;
+};
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new Client({ connectionString: admin() });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** An empty database: every migration is pending, as before the migrate Job ran. */
+let name: string;
+let url: string;
+beforeEach(async () => {
+  name = `mtg_mw_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name} TEMPLATE template0`);
+  url = withDatabase(admin(), name);
+});
+afterEach(async () => {
+  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+});
+
+describe('migrate --wait (the init containers)', () => {
+  it('waits while migrations are pending and exits 0 once the migrate Job applied them', async () => {
+    const wait = startNode(CLI, ['migrate', '--wait'], { DATABASE_URL: url });
+    await wait.waitForLine(/^pending: .*waiting for the migrate Job$/, 20_000);
+    const job = startNode(CLI, ['migrate'], { DATABASE_URL: url });
+    expect(await job.exited).toBe(0);
+    await wait.waitForLine(/^schema is up to date$/, 20_000);
+    expect(await wait.exited).toBe(0);
+  }, 60_000);
+
+  it('exits promptly with 143 on SIGTERM instead of waiting out the grace period', async () => {
+    const wait = startNode(CLI, ['migrate', '--wait'], { DATABASE_URL: url });
+    await wait.waitForLine(/^pending: /, 20_000);
+    const sent = Date.now();
+    wait.child.kill('SIGTERM');
+    // Far below any grace period, and below the 5 s between checks: the signal is handled, not
+    // noticed at the next check.
+    const code = await Promise.race([
+      wait.exited,
+      new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 3_000)),
+    ]);
+    expect({ code, withinMs: Date.now() - sent < 3_000 }).toEqual({ code: 143, withinMs: true });
+  }, 30_000);
+
+  it('fails at once on a real error instead of waiting quietly', async () => {
+    const wait = startNode(CLI, ['migrate', '--wait'], {
+      DATABASE_URL: withDatabase(admin(), `${name}_missing`),
+    });
+    expect(await wait.exited).toBe(1);
+  }, 30_000);
+});
