@@ -74,8 +74,14 @@ export class ThreadEventsController {
     @Query('last_event_id') query: string | undefined,
     @Res() res: Response,
   ): Promise<void> {
-    const given = header ?? query;
-    const cursor = given === undefined || given === '' ? STREAM_START : parseCursor(given.trim());
+    // A repeated query parameter arrives as an array (or an object with `[x]`): not a position.
+    const given: unknown = header ?? query;
+    const cursor =
+      given === undefined || given === ''
+        ? STREAM_START
+        : typeof given === 'string'
+          ? parseCursor(given.trim())
+          : null;
     if (cursor === null) {
       throw new ProblemException(400, 'Invalid Last-Event-ID.', [
         { path: 'Last-Event-ID', message: 'must be an event id received from this stream' },

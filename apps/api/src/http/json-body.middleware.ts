@@ -1,5 +1,6 @@
 import express, { ErrorRequestHandler, RequestHandler } from 'express';
 import { ProblemException } from '../problem/problem.exception';
+import { jsonTextGuard } from './json-text.guard';
 
 /** The largest request body accepted (api.md): submit bodies are arguments, not uploads. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -16,12 +17,18 @@ const PARSER_ERRORS: Readonly<Record<string, [number, string]>> = {
 
 /**
  * The API's only body parsing, in order: refuse a body that is not JSON (415), parse JSON up to
- * 1 MiB, and turn parser failures into problems. The parser's own errors would otherwise reach
+ * 1 MiB, turn parser failures into problems, and refuse text Postgres cannot store or JSON too
+ * deep to walk (422). The parser's own errors would otherwise reach
  * Nest as a bare SyntaxError (its message echoes the body) or as an unmapped 500.
  * Strict mode is off so a JSON body of `"text"` or `3` parses and fails validation as a 422
  * with a path, instead of a vague 400.
  */
-export function jsonBodyMiddlewares(): [RequestHandler, RequestHandler, ErrorRequestHandler] {
+export function jsonBodyMiddlewares(): [
+  RequestHandler,
+  RequestHandler,
+  ErrorRequestHandler,
+  RequestHandler,
+] {
   const requireJson: RequestHandler = (req, _res, next) => {
     const hasBody =
       req.headers['transfer-encoding'] !== undefined ||
@@ -43,5 +50,5 @@ export function jsonBodyMiddlewares(): [RequestHandler, RequestHandler, ErrorReq
     const known = typeof type === 'string' ? PARSER_ERRORS[type] : undefined;
     next(known ? new ProblemException(known[0], known[1]) : error);
   };
-  return [requireJson, parser, mapErrors];
+  return [requireJson, parser, mapErrors, jsonTextGuard()];
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { METADATA_MAX_BYTES } from '@app/common';
+import { MAX_JSON_DEPTH } from '../http/json-text.guard';
 import { ProblemException, ProblemFieldError } from '../problem/problem.exception';
 
 /** A validated submit body. */
@@ -9,8 +10,7 @@ export interface SubmitRequest {
   metadata: Record<string, unknown> | null;
 }
 
-/** Deeper JSON is refused: it would overflow recursive code (hashing, schema validation). */
-export const MAX_JSON_DEPTH = 64;
+export { MAX_JSON_DEPTH };
 const TOOLSET_NAME_MAX = 128;
 const FIELDS = new Set(['toolset', 'arguments', 'metadata']);
 
@@ -25,10 +25,13 @@ export function parseSubmitBody(body: unknown): SubmitRequest {
       { path: '', message: 'must be an object with toolset and arguments' },
     ]);
   }
-  const errors: ProblemFieldError[] = [];
+  // Checked alone and first: the size check below walks the body recursively.
   if (jsonDepth(body) > MAX_JSON_DEPTH) {
-    errors.push({ path: '', message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` });
+    throw new ProblemException(422, 'The request body is invalid.', [
+      { path: '', message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
+    ]);
   }
+  const errors: ProblemFieldError[] = [];
   for (const key of Object.keys(body)) {
     if (!FIELDS.has(key)) errors.push({ path: pointer(key), message: 'is not a known field' });
   }
