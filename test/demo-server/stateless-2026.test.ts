@@ -153,6 +153,40 @@ describe('demo server, MCP 2026-07-28', () => {
     expect(lost.error?.code).toBe(-32602);
   });
 
+  it('runs demo_task_required and demo_task_optional on the 2025 job timeline', async () => {
+    const { url } = await startHttpDemo();
+    const failing = await callTool(url, 'demo_task_required', {
+      duration_ms: 600,
+      outcome: 'fail',
+      fail_message: 'broke',
+      input_required_after_ms: 0,
+      input_required_for_ms: 400,
+      tag: 'job26',
+    });
+    const waiting = await waitForStatus(url, failing.taskId, 'input_required');
+    expect(Object.keys(waiting.inputRequests)).toEqual(['input']);
+    const ended = await waitForStatus(url, failing.taskId, 'completed');
+    expect(ended.result).toMatchObject({ isError: true, content: [{ text: 'broke' }] });
+
+    const long = await callTool(url, 'demo_task_optional', { duration_ms: 600_000, tag: 'job26' });
+    await ok2026(url, 'tasks/cancel', { taskId: long.taskId });
+    expect((await getTask(url, long.taskId)).status).toBe('cancelled');
+    const stats = await callTool(url, 'demo_stats', { tag: 'job26' });
+    expect(stats.structuredContent.by_tag.job26).toMatchObject({
+      submits: 2,
+      cancels: 1,
+      state: 'cancelled',
+    });
+
+    const sync = await post2026(
+      url,
+      'tools/call',
+      { name: 'demo_task_optional', arguments: { duration_ms: 50, result: { ok: true } } },
+      { declare: false },
+    );
+    expect(sync.result).toMatchObject({ resultType: 'complete', structuredContent: { ok: true } });
+  });
+
   it('answers resultType complete without a task when the server chooses to', async () => {
     const { url } = await startHttpDemo();
     const immediate = await callTool(url, 'demo_task', { immediate: true, result: { x: 1 } });

@@ -4,7 +4,7 @@ import type {
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { Request, RequestId, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import type { JobRecord, JobRegistry } from './job.registry';
-import { jobFailMessage, jobResult } from './job-result.util';
+import { completedJobResult, failedJobResult, jobFailMessage } from './job-result.util';
 import { isTerminalStatus, type JobPhase } from './job-timeline.util';
 
 interface TaskEntry {
@@ -63,15 +63,8 @@ export class DemoTaskStore implements TaskStore {
     const found = this.lookup(taskId, sessionId);
     if (!found) throw new Error(`Task with ID ${taskId} not found`);
     const phase = this.registry.phase(found.job);
-    if (phase.status === 'completed') {
-      const result = jobResult(found.job.args);
-      const text = JSON.stringify(result);
-      const structured = isRecord(result) ? { structuredContent: result } : {};
-      return { content: [{ type: 'text', text }], ...structured };
-    }
-    if (phase.status === 'failed') {
-      return { content: [{ type: 'text', text: jobFailMessage(found.job.args) }], isError: true };
-    }
+    if (phase.status === 'completed') return completedJobResult(found.job.args);
+    if (phase.status === 'failed') return failedJobResult(found.job.args);
     if (phase.status === 'cancelled') {
       return { content: [{ type: 'text', text: 'The task was cancelled.' }], isError: true };
     }
@@ -134,8 +127,4 @@ function statusMessage(job: JobRecord, phase: JobPhase): { statusMessage?: strin
   if (phase.status === 'failed') return { statusMessage: jobFailMessage(job.args) };
   if (phase.status === 'cancelled') return { statusMessage: 'Client cancelled task execution.' };
   return {};
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -1,3 +1,4 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { JobArgs } from './job-args.schema';
 
 /**
@@ -21,4 +22,19 @@ export function jobFailMessage(args: JobArgs): string {
 
 export function faultDetail(args: JobArgs, fallback: string): string {
   return args.fault_detail ?? fallback;
+}
+
+/** The tool result of a completed job: the result as text, and as structuredContent when an object. */
+export function completedJobResult(args: JobArgs): CallToolResult {
+  const result = jobResult(args);
+  const structured =
+    result !== null && typeof result === 'object' && !Array.isArray(result)
+      ? { structuredContent: result as Record<string, unknown> }
+      : {};
+  return { content: [{ type: 'text', text: JSON.stringify(result) }], ...structured };
+}
+
+/** The tool result of a job that ended with outcome "fail": a tool error. */
+export function failedJobResult(args: JobArgs): CallToolResult {
+  return { content: [{ type: 'text', text: jobFailMessage(args) }], isError: true };
 }

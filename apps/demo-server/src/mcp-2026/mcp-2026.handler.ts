@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { DemoContext } from '../demo-context.interface';
 import { CONFORMANCE_TOOLS } from './conformance-tools.catalog';
 import { demoTools2026 } from './demo-tools-2026.catalog';
+import { jobTaskTools2026 } from './job-task-tools-2026.catalog';
 import { invalidParams, JsonRpc2026Error } from './json-rpc-2026.error';
 import { isRecord, validateRequest2026, type Request2026 } from './request-2026.validator';
 import { createTaskResult, detailedTask } from './task-2026.presenter';
@@ -45,7 +46,11 @@ export class Mcp2026Handler {
   private readonly tools = new Map<string, Tool2026>();
 
   constructor(private readonly context: DemoContext) {
-    const all = [...CONFORMANCE_TOOLS, ...demoTools2026(context.registry, context.tasks2026)];
+    const all = [
+      ...CONFORMANCE_TOOLS,
+      ...demoTools2026(context.registry, context.tasks2026),
+      ...jobTaskTools2026(context.registry),
+    ];
     for (const tool of all) this.tools.set(tool.name, tool);
   }
 

@@ -20,6 +20,7 @@ function lastAnswerAt(task: TaskRecord2026): number {
  * A cancel wins only if it came before the end, so a finished task keeps its real outcome.
  */
 export function taskPhase(task: TaskRecord2026, now: number): TaskPhase2026 {
+  if (task.plan.external) return task.plan.external.phase(new Set(task.answers.keys()));
   const end = endsAt(task);
   if (task.cancelledAt !== undefined && (end === undefined || task.cancelledAt < end)) {
     return { status: 'cancelled', since: task.cancelledAt };

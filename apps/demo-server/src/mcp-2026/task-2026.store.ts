@@ -75,6 +75,7 @@ export class Task2026Store {
   /** Cooperative and idempotent: a task that already ended keeps its outcome. */
   cancel(task: TaskRecord2026): boolean {
     if (isTerminal2026(this.phase(task).status)) return false;
+    task.plan.external?.cancel();
     task.cancelledAt = this.clock();
     return true;
   }

@@ -37,6 +37,15 @@ export interface TaskPlan {
   ttlMs: number | null;
   pollIntervalMs: number;
   tag?: string;
+  /** A task whose state comes from elsewhere (a 2025-side job); it then overrides the above. */
+  external?: ExternalTimeline;
+}
+
+/** A timeline the task only mirrors: its phase at each read, and how to cancel it. */
+export interface ExternalTimeline {
+  /** `answered` holds the keys already answered, so an answered question stops being pending. */
+  phase(answered: ReadonlySet<string>): TaskPhase2026;
+  cancel(): void;
 }
 
 export interface TaskRecord2026 {
