@@ -1,5 +1,10 @@
 import { InitialSchema1764417600000 } from './1764417600000-InitialSchema';
 import { Events1795955538043 } from './1795955538043-Events';
+import { ToolsetLiveness1796088318485 } from './1796088318485-ToolsetLiveness';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
-export const MIGRATIONS = [InitialSchema1764417600000, Events1795955538043];
+export const MIGRATIONS = [
+  InitialSchema1764417600000,
+  Events1795955538043,
+  ToolsetLiveness1796088318485,
+];

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { ApiKeyRepository, CatalogEntry, CatalogRepository } from '@app/persistence';
+import { ApiKeyRepository, CatalogRepository, PublishedToolset } from '@app/persistence';
 import { Contract } from '@app/common';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { NodeProcess, startNode } from '../helpers/node-process';
@@ -77,7 +77,7 @@ export async function apiKeyFor(api: ApiHarness, userId: string): Promise<string
 }
 
 /** A catalog entry as a poller would publish it; defaults to an available ordinary toolset. */
-export function catalogEntry(overrides: Partial<CatalogEntry> = {}): CatalogEntry {
+export function catalogEntry(overrides: Partial<PublishedToolset> = {}): PublishedToolset {
   return {
     name: 'report',
     server: 'srv-internal-x7q',
@@ -98,7 +98,7 @@ export function catalogEntry(overrides: Partial<CatalogEntry> = {}): CatalogEntr
   };
 }
 
-export async function publishCatalog(api: ApiHarness, entries: CatalogEntry[]): Promise<void> {
+export async function publishCatalog(api: ApiHarness, entries: PublishedToolset[]): Promise<void> {
   await new CatalogRepository(api.db.db).publish(entries);
 }
 

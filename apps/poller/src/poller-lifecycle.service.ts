@@ -10,6 +10,7 @@ import { UpstreamPool } from '@app/mcp';
 import { Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { BacklogSamplingService } from './backlog-sampling.service';
 import { CatalogPublisherService } from './catalog-publisher.service';
+import { CatalogSweepJob } from './catalog-sweep.job';
 import { ClaimLoopService } from './claim-loop.service';
 import { NotifyListenerService } from './notify-listener.service';
 import { POLLER_SETTINGS } from './poller.tokens';
@@ -47,6 +48,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly fleet: FleetRepository,
     private readonly sampler: BacklogSamplingService,
     private readonly retention: RetentionJob,
+    private readonly sweep: CatalogSweepJob,
     private readonly log: PinoLogger,
   ) {}
 
@@ -72,7 +74,12 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
       if (!(await this.loop.drain(ABORT_GRACE_MS))) await this.releaseStragglers();
     }
     await this.fleet.notifyDue('release').catch(() => undefined);
-    await Promise.all([this.retention.stop(), this.sampler.stop(), this.notify.stop()]);
+    await Promise.all([
+      this.retention.stop(),
+      this.sampler.stop(),
+      this.notify.stop(),
+      this.sweep.stop(),
+    ]);
     await this.worker.stop();
     await this.catalog.close();
     await this.pool.close();
@@ -90,6 +97,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     this.loop.start(this.worker.deadAfterMs);
     this.sampler.start();
     this.retention.start();
+    this.sweep.start(this.worker.deadAfterMs);
     this.log.info({ workerId: this.worker.workerId }, 'worker claiming');
   }
 

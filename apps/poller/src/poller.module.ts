@@ -6,6 +6,7 @@ import { GatewayMetrics, MetricsModule } from '@app/metrics';
 import { Database, FleetRepository, PersistenceModule } from '@app/persistence';
 import { BacklogSamplingService } from './backlog-sampling.service';
 import { CatalogPublisherService } from './catalog-publisher.service';
+import { CatalogSweepJob } from './catalog-sweep.job';
 import { ClaimLoopService } from './claim-loop.service';
 import { NotifyListenerService } from './notify-listener.service';
 import { PollerHealthServer } from './poller-health.server';
@@ -61,6 +62,7 @@ export class PollerModule {
         TaskRunnerService,
         ClaimLoopService,
         CatalogPublisherService,
+        CatalogSweepJob,
         BacklogSamplingService,
         RetentionJob,
         PollerLifecycleService,

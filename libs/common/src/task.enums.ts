@@ -46,4 +46,6 @@ export enum TaskErrorCode {
   UpstreamTaskLost = 'upstream_task_lost',
   OutcomeUncertain = 'outcome_uncertain',
   TrackingTimeout = 'tracking_timeout',
+  /** A queued task's toolset is configured on no live worker, for REMOVED_TOOLSET_GRACE_MS. */
+  ToolsetRemoved = 'toolset_removed',
 }

@@ -35,6 +35,7 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(10) CLAIM_FALLBACK_INTERVAL_MS = 5000;
   @Transform(toInt) @IsInt() @Min(1) TRACKING_DEGRADED_AFTER = 3;
   @Transform(toInt) @IsInt() @Min(1) TRACKING_TIMEOUT_MS = 86400000;
+  @Transform(toInt) @IsInt() @Min(0) REMOVED_TOOLSET_GRACE_MS = 3600000;
   @Transform(toInt) @IsInt() @Min(1024) MAX_RESULT_BYTES = 262144;
   @Transform(toInt) @IsInt() @Min(1) @Max(100000) RESULT_PREVIEW_CHARS = 2000;
   @Transform(toInt) @IsInt() @Min(1) RETENTION_DAYS = 30;

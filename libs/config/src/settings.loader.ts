@@ -87,6 +87,7 @@ function toSettings(dto: EnvSchema): Settings {
       maxBackoffMs: dto.MAX_BACKOFF_MS,
       trackingDegradedAfter: dto.TRACKING_DEGRADED_AFTER,
       trackingTimeoutMs: dto.TRACKING_TIMEOUT_MS,
+      removedToolsetGraceMs: dto.REMOVED_TOOLSET_GRACE_MS,
     },
     lease: { ms: dto.LEASE_MS },
     worker: {

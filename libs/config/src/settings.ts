@@ -15,6 +15,8 @@ export interface Settings {
     maxBackoffMs: number;
     trackingDegradedAfter: number;
     trackingTimeoutMs: number;
+    /** Queued tasks of a toolset configured on no live worker fail after this long. */
+    removedToolsetGraceMs: number;
   };
   lease: { ms: number };
   worker: {

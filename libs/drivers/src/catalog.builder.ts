@@ -1,7 +1,7 @@
 import { Contract } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import type { ServerStatus } from '@app/mcp';
-import type { CatalogEntry } from '@app/persistence';
+import type { PublishedToolset } from '@app/persistence';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { taskSupportProblem } from './task-support';
 
@@ -32,12 +32,12 @@ export class CatalogBuilder {
     toolsets: readonly ToolsetConfig[],
     status: ServerStatus,
     secrets: readonly string[] = [],
-  ): CatalogEntry[] {
+  ): PublishedToolset[] {
     return toolsets.map((toolset) => this.entry(toolset, status, secrets));
   }
 
   /** Convenience: a server's own toolsets, with its configured secret values redacted. */
-  buildForServer(server: ServerConfig, status: ServerStatus): CatalogEntry[] {
+  buildForServer(server: ServerConfig, status: ServerStatus): PublishedToolset[] {
     return this.build(server.toolsets, status, CatalogBuilder.secretsOf(server));
   }
 
@@ -52,7 +52,7 @@ export class CatalogBuilder {
     toolset: ToolsetConfig,
     status: ServerStatus,
     secrets: readonly string[],
-  ): CatalogEntry {
+  ): PublishedToolset {
     // ordinary: consumers call the submit tool, so its description and schema are the toolset's.
     const toolName = toolset.contract === Contract.Ordinary ? toolset.submitTool : toolset.tool;
     const tool = status.tools?.find((candidate) => candidate.name === toolName);

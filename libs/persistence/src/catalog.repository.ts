@@ -1,5 +1,6 @@
 import { Contract } from '@app/common';
 import { Queryable, jsonParam } from './database';
+import { FAIL_QUEUED_OF_REMOVED_SQL, SWEEP_REMOVED_TOOLSETS_SQL } from './sql/catalog-sweep.sql';
 
 export interface CatalogEntry {
   name: string;
@@ -9,20 +10,40 @@ export interface CatalogEntry {
   inputSchema: Record<string, unknown>;
   available: boolean;
   unavailableReason: string | null;
+  /**
+   * No live worker has this toolset in its mcpServers file: it takes no new tasks (the API
+   * answers 422) and its queued tasks fail `toolset_removed` after REMOVED_TOOLSET_GRACE_MS.
+   */
+  removed: boolean;
+}
+
+/** A toolset as a poller publishes it: its own view, before the fleet-wide removal mark. */
+export type PublishedToolset = Omit<CatalogEntry, 'removed'>;
+
+/** Consumer-facing reason of a removed toolset (no server or worker named). */
+export const REMOVED_TOOLSET_REASON =
+  'no longer configured on any running gateway worker (removed from the configuration)';
+
+/** One toolset whose removal state the sweep changed. */
+export interface SweptToolset {
+  name: string;
+  removed: boolean;
 }
 
 /** The toolset catalog: written by pollers after each connect, read by the API. */
 export class CatalogRepository {
   constructor(private readonly db: Queryable) {}
 
-  async publish(entries: CatalogEntry[]): Promise<void> {
+  /** Upserts the rows of a publisher's toolsets; publishing proves them configured again. */
+  async publish(entries: readonly PublishedToolset[]): Promise<void> {
     for (const entry of entries) {
       await this.db.query(
         `INSERT INTO toolsets (name, server, contract, description, input_schema, available,
                                unavailable_reason, updated_at)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, now())
          ON CONFLICT (name) DO UPDATE SET server = $2, contract = $3, description = $4,
-           input_schema = $5::jsonb, available = $6, unavailable_reason = $7, updated_at = now()`,
+           input_schema = $5::jsonb, available = $6, unavailable_reason = $7, updated_at = now(),
+           removed_at = NULL`,
         [
           entry.name,
           entry.server,
@@ -45,6 +66,29 @@ export class CatalogRepository {
     );
   }
 
+  /**
+   * Marks toolsets that no live worker lists as removed, and clears the mark of those one lists
+   * again. Does nothing unless `workerId` itself is live and Postgres has been up for the
+   * dead-after window (right after a restart every heartbeat looks stale).
+   */
+  async sweepRemoved(workerId: string, deadAfterMs: number): Promise<SweptToolset[]> {
+    const rows = await this.db.query<{ name: string; removed: boolean }>(
+      SWEEP_REMOVED_TOOLSETS_SQL,
+      [workerId, deadAfterMs],
+    );
+    return rows.map((row) => ({ name: row.name, removed: row.removed }));
+  }
+
+  /**
+   * Ends up to `limit` queued, unleased tasks of toolsets removed for at least `graceMs`:
+   * `failed`/`toolset_removed`, or `cancelled` when a cancel was requested before any submit.
+   * Returns their IDs.
+   */
+  async failQueuedOfRemoved(graceMs: number, limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(FAIL_QUEUED_OF_REMOVED_SQL, [graceMs, limit]);
+    return rows.map((row) => row.id);
+  }
+
   async list(): Promise<CatalogEntry[]> {
     const rows = await this.db.query(`SELECT * FROM toolsets ORDER BY name`);
     return rows.map(toEntry);
@@ -57,13 +101,15 @@ export class CatalogRepository {
 }
 
 function toEntry(row: Record<string, unknown>): CatalogEntry {
+  const removed = row.removed_at !== null && row.removed_at !== undefined;
   return {
     name: row.name as string,
     server: row.server as string,
     contract: row.contract as Contract,
     description: row.description as string,
     inputSchema: row.input_schema as Record<string, unknown>,
-    available: row.available as boolean,
-    unavailableReason: row.unavailable_reason as string | null,
+    available: !removed && (row.available as boolean),
+    unavailableReason: removed ? REMOVED_TOOLSET_REASON : (row.unavailable_reason as string | null),
+    removed,
   };
 }

@@ -5,6 +5,8 @@ export interface WorkerInfo {
   host: string;
   pid: number;
   version: string;
+  /** The toolsets of its mcpServers file: what the catalog sweep counts as configured. */
+  toolsets: readonly string[];
 }
 
 /** Poller registration and heartbeats; liveness is judged by the database clock. */
@@ -13,10 +15,10 @@ export class WorkerRepository {
 
   async register(worker: WorkerInfo): Promise<void> {
     await this.db.query(
-      `INSERT INTO workers (id, host, pid, version) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (id) DO UPDATE SET host = $2, pid = $3, version = $4,
+      `INSERT INTO workers (id, host, pid, version, toolsets) VALUES ($1, $2, $3, $4, $5::text[])
+       ON CONFLICT (id) DO UPDATE SET host = $2, pid = $3, version = $4, toolsets = $5::text[],
          started_at = now(), heartbeat_at = now(), stopped_at = NULL`,
-      [worker.id, worker.host, worker.pid, worker.version],
+      [worker.id, worker.host, worker.pid, worker.version, [...worker.toolsets]],
     );
   }
 

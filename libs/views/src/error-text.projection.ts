@@ -20,6 +20,8 @@ export const ERROR_TEMPLATES: Readonly<Record<TaskErrorCode, string>> = {
     'Whether the upstream server started or finished the task is unknown: the work was sent, the worker handling it stopped before recording the answer, and the tool is not declared safe to repeat.',
   [TaskErrorCode.TrackingTimeout]:
     'The gateway stopped tracking the task: the upstream server gave no successful status answer for too long.',
+  [TaskErrorCode.ToolsetRemoved]:
+    "The task's toolset was removed from the gateway's configuration before the task could be submitted.",
 };
 
 /** Codes whose stored message is the upstream's own description of the failure. */

@@ -71,12 +71,14 @@ export class TaskSubmitService {
       throw this.refused('invalid_request', error);
     }
     const entry = await this.catalog.find(request.toolset);
-    if (!entry) {
+    if (!entry || entry.removed) {
+      // A removed toolset (configured on no live poller) would take a task that can never run.
+      const message = entry
+        ? 'is no longer configured on the gateway (see GET /v1/toolsets)'
+        : 'is not a toolset in the catalog (see GET /v1/toolsets)';
       throw this.refused(
         'unknown_toolset',
-        new ProblemException(422, 'Unknown toolset.', [
-          { path: '/toolset', message: 'is not a toolset in the catalog (see GET /v1/toolsets)' },
-        ]),
+        new ProblemException(422, 'Unknown toolset.', [{ path: '/toolset', message }]),
       );
     }
     const errors = this.validator.validate(entry.inputSchema, request.arguments);

@@ -12,4 +12,6 @@ export class ToolsetEntity {
   @Column('boolean') available!: boolean;
   @Column('text', { name: 'unavailable_reason', nullable: true }) unavailableReason!: string | null;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt!: Date;
+  /** Set while no live worker has this toolset configured (the catalog sweep). */
+  @Column('timestamptz', { name: 'removed_at', nullable: true }) removedAt!: Date | null;
 }

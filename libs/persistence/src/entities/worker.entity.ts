@@ -10,4 +10,6 @@ export class WorkerEntity {
   @Column('timestamptz', { name: 'started_at' }) startedAt!: Date;
   @Column('timestamptz', { name: 'heartbeat_at' }) heartbeatAt!: Date;
   @Column('timestamptz', { name: 'stopped_at', nullable: true }) stoppedAt!: Date | null;
+  /** The toolsets of this worker's mcpServers file, written at registration. */
+  @Column('text', { array: true }) toolsets!: string[];
 }

@@ -1,0 +1,67 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import { Settings } from '@app/config';
+import { CatalogRepository } from '@app/persistence';
+import { POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+
+/** Queued tasks of removed toolsets ended per statement; the next tick takes the rest. */
+export const REMOVED_TOOLSET_BATCH_ROWS = 500;
+
+/**
+ * Keeps the catalog truthful about toolsets no live poller has configured (docs/operations.md,
+ * "Removed toolsets"): once per heartbeat interval it marks them removed (unavailable, and new
+ * submits get 422), clears the mark when a live poller lists them again, and ends their queued
+ * tasks `toolset_removed` once REMOVED_TOOLSET_GRACE_MS has passed. Every poller runs it; the
+ * statements are idempotent and skip locked rows, so running it twice at once is harmless.
+ */
+@Injectable()
+export class CatalogSweepJob {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private deadAfterMs = 0;
+
+  constructor(
+    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(WORKER_ID) private readonly workerId: string,
+    private readonly catalog: CatalogRepository,
+    private readonly log: PinoLogger,
+  ) {}
+
+  /** Starts sweeping; call once the worker is registered (an unregistered sweeper changes nothing). */
+  start(deadAfterMs: number): void {
+    this.deadAfterMs = deadAfterMs;
+    this.timer = setInterval(() => this.trigger(), this.settings.worker.heartbeatIntervalMs);
+    this.timer.unref();
+    this.trigger();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  private trigger(): void {
+    if (!this.timer || this.running) return;
+    this.running = this.sweep()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'catalog sweep failed'))
+      .finally(() => (this.running = undefined));
+  }
+
+  private async sweep(): Promise<void> {
+    for (const change of await this.catalog.sweepRemoved(this.workerId, this.deadAfterMs)) {
+      if (change.removed) {
+        this.log.warn({ toolset: change.name }, 'toolset configured on no live worker: removed');
+      } else {
+        this.log.info({ toolset: change.name }, 'toolset configured again');
+      }
+    }
+    const ended = await this.catalog.failQueuedOfRemoved(
+      this.settings.scheduling.removedToolsetGraceMs,
+      REMOVED_TOOLSET_BATCH_ROWS,
+    );
+    if (ended.length > 0) {
+      this.log.warn({ tasks: ended.length }, 'queued tasks of removed toolsets ended');
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The catalog sweep (docs/operations.md, "Removed toolsets"): a toolset is configured while a
+ * live worker lists it in `workers.toolsets`; live is the claim's rule (not stopped, heartbeat
+ * younger than the dead-after window, $2 ms, on the database clock).
+ *
+ * - Only a sweeper that is itself live changes anything, and not within one window after a
+ *   Postgres restart: every heartbeat is stale then and every toolset would look removed.
+ * - Only rows whose state changes are written, so a steady fleet writes nothing.
+ */
+export const SWEEP_REMOVED_TOOLSETS_SQL = `
+WITH live AS (
+  SELECT coalesce(array_agg(DISTINCT name), '{}') AS names
+    FROM workers w, unnest(w.toolsets) AS name
+   WHERE w.stopped_at IS NULL
+     AND w.heartbeat_at > now() - make_interval(secs => $2::float8 / 1000)
+)
+UPDATE toolsets t
+   SET removed_at = CASE WHEN t.name = ANY(live.names) THEN NULL ELSE now() END
+  FROM live
+ WHERE (t.removed_at IS NULL) = NOT (t.name = ANY(live.names))
+   AND EXISTS (SELECT 1 FROM workers me
+                WHERE me.id = $1 AND me.stopped_at IS NULL
+                  AND me.heartbeat_at > now() - make_interval(secs => $2::float8 / 1000))
+   AND pg_postmaster_start_time() < now() - make_interval(secs => $2::float8 / 1000)
+RETURNING t.name, t.removed_at IS NOT NULL AS removed`;
+
+/**
+ * Queued tasks of a toolset removed for at least $1 ms end at once, $2 at a time. A row under a
+ * live lease is left alone (its claimer is acting on it; the next sweep sees it again), and
+ * SKIP LOCKED keeps the sweep off rows a claim is taking. A cancel requested before any submit
+ * ends the task `cancelled`, as the cancel phase would have.
+ */
+export const FAIL_QUEUED_OF_REMOVED_SQL = `
+WITH doomed AS (
+  SELECT t.id
+    FROM tasks t
+    JOIN toolsets s ON s.name = t.toolset
+   WHERE s.removed_at <= now() - make_interval(secs => $1::float8 / 1000)
+     AND t.status = 'queued'
+     AND t.next_attempt_at IS NOT NULL
+     AND (t.lease_expires_at IS NULL OR t.lease_expires_at <= now())
+   LIMIT $2
+   FOR UPDATE OF t SKIP LOCKED
+)
+UPDATE tasks t
+   SET status = CASE WHEN t.cancel_requested_at IS NOT NULL AND t.submit_started_at IS NULL
+                     THEN 'cancelled' ELSE 'failed' END,
+       error_code = CASE WHEN t.cancel_requested_at IS NOT NULL AND t.submit_started_at IS NULL
+                         THEN NULL ELSE 'toolset_removed' END,
+       error_message = CASE WHEN t.cancel_requested_at IS NOT NULL AND t.submit_started_at IS NULL
+                            THEN NULL
+                            ELSE 'toolset "' || t.toolset || '" has been in no live worker''s '
+                                 || 'mcpServers config since ' || s.removed_at::text
+                                 || '; the task was still queued after REMOVED_TOOLSET_GRACE_MS' END,
+       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+       next_attempt_at = NULL, completed_at = now()
+  FROM doomed, toolsets s
+ WHERE t.id = doomed.id AND s.name = t.toolset
+RETURNING t.id`;
