@@ -21,6 +21,9 @@ export class Task2026Store {
 
   /** The id is a random UUID: unguessable, since a task id may act as a bearer handle. */
   create(plan: TaskPlan): TaskRecord2026 {
+    // Expired tasks are otherwise dropped only when read; sweep now and then so a long-lived
+    // server (npm start) does not keep every task it ever made.
+    if (this.tasks.size % 256 === 255) this.sweep();
     const task: TaskRecord2026 = {
       taskId: randomUUID(),
       createdAt: this.clock(),
@@ -30,6 +33,10 @@ export class Task2026Store {
     this.tasks.set(task.taskId, task);
     if (plan.tag !== undefined) this.lastByTag.set(plan.tag, task.taskId);
     return task;
+  }
+
+  private sweep(): void {
+    for (const taskId of [...this.tasks.keys()]) this.get(taskId);
   }
 
   /** Undefined for an unknown or expired task (expired ones are dropped here). */
