@@ -1,5 +1,7 @@
 // Guards the SSE stream (resume without loss or repeats, several replicas, one user's events only) and the webhook subscription API (secret once, owner only, private URLs refused).
 import request from 'supertest';
+import { WebhookRepository } from '@app/persistence';
+import { newWebhookSecret } from '@app/webhooks';
 import { signJwt } from '../api/api-harness';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { eventually } from '../helpers/node-process';
@@ -169,5 +171,34 @@ describe('webhook subscriptions', () => {
       .delete(`/v1/webhooks/${id}`)
       .set('Authorization', `Bearer ${alice}`)
       .expect(404);
+  });
+
+  it('checks the quota before any lookup, and refuses inward and unknown hosts alike', async () => {
+    const hooks = new WebhookRepository(db.db);
+    for (let i = 0; i < 10; i++)
+      await hooks.create({
+        id: `wh_quota${i}`,
+        userId: 'quota-user',
+        url: 'https://93.184.216.34/h',
+        description: null,
+        secret: newWebhookSecret(),
+      });
+    const full = await request(strict.url)
+      .post('/v1/webhooks')
+      .set('Authorization', `Bearer ${signJwt('quota-user')}`)
+      .send({ url: 'https://10.0.0.1/h' })
+      .expect(422);
+    expect(full.body.detail).toBe('At most 10 webhooks per user.');
+
+    const answers = [];
+    for (const url of ['https://localhost/h', 'https://no-such-host.invalid/h']) {
+      const res = await request(strict.url)
+        .post('/v1/webhooks')
+        .set('Authorization', `Bearer ${alice}`)
+        .send({ url })
+        .expect(422);
+      answers.push({ detail: res.body.detail, errors: res.body.errors });
+    }
+    expect(answers[0]).toEqual(answers[1]);
   });
 });

@@ -1,6 +1,8 @@
 // Guards webhook delivery against each receiver behaviour (2xx, 500, timeout, redirect, 410) and against requests to private addresses, at creation and at delivery time.
 import { Database, WebhookRepository } from '@app/persistence';
 import {
+  DNS_TIMEOUT_MS,
+  REFUSED_HOST_MESSAGE,
   checkDestination,
   DeliveryWorkerOptions,
   newWebhookSecret,
@@ -213,6 +215,8 @@ describe('without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
     'https://[::1]/hook',
     'https://[::ffff:127.0.0.1]/hook',
     'https://[fd00::1]/hook',
+    'https://[64:ff9b:1::a9fe:a9fe]/hook',
+    'https://[::ffff:0:a9fe:a9fe]/hook',
     'https://localhost/hook',
   ])('refuses %s at creation', async (url) => {
     await expect(checkDestination(parseWebhookUrl(url, policy), policy)).rejects.toMatchObject({
@@ -250,10 +254,61 @@ describe('without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
     await eventually(() => allFinished('wh_u-rebind'), 10_000, 'the refusal to be recorded');
     expect((await deliveries('wh_u-rebind')).map((d) => d.status)).toEqual(['dead', 'dead']);
     const log = await attempts('wh_u-rebind');
-    expect(
-      log.every((a) => String(a.error).startsWith('refused: host localhost resolves to')),
-    ).toBe(true);
+    expect(log.every((a) => String(a.error) === `refused: ${REFUSED_HOST_MESSAGE}`)).toBe(true);
     expect(log.every((a) => a.deadLettered === true)).toBe(true);
     expect(receiver.at('/rebound')).toHaveLength(0);
+  });
+
+  it('gives one refusal for a host that resolves inward and for one that does not resolve', async () => {
+    const inward = async () => [{ address: '10.0.0.9', family: 4 }];
+    const missing = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    };
+    const url = parseWebhookUrl('https://db.internal.test/h', policy);
+    const refusals = await Promise.all(
+      [inward, missing].map((resolver) =>
+        checkDestination(url, { ...policy, resolver }).then(
+          () => 'accepted',
+          (error: Error) => error.message,
+        ),
+      ),
+    );
+    expect(refusals).toEqual([REFUSED_HOST_MESSAGE, REFUSED_HOST_MESSAGE]);
+  });
+
+  it('gives up on a resolver that does not answer', async () => {
+    const hung = () => new Promise<never>(() => undefined);
+    const url = parseWebhookUrl('https://slow.example.test/h', policy);
+    const started = Date.now();
+    await expect(checkDestination(url, { ...policy, resolver: hung })).rejects.toMatchObject({
+      problem: 'unresolvable',
+    });
+    expect(Date.now() - started).toBeLessThan(DNS_TIMEOUT_MS + 2000);
+  });
+
+  it('stops delivering to an http hook once private networks are no longer allowed', async () => {
+    const secret = newWebhookSecret();
+    receiver.route('/plain', secret, 200);
+    for (const worker of workers) await worker.stop(1000); // this one must be the only claimer
+    await hooks.create({
+      id: 'wh_u-plain',
+      userId: 'u-plain',
+      // http, made while private networks were allowed
+      url: `http://hooks.example.test:${new URL(receiver.base).port}/plain`,
+      description: null,
+      secret,
+    });
+    startWorker({
+      allowPrivateNetworks: false,
+      workerId: 'w-strict-http',
+      // Judge the scheme alone: the host counts as public here.
+      resolver: async () => [{ address: '93.184.216.34', family: 4 }],
+    });
+    await runTask(db.db, 'u-plain');
+    await eventually(() => allFinished('wh_u-plain'), 10_000, 'the refusal to be recorded');
+    expect((await deliveries('wh_u-plain')).map((d) => d.status)).toEqual(['dead', 'dead']);
+    const log = await attempts('wh_u-plain');
+    expect(log.every((a) => String(a.error) === 'refused: must use https')).toBe(true);
+    expect(receiver.at('/plain')).toHaveLength(0);
   });
 });

@@ -28,6 +28,14 @@ describe('isPublicAddress', () => {
     '64:ff9b::a00:1',
     '2002:c0a8:101::1',
     '2001:db8::1',
+    '64:ff9b:1::a9fe:a9fe',
+    '64:ff9b:1:ffff::808:808',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:a9fe:a9fe',
+    '::ffff:0:10.0.0.1',
+    '2002:7f00:1::',
+    '2001:0:7f00:1::f7f7:f7f7', // Teredo, server 127.0.0.1
+    '2001:0:808:808:0:0:f5ff:fffe', // Teredo, client 10.0.0.1 (flipped)
     'localhost',
     'not-an-ip',
   ])('refuses %s', (address) => {
@@ -43,6 +51,9 @@ describe('isPublicAddress', () => {
     '2a00:1450:4001:80b::200e',
     '::ffff:8.8.8.8',
     '64:ff9b::808:808',
+    '::ffff:0:8.8.8.8',
+    '2002:808:808::1',
+    '2001:0:808:808:0:0:f7f7:f7f7', // Teredo, server 8.8.8.8, client 8.8.8.8
   ])('allows %s', (address) => {
     expect(isPublicAddress(address)).toBe(true);
   });

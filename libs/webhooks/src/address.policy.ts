@@ -22,6 +22,7 @@ const IPV4_BLOCKED: ReadonlyArray<[string, number]> = [
 const IPV6_BLOCKED: ReadonlyArray<[string, number]> = [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): translates to whatever IPv4 the site chose
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local
@@ -36,29 +37,33 @@ for (const [net, prefix] of IPV6_BLOCKED) blocked.addSubnet(net, prefix, 'ipv6')
 
 /**
  * Whether a webhook may connect to `address` (an IP literal). IPv6 forms that carry an IPv4
- * address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4
- * `2002::/16`) are judged by the IPv4 address inside, so `::ffff:127.0.0.1` is loopback.
- * Anything that is not an IP literal is refused.
+ * address (IPv4-mapped `::ffff:a.b.c.d`, SIIT-translated `::ffff:0:a.b.c.d`, IPv4-compatible
+ * `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`, Teredo `2001::/32` with its server and its
+ * obfuscated client) are judged by every IPv4 address inside, so `::ffff:127.0.0.1` is loopback.
+ * Local-use NAT64 (`64:ff9b:1::/48`) is refused whole: its mapping is the site's own. Anything
+ * that is not an IP literal is refused.
  */
 export function isPublicAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   if (isIPv4(bare)) return !blocked.check(bare, 'ipv4');
   if (!isIPv6(bare)) return false;
-  const words = ipv6Words(bare);
-  const embedded = embeddedIpv4(words);
-  if (embedded !== null) return isPublicAddress(embedded);
-  return !blocked.check(bare, 'ipv6');
+  if (blocked.check(bare, 'ipv6')) return false;
+  const embedded = embeddedIpv4(ipv6Words(bare));
+  return embedded.every((v4) => isPublicAddress(v4));
 }
 
-/** The IPv4 address an IPv6 address carries by one of the standard embeddings, if any. */
-function embeddedIpv4(w: number[]): string | null {
+/** The IPv4 addresses an IPv6 address carries by one of the standard embeddings (often none). */
+function embeddedIpv4(w: number[]): string[] {
   const zeros = (from: number, to: number): boolean => w.slice(from, to).every((x) => x === 0);
   const v4 = (hi: number, lo: number): string => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
-  if (zeros(0, 5) && w[5] === 0xffff) return v4(w[6], w[7]); // ::ffff:0:0/96 mapped
-  if (zeros(0, 6) && (w[6] !== 0 || w[7] > 1)) return v4(w[6], w[7]); // ::/96 compatible
-  if (w[0] === 0x64 && w[1] === 0xff9b && zeros(2, 6)) return v4(w[6], w[7]); // NAT64
-  if (w[0] === 0x2002) return v4(w[1], w[2]); // 6to4
-  return null;
+  if (zeros(0, 5) && w[5] === 0xffff) return [v4(w[6], w[7])]; // ::ffff:0:0/96 mapped
+  if (zeros(0, 4) && w[4] === 0xffff && w[5] === 0) return [v4(w[6], w[7])]; // SIIT translated
+  if (zeros(0, 6) && (w[6] !== 0 || w[7] > 1)) return [v4(w[6], w[7])]; // ::/96 compatible
+  if (w[0] === 0x64 && w[1] === 0xff9b && zeros(2, 6)) return [v4(w[6], w[7])]; // NAT64
+  if (w[0] === 0x2002) return [v4(w[1], w[2])]; // 6to4
+  // Teredo: the server's address, and the client's with every bit flipped.
+  if (w[0] === 0x2001 && w[1] === 0) return [v4(w[2], w[3]), v4(~w[6] & 0xffff, ~w[7] & 0xffff)];
+  return [];
 }
 
 /** The eight 16-bit words of a valid IPv6 literal (with `::` and a trailing dotted quad). */

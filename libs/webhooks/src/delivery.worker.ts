@@ -1,6 +1,11 @@
 import { AttemptRecord, ClaimedDelivery, WebhookRepository } from '@app/persistence';
 import type { GatewayMetrics, WebhookOutcome } from '@app/metrics';
-import { HostResolver, WebhookDestinationError, checkDestination } from './destination.guard';
+import {
+  HostResolver,
+  WebhookDestinationError,
+  checkDestination,
+  parseWebhookUrl,
+} from './destination.guard';
 import { EventProjectionContext, toEventView } from './event.projection';
 import { RetryPolicy, nextRetryMs } from './retry.policy';
 import { postWebhook } from './webhook.sender';
@@ -177,10 +182,12 @@ export class WebhookDeliveryWorker {
     };
     let destination;
     try {
-      destination = await checkDestination(new URL(delivery.url), policy);
+      // The scheme too, not only the address: an http hook made while private networks were
+      // allowed must stop once they are not.
+      destination = await checkDestination(parseWebhookUrl(delivery.url, policy), policy);
     } catch (error) {
       if (!(error instanceof WebhookDestinationError)) throw error;
-      if (error.problem === 'forbidden') {
+      if (error.problem !== 'unresolvable') {
         // Refused, not retried: retrying an inward address for a day is what a rebind attack
         // waits for. The owner sees it in the deliveries list.
         const refused: AttemptRecord = {

@@ -39,6 +39,16 @@ export interface DestinationPolicy {
 }
 
 const MAX_URL_CHARS = 2048;
+/** A resolver that does not answer in this long counts as not resolving (a hung DNS server must
+ * not hold a creation request, or a delivery slot, for the resolver's own minutes of retries). */
+export const DNS_TIMEOUT_MS = 3000;
+
+/**
+ * The one refusal of a host, whether it resolves to an inward address or not at all: telling
+ * the two apart would let a caller map which internal host names exist.
+ */
+export const REFUSED_HOST_MESSAGE =
+  'must name a host that resolves, within a few seconds, only to public addresses';
 
 /** Parses and checks a webhook URL's form: https (or http when allowed), no credentials. */
 export function parseWebhookUrl(raw: string, policy: DestinationPolicy): URL {
@@ -80,22 +90,32 @@ export async function checkDestination(
   if (isIP(host)) {
     addresses = [{ address: host, family: isIP(host) }];
   } else {
-    try {
-      addresses = await (policy.resolver ?? systemResolver)(host);
-    } catch {
-      addresses = [];
-    }
+    addresses = await resolveWithin(policy.resolver ?? systemResolver, host, DNS_TIMEOUT_MS);
   }
   if (addresses.length === 0) {
-    throw new WebhookDestinationError('unresolvable', `host ${host} does not resolve`);
+    throw new WebhookDestinationError('unresolvable', REFUSED_HOST_MESSAGE);
   }
   // All, not any: a host with one private address among public ones is still a way inside.
   if (!policy.allowPrivateNetworks && addresses.some((a) => !isPublicAddress(a.address))) {
-    throw new WebhookDestinationError(
-      'forbidden',
-      `host ${host} resolves to a private, loopback, link-local or otherwise non-public address`,
-    );
+    throw new WebhookDestinationError('forbidden', REFUSED_HOST_MESSAGE);
   }
   const [first] = addresses;
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
+}
+
+/** The resolver's answer, or none when it fails or takes longer than `timeoutMs`. */
+async function resolveWithin(
+  resolver: HostResolver,
+  host: string,
+  timeoutMs: number,
+): Promise<Array<{ address: string; family: number }>> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<[]>((resolve) => {
+    timer = setTimeout(() => resolve([]), timeoutMs);
+  });
+  try {
+    return await Promise.race([resolver(host).catch(() => []), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -10,6 +10,8 @@ export {
 export type { WebhookHeaders } from './webhook-signer';
 export { isPublicAddress } from './address.policy';
 export {
+  DNS_TIMEOUT_MS,
+  REFUSED_HOST_MESSAGE,
   WebhookDestinationError,
   checkDestination,
   parseWebhookUrl,

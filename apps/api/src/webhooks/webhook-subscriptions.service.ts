@@ -29,6 +29,10 @@ export class WebhookSubscriptionsService {
     body: unknown,
   ): Promise<{ row: WebhookSubscriptionRow; secret: string }> {
     const { url, description } = this.validate(body);
+    // The quota first: a caller at the limit must not get DNS lookups done for free.
+    if ((await this.hooks.countForUser(userId)) >= MAX_WEBHOOKS_PER_USER) {
+      throw new ProblemException(422, `At most ${MAX_WEBHOOKS_PER_USER} webhooks per user.`);
+    }
     const policy = { allowPrivateNetworks: this.settings.webhooks.allowPrivateNetworks };
     try {
       await checkDestination(parseWebhookUrl(url, policy), policy);
@@ -39,9 +43,6 @@ export class WebhookSubscriptionsService {
         ]);
       }
       throw error;
-    }
-    if ((await this.hooks.countForUser(userId)) >= MAX_WEBHOOKS_PER_USER) {
-      throw new ProblemException(422, `At most ${MAX_WEBHOOKS_PER_USER} webhooks per user.`);
     }
     const secret = newWebhookSecret();
     const row = await this.hooks.create({
