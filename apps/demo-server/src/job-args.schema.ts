@@ -68,6 +68,15 @@ export const jobArgsShape = {
     .describe('Text used by the faults that answer with a tool error (isError).'),
 };
 
+/** A task's poll-interval hint in ms: pollInterval (2025-11-25) or pollIntervalMs (2026-07-28). */
+export const pollIntervalArg = z
+  .number()
+  .int()
+  .min(1)
+  .max(86_400_000)
+  .optional()
+  .describe("The task's poll-interval hint in ms (default 500).");
+
 /** Faults of the `ordinary` contract, set per job on demo_submit. */
 export const ORDINARY_FAULTS = [
   'hang_submit',

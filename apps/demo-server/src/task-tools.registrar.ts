@@ -1,23 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
-import { jobArgsShape } from './job-args.schema';
+import { jobArgsShape, pollIntervalArg } from './job-args.schema';
 import type { JobRegistry } from './job.registry';
 
 /** When the client asks for no ttl, keep the task an hour rather than forever. */
 const DEFAULT_TASK_TTL_MS = 3_600_000;
 
-const taskArgsShape = {
-  ...jobArgsShape,
-  poll_interval_ms: z
-    .number()
-    .int()
-    .min(1)
-    .max(86_400_000)
-    .optional()
-    .describe("The task's pollInterval hint in ms (default 500)."),
-};
+const taskArgsShape = { ...jobArgsShape, poll_interval_ms: pollIntervalArg };
 
 /**
  * The `mcp-tasks` contract: two tools that run as native MCP tasks (revision 2025-11-25). The

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pollIntervalArg } from '../job-args.schema';
 
 /**
  * The arguments of the 2026 side's demo task tools. All optional: a bare `demo_task` call is
@@ -59,13 +60,7 @@ export const demoTaskArgs = z.object({
     .describe(
       "The task's ttlMs: it reads as not found (-32602) this long after creation. Default 3600000.",
     ),
-  poll_interval_ms: z
-    .number()
-    .int()
-    .min(1)
-    .max(86_400_000)
-    .optional()
-    .describe("The task's pollIntervalMs hint. Default 500."),
+  poll_interval_ms: pollIntervalArg,
   tag: z.string().min(1).max(200).optional().describe('A label; demo_stats counts per tag.'),
 });
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { jobArgsShape } from '../job-args.schema';
+import { demoTaskArgs } from './demo-task-2026.args';
 import { completedJobResult, failedJobResult } from '../job-result.util';
 import { inputQuestion, jobEndsAt, type JobPhase } from '../job-timeline.util';
 import type { JobRecord, JobRegistry } from '../job.registry';
@@ -12,20 +13,8 @@ const INPUT_KEY = 'input';
 
 const schema = z.object({
   ...jobArgsShape,
-  poll_interval_ms: z
-    .number()
-    .int()
-    .min(1)
-    .max(86_400_000)
-    .optional()
-    .describe("The task's pollIntervalMs (default 500)."),
-  ttl_ms: z
-    .number()
-    .int()
-    .min(1)
-    .max(7 * 24 * 3_600_000)
-    .optional()
-    .describe("The task's ttlMs (default 3600000)."),
+  poll_interval_ms: demoTaskArgs.shape.poll_interval_ms,
+  ttl_ms: demoTaskArgs.shape.ttl_ms,
 });
 
 /**
