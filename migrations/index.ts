@@ -1,10 +1,12 @@
 import { InitialSchema1764417600000 } from './1764417600000-InitialSchema';
 import { Events1795955538043 } from './1795955538043-Events';
 import { ToolsetLiveness1796088318485 } from './1796088318485-ToolsetLiveness';
+import { InputResponses1796089639290 } from './1796089639290-InputResponses';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
   InitialSchema1764417600000,
   Events1795955538043,
   ToolsetLiveness1796088318485,
+  InputResponses1796089639290,
 ];

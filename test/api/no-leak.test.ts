@@ -97,7 +97,10 @@ beforeAll(async () => {
     ...internal('i'),
     status: 'input_required',
     submitted_at: new Date(),
-    input_required: JSON.stringify({ question: 'which region?' }),
+    input_required: JSON.stringify({
+      requests: { region: { method: 'elicitation/create', params: { message: 'which region?' } } },
+      answerable: false,
+    }),
   });
   ids.completed = await insertTaskRow(db, {
     ...internal('c'),
@@ -147,7 +150,10 @@ describe('task view', () => {
     expect(failed.error.code).toBe('upstream_failed');
     expect(failed.error.message).toHaveLength(1000);
     expect(failed.next_check_at).toBeNull();
-    expect((await get(ids.input)).body.input_required).toEqual({ question: 'which region?' });
+    // The one shape, and nothing the gateway keeps for itself (answerable).
+    expect((await get(ids.input)).body.input_required).toEqual({
+      requests: { region: { method: 'elicitation/create', params: { message: 'which region?' } } },
+    });
     const completed = (await get(ids.completed)).body;
     expect(completed).toMatchObject({
       result: { rows: 3 },

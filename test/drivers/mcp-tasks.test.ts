@@ -23,7 +23,8 @@ let driver: ContractDriver;
 
 beforeAll(async () => {
   url = await startHttpDemo();
-  server = httpServer(url, [NATIVE]);
+  // The 2025-11-25 design (SEP-1686), whatever else the demo server speaks.
+  server = { ...httpServer(url, [NATIVE]), protocolVersion: '2025-11-25' };
   pool = startPool(server);
   driver = registry(pool).forToolset(NATIVE);
 });
@@ -65,7 +66,15 @@ describe('mcp-tasks over Streamable HTTP', () => {
     expect(outcome.snapshot).toMatchObject({ status: TaskStatus.Working, pollAfterMs: 150 });
     const { seen, last } = await pollUntil(() => driver.poll(ctx));
     const asking = seen.find((snapshot) => snapshot.status === TaskStatus.InputRequired);
-    expect(asking?.inputRequired).toEqual({ question: expect.stringMatching(/needs input/) });
+    expect(asking?.inputRequired).toEqual({
+      requests: {
+        [Object.keys((asking?.inputRequired as { requests: object }).requests)[0]]: {
+          method: 'elicitation/create',
+          params: { mode: 'form', message: expect.stringMatching(/needs input/) as string },
+        },
+      },
+      answerable: false,
+    });
     expect(last).toMatchObject({
       status: TaskStatus.Completed,
       result: { value: { structuredContent: { answer: 42 } }, truncated: false },
@@ -145,7 +154,7 @@ describe('mcp-tasks over stdio', () => {
     const stdio = stdioServer([NATIVE]);
     const stdioDriver = registry(startPool(stdio)).forToolset(NATIVE);
     const outcome = await stdioDriver.submit(taskContext(stdio, NATIVE, { duration_ms: 100 }));
-    expect(outcome.handle.pinnedWorkerId).toBe('worker-test');
+    expect(outcome.handle?.pinnedWorkerId).toBe('worker-test');
     const ctx = taskContext(stdio, NATIVE, {}, outcome.handle);
     const { last } = await pollUntil(() => stdioDriver.poll(ctx));
     expect(last.status).toBe(TaskStatus.Completed);

@@ -62,7 +62,7 @@ describe('ordinary: the contract followed', () => {
   it('submit → running → completed with the result', async () => {
     const { outcome } = await submitted({ duration_ms: 10 });
     expect(outcome.snapshot).toEqual({ status: TaskStatus.Working });
-    expect(outcome.handle.remoteTaskId).toMatch(/.+/);
+    expect(outcome.handle?.remoteTaskId).toMatch(/.+/);
     const { last } = await runToEnd({ duration_ms: 200, result: { answer: 42 } });
     expect(last).toMatchObject({
       status: TaskStatus.Completed,
@@ -101,7 +101,21 @@ describe('ordinary: the contract followed', () => {
       input_required_for_ms: 600,
     });
     const asking = seen.find((snapshot) => snapshot.status === TaskStatus.InputRequired);
-    expect(asking?.inputRequired).toEqual({ question: expect.stringMatching(/needs input/) });
+    // Shown in the one shape; this toolset names no inputTool, so it cannot be answered.
+    const shown = asking?.inputRequired as {
+      requests: Record<string, unknown>;
+      answerable: boolean;
+    };
+    expect(shown.answerable).toBe(false);
+    expect(Object.values(shown.requests)).toEqual([
+      {
+        method: 'elicitation/create',
+        params: expect.objectContaining({
+          mode: 'form',
+          message: expect.stringMatching(/needs input/) as string,
+        }) as object,
+      },
+    ]);
     const after = seen.slice(seen.indexOf(asking!));
     expect(after.some((snapshot) => snapshot.status === TaskStatus.Working)).toBe(true);
     expect(last.status).toBe(TaskStatus.Completed);

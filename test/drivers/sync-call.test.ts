@@ -45,7 +45,7 @@ describe('sync-call', () => {
       onProgress: (update) => progress.push(update),
     });
     const outcome = await driver.submit(ctx);
-    expect(outcome.handle.remoteTaskId).toBe(`sync:${ctx.task.id}`);
+    expect(outcome.handle?.remoteTaskId).toBe(`sync:${ctx.task.id}`);
     expect(outcome.snapshot).toMatchObject({
       status: TaskStatus.Completed,
       result: { value: { structuredContent: { ok: true } }, truncated: false },

@@ -176,6 +176,16 @@ describe('mcpServers file', () => {
       'server "a": sharedState',
     ],
     [
+      'unknown protocol version',
+      ok({ a: { url: 'http://h/mcp', protocolVersion: '2024-11-05' } }),
+      'server "a": protocolVersion must be one of 2025-11-25, 2026-07-28',
+    ],
+    [
+      '2026-07-28 over stdio',
+      ok({ a: { command: 'x', protocolVersion: '2026-07-28' } }),
+      'server "a": protocolVersion "2026-07-28" needs the http transport, not stdio',
+    ],
+    [
       'negative timeout',
       ok({ a: { url: 'http://h/mcp', callTimeoutMs: -1 } }),
       'server "a": callTimeoutMs must be an integer >= 100',

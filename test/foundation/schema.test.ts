@@ -13,8 +13,6 @@ afterAll(async () => {
 
 describe('status model in SQL', () => {
   it.each([
-    ['queued', 'completed'],
-    ['queued', 'input_required'],
     ['working', 'queued'],
     ['input_required', 'queued'],
   ])('refuses %s -> %s', async (from, to) => {
@@ -24,8 +22,20 @@ describe('status model in SQL', () => {
     ).rejects.toThrow(/illegal task transition/);
   });
 
+  // A server may answer a submit at once (queued -> completed) or ask first (-> input_required).
+  it('allows queued -> completed', async () => {
+    const [id] = await insertTasks(t.db, 1, { status: 'queued' });
+    const rows = await t.db.query(
+      `UPDATE tasks SET status = 'completed', next_attempt_at = NULL, completed_at = now()
+        WHERE id = $1 RETURNING status`,
+      [id],
+    );
+    expect(rows[0]).toEqual({ status: 'completed' });
+  });
+
   it.each([
     ['queued', 'working'],
+    ['queued', 'input_required'],
     ['working', 'input_required'],
     ['input_required', 'working'],
   ])('allows %s -> %s', async (from, to) => {

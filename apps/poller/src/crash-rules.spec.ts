@@ -44,6 +44,7 @@ function row(overrides: Partial<ClaimedTask> = {}): ClaimedTask {
     resultTruncated: false,
     resultArtifact: null,
     inputRequired: null,
+    inputResponses: null,
     progress: null,
     errorCode: null,
     errorMessage: null,

@@ -86,7 +86,22 @@ export class PhaseRunner {
 
   private async submit(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
     await this.deps.leases.markSubmitStarted(item.lease);
-    const outcome = await this.driverSubmit(item, scope);
+    return this.record(item, await this.driverSubmit(item, scope), scope.log);
+  }
+
+  /**
+   * Stores what a call to the upstream produced: its handle before anything else, or, when the
+   * upstream answered at once without making a task, the final state.
+   */
+  async record(
+    item: ClaimedTask,
+    outcome: SubmitOutcome,
+    log: Logger,
+  ): Promise<{ nextDueInMs?: number }> {
+    if (!outcome.handle) {
+      await this.finish(item, outcome.snapshot ?? { status: TaskStatus.Completed });
+      return {};
+    }
     const snapshot = outcome.snapshot;
     // A first snapshot that is already terminal is polled at once, so the result is fetched and
     // stored by the one code path that stores results.
@@ -94,7 +109,7 @@ export class PhaseRunner {
       snapshot && isTerminal(snapshot.status)
         ? 0
         : this.deps.scheduler.afterSuccess(snapshot ?? { status: TaskStatus.Working });
-    await this.storeHandle(item, outcome.handle, snapshot, delay, scope.log);
+    await this.storeHandle(item, outcome.handle, snapshot, delay, log);
     this.transition(
       item,
       snapshot?.status === TaskStatus.InputRequired ? TaskStatus.InputRequired : TaskStatus.Working,

@@ -9,6 +9,8 @@ export type {
   SyncCallToolset,
   ToolsetConfig,
   McpServersConfig,
+  TaskProtocolVersion,
 } from './mcp-servers.types';
+export { TASK_PROTOCOL_VERSIONS } from './mcp-servers.types';
 export { loadMcpServersFile, parseMcpServers } from './mcp-servers.loader';
 export { runMain, requireDatabaseUrl } from './boot';

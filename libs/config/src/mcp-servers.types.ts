@@ -2,6 +2,13 @@ import { Contract } from '@app/common';
 
 export type TransportKind = 'stdio' | 'http' | 'sse';
 
+/**
+ * The MCP revisions whose task design the `mcp-tasks` contract speaks: 2025-11-25 (tasks in core,
+ * SEP-1686, over an initialized session) and 2026-07-28 (the tasks extension, SEP-2663, stateless).
+ */
+export const TASK_PROTOCOL_VERSIONS = ['2025-11-25', '2026-07-28'] as const;
+export type TaskProtocolVersion = (typeof TASK_PROTOCOL_VERSIONS)[number];
+
 /** OAuth client credentials for servers that require them (SDK auth provider). */
 export interface OAuthClientCredentials {
   clientId: string;
@@ -36,6 +43,11 @@ export interface ServerConfig {
    * False (the default): handles stay with the poller whose child created them.
    */
   sharedState: boolean;
+  /**
+   * Pins the task design instead of discovering it (`server/discover`). 2026-07-28 needs the
+   * Streamable HTTP transport; undefined means discover.
+   */
+  protocolVersion?: TaskProtocolVersion;
   toolsets: ToolsetConfig[];
 }
 
@@ -51,6 +63,11 @@ export interface OrdinaryToolset extends ToolsetBase {
   submitTool: string;
   statusTool: string;
   cancelTool: string;
+  /**
+   * Optional tool that takes a consumer's answers to an `input_required` question, called with
+   * `{task_id, responses}`; without it the contract cannot be answered through the gateway.
+   */
+  inputTool?: string;
 }
 
 export interface McpTasksToolset extends ToolsetBase {

@@ -1,6 +1,12 @@
 import { Contract, ConfigError } from '@app/common';
 import { FieldReader } from './field-reader';
-import { McpServersConfig, ServerConfig, ToolsetConfig, TransportKind } from './mcp-servers.types';
+import {
+  McpServersConfig,
+  ServerConfig,
+  TASK_PROTOCOL_VERSIONS,
+  ToolsetConfig,
+  TransportKind,
+} from './mcp-servers.types';
 
 const SERVER_KEYS = [
   'command',
@@ -18,10 +24,11 @@ const SERVER_KEYS = [
   'parkedProbeMs',
   'connectAttempts',
   'sharedState',
+  'protocolVersion',
   'taskToolsets',
 ];
 const TOOLSET_KEYS: Record<Contract, string[]> = {
-  [Contract.Ordinary]: ['submitTool', 'statusTool', 'cancelTool'],
+  [Contract.Ordinary]: ['submitTool', 'statusTool', 'cancelTool', 'inputTool'],
   [Contract.McpTasks]: ['tool', 'ttlMs'],
   [Contract.SyncCall]: ['tool', 'callTimeoutMs'],
 };
@@ -92,12 +99,19 @@ function readServer(name: string, r: FieldReader, leaseMs: number): ServerConfig
     parkedProbeMs: r.int('parkedProbeMs', 300000, 1000),
     connectAttempts: r.int('connectAttempts', 4, 1),
     sharedState: r.bool('sharedState', false),
+    protocolVersion: r.optionalEnum('protocolVersion', TASK_PROTOCOL_VERSIONS),
     toolsets: [],
   };
   if (server.sharedState && transport !== 'stdio') {
     throw new ConfigError(
       `server "${name}": sharedState applies to stdio servers (command) only; every poller ` +
         'already reaches the same process over a url',
+    );
+  }
+  // The 2026-07-28 client is stateless JSON-RPC over HTTP POST: no stdio or legacy SSE framing.
+  if (server.protocolVersion === '2026-07-28' && transport !== 'http') {
+    throw new ConfigError(
+      `server "${name}": protocolVersion "2026-07-28" needs the http transport, not ${transport}`,
     );
   }
   if (server.connectTimeoutMs + server.callTimeoutMs >= leaseMs) {
@@ -148,6 +162,7 @@ function readToolset(serverName: string, r: FieldReader, server: ServerConfig): 
         submitTool: r.string('submitTool'),
         statusTool: r.string('statusTool'),
         cancelTool: r.string('cancelTool'),
+        inputTool: r.optionalString('inputTool'),
       };
     case Contract.McpTasks:
       return { ...base, contract, tool: r.string('tool'), ttlMs: r.optionalInt('ttlMs', 1000) };
@@ -162,9 +177,9 @@ function readToolset(serverName: string, r: FieldReader, server: ServerConfig): 
 }
 
 function rawTools(toolset: ToolsetConfig): string[] {
-  return toolset.contract === Contract.Ordinary
-    ? [toolset.submitTool, toolset.statusTool, toolset.cancelTool]
-    : [toolset.tool];
+  if (toolset.contract !== Contract.Ordinary) return [toolset.tool];
+  const tools = [toolset.submitTool, toolset.statusTool, toolset.cancelTool];
+  return toolset.inputTool === undefined ? tools : [...tools, toolset.inputTool];
 }
 
 function readOAuth(r: FieldReader): ServerConfig['oauth'] {

@@ -78,12 +78,19 @@ export class CatalogBuilder {
     }
     const names =
       toolset.contract === Contract.Ordinary
-        ? [toolset.submitTool, toolset.statusTool, toolset.cancelTool]
+        ? [toolset.submitTool, toolset.statusTool, toolset.cancelTool, toolset.inputTool]
         : [toolset.tool];
-    const missing = names.find((name) => !status.tools?.some((tool) => tool.name === name));
+    const missing = names.find(
+      (name) => name !== undefined && !status.tools?.some((tool) => tool.name === name),
+    );
     if (missing !== undefined) return `tool "${missing}" is not offered by the server`;
     if (toolset.contract === Contract.McpTasks) {
-      return taskSupportProblem(toolset.tool, status.tools, status.capabilities);
+      return taskSupportProblem(
+        toolset.tool,
+        status.tools,
+        status.capabilities,
+        status.taskProtocol,
+      );
     }
     return null;
   }

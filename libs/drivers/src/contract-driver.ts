@@ -31,10 +31,29 @@ export interface DriverContext {
 }
 
 export interface SubmitOutcome {
-  /** The remote handle; for sync-call a local marker, since the call itself is the task. */
-  handle: RemoteHandle;
-  /** A first snapshot; for sync-call the terminal one. */
+  /**
+   * The remote handle; for sync-call a local marker, since the call itself is the task. Absent
+   * when the upstream answered at once and made no task: `snapshot` is then final.
+   */
+  handle?: RemoteHandle;
+  /** A first snapshot; for sync-call (and an answer without a task) the terminal one. */
   snapshot?: TaskSnapshot;
+}
+
+/** A consumer's answers to a task's questions, not yet confirmed delivered. */
+export interface PendingAnswers {
+  /** By request key: the response as the consumer sent it. */
+  responses: Record<string, unknown>;
+  /** Keys a previous attempt may have sent already (it stopped before confirming). */
+  uncertain: string[];
+}
+
+/** What `answer` did. */
+export interface AnswerOutcome {
+  /** Keys sent upstream; the others stay pending (a round of questions waits for all its keys). */
+  sent: string[];
+  /** The call's next state when answering replaced the upstream handle (a multi-round-trip call). */
+  next?: SubmitOutcome;
 }
 
 /**
@@ -48,4 +67,9 @@ export interface ContractDriver {
   poll(ctx: DriverContext): Promise<TaskSnapshot>;
   /** Asks the upstream to cancel; resolves with the task's real final state. */
   cancel(ctx: DriverContext): Promise<TaskSnapshot>;
+  /**
+   * Sends answers to the task's outstanding questions (contracts.md, "Answering questions").
+   * Absent, or resolving with nothing sent, where the contract cannot take answers.
+   */
+  answer?(ctx: DriverContext, answers: PendingAnswers): Promise<AnswerOutcome>;
 }

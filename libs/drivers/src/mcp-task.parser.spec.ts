@@ -83,12 +83,15 @@ describe('snapshots', () => {
     });
   });
 
-  it('input_required stores the statusMessage as the question', () => {
+  it('input_required shows the statusMessage as one question that cannot be answered', () => {
     const task = parseTask({ ...TASK, status: 'input_required', statusMessage: 'Confirm?' }, 'x');
-    expect(taskSnapshot(task)).toEqual({
-      status: TaskStatus.InputRequired,
-      inputRequired: { question: 'Confirm?' },
-    });
+    const snapshot = taskSnapshot(task);
+    expect(snapshot.status).toBe(TaskStatus.InputRequired);
+    const stored = snapshot.inputRequired as { requests: object; answerable: boolean };
+    expect(stored.answerable).toBe(false);
+    expect(Object.values(stored.requests)).toEqual([
+      { method: 'elicitation/create', params: { mode: 'form', message: 'Confirm?' } },
+    ]);
   });
 
   it('cancelled needs no result', () => {
@@ -131,6 +134,17 @@ describe('snapshots', () => {
     expect(resultSnapshot(task, reply, LIMITS).error).toEqual({
       code: TaskErrorCode.UpstreamFailed,
       message: 'Tool failed: disk full',
+    });
+  });
+
+  it('a completed task whose result has isError ends failed with the result kept', () => {
+    const task = parseTask({ ...TASK, status: 'completed' }, 'x');
+    const reply = { content: [{ type: 'text', text: 'bad input' }], isError: true };
+    expect(resultSnapshot(task, reply, LIMITS)).toEqual({
+      status: TaskStatus.Failed,
+      inputRequired: null,
+      result: { value: reply, preview: null, truncated: false },
+      error: { code: TaskErrorCode.UpstreamFailed, message: 'bad input' },
     });
   });
 

@@ -1,14 +1,9 @@
-import {
-  PermanentTaskError,
-  TaskErrorCode,
-  TaskStatus,
-  type BoundedResult,
-  type TaskSnapshot,
-} from '@app/common';
-import { boundJsonField, boundResult } from './bound-result';
+import { PermanentTaskError, TaskErrorCode, TaskStatus, type TaskSnapshot } from '@app/common';
 import type { ResultLimits } from './contract-driver';
 import { protocolError } from './driver.errors';
+import { questionAsRequests } from './input-requests';
 import { boundErrorMessage, firstText, isRecord, pollHintMs } from './snapshot-fields';
+import { toolResultSnapshot } from './tool-result';
 
 /** The fields of an MCP `Task` (revision 2025-11-25) the gateway uses; others are ignored. */
 export interface ParsedTask {
@@ -79,11 +74,16 @@ export function taskSnapshot(task: ParsedTask): TaskSnapshot {
   const snapshot: TaskSnapshot = { status: task.status };
   if (task.pollInterval !== undefined) snapshot.pollAfterMs = task.pollInterval;
   if (task.status === TaskStatus.InputRequired) {
-    // Answering the elicitation is not part of the contract yet: the question is shown as is.
-    snapshot.inputRequired = boundJsonField(
-      { question: task.statusMessage ?? '' },
-      'tasks/get: "statusMessage" (the input_required question)',
-    );
+    // SEP-1686 sends the real elicitation only on a blocking tasks/result stream, which a poller
+    // cannot hold for hours: the statusMessage is shown as the question, and it cannot be
+    // answered through the gateway (contracts.md, "Answering questions").
+    snapshot.inputRequired = {
+      ...questionAsRequests(
+        task.statusMessage ?? '',
+        'tasks/get: "statusMessage" (the input_required question)',
+      ),
+      answerable: false,
+    };
   } else {
     snapshot.inputRequired = null;
   }
@@ -92,8 +92,9 @@ export function taskSnapshot(task: ParsedTask): TaskSnapshot {
 
 /**
  * The terminal snapshot of a completed or failed task with its `tasks/result` reply (a
- * CallToolResult), stored under the result bounds without its `_meta`. On failure the error
- * message keeps both the statusMessage and the result's isError text.
+ * CallToolResult), by the rule every contract shares (tool-result.ts): an `isError` result ends
+ * `failed` with the result kept, whichever of `completed` or `failed` the server chose. On a
+ * failed task the error message keeps both the statusMessage and the result's isError text.
  */
 export function resultSnapshot(
   task: ParsedTask,
@@ -101,15 +102,11 @@ export function resultSnapshot(
   limits: ResultLimits,
 ): TaskSnapshot {
   if (!isRecord(reply)) throw protocolError('tasks/result must be a CallToolResult object');
-  const { _meta: _dropped, ...callResult } = reply;
-  const result: BoundedResult = boundResult(callResult, limits, 'tasks/result');
-  const snapshot: TaskSnapshot = { status: task.status, result, inputRequired: null };
-  if (task.status === TaskStatus.Failed) {
-    const text = reply.isError === true ? firstText(reply) : undefined;
-    const parts = [task.statusMessage, text].filter((part): part is string => !!part);
-    const message =
-      parts.length > 0 ? parts.join(': ') : 'the upstream task failed without a message';
-    snapshot.error = { code: TaskErrorCode.UpstreamFailed, message: boundErrorMessage(message) };
+  if (task.status !== TaskStatus.Failed) {
+    return { ...toolResultSnapshot(reply, limits, 'tasks/result'), inputRequired: null };
   }
-  return snapshot;
+  const fallback =
+    reply.isError === true ? undefined : 'the upstream task failed without a message';
+  const message = task.statusMessage ?? fallback;
+  return { ...toolResultSnapshot(reply, limits, 'tasks/result', message), inputRequired: null };
 }

@@ -76,7 +76,7 @@ describe('McpTasksDriver', () => {
   it('over stdio pins the task to this worker', async () => {
     upstream.handler = () => ({ task: task('working') });
     const outcome = await driver.submit(context(TOOLSET, {}, { server: serverConfig('stdio') }));
-    expect(outcome.handle.pinnedWorkerId).toBe('worker-1');
+    expect(outcome.handle?.pinnedWorkerId).toBe('worker-1');
   });
 
   it('never sends params.task to a tool without task support', async () => {

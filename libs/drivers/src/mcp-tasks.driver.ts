@@ -13,7 +13,13 @@ import {
   type UpstreamSession,
 } from '@app/mcp';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import type { ContractDriver, DriverContext, SubmitOutcome } from './contract-driver';
+import type {
+  AnswerOutcome,
+  ContractDriver,
+  DriverContext,
+  PendingAnswers,
+  SubmitOutcome,
+} from './contract-driver';
 import { requireRemoteId, toolArguments, toolsetOf } from './driver-context';
 import { protocolError } from './driver.errors';
 import {
@@ -24,6 +30,7 @@ import {
   type ParsedTask,
 } from './mcp-task.parser';
 import { isRecord, remoteIdProblem, strayRemoteId } from './snapshot-fields';
+import { STATELESS_TASKS_VERSION, StatelessTasksDriver } from './stateless-tasks.driver';
 import { classifyPollError, classifySubmitError } from './submit-safety';
 import { taskSupportProblem } from './task-support';
 
@@ -31,14 +38,42 @@ import { taskSupportProblem } from './task-support';
 const INVALID_PARAMS = -32602;
 
 /**
- * Contract `mcp-tasks`: native MCP Tasks. A task is bound to the session that created it, so
- * over Streamable HTTP every poll reattaches to the stored session; over stdio the task lives in
- * this worker's child process and the row is pinned to the worker.
+ * Contract `mcp-tasks`: native MCP Tasks in both designs. Each server's design is pinned or
+ * discovered (`UpstreamPort.taskProtocol`) at submit and stored with the task, so its polls,
+ * cancel and answers stay on it. 2026-07-28 (SEP-2663) is {@link StatelessTasksDriver}; this
+ * class speaks 2025-11-25 (SEP-1686), where a task is bound to the session that created it: over
+ * Streamable HTTP every poll reattaches to the stored session; over stdio the task lives in this
+ * worker's child process and the row is pinned to the worker.
  */
 export class McpTasksDriver implements ContractDriver {
-  constructor(private readonly port: UpstreamPort) {}
+  private readonly stateless: StatelessTasksDriver;
+
+  constructor(private readonly port: UpstreamPort) {
+    this.stateless = new StatelessTasksDriver(port);
+  }
 
   async submit(ctx: DriverContext): Promise<SubmitOutcome> {
+    const toolset = toolsetOf(ctx, Contract.McpTasks);
+    try {
+      if ((await this.port.taskProtocol(ctx.server.name)) === STATELESS_TASKS_VERSION) {
+        return await this.stateless.submit(ctx);
+      }
+    } catch (error) {
+      throw classifySubmitError(error, toolset, ctx.signal);
+    }
+    return this.submitSessionTask(ctx);
+  }
+
+  /**
+   * SEP-1686 shows a question but cannot take its answer through a poller (mcp-task.parser.ts),
+   * so only 2026-07-28 tasks are answered.
+   */
+  async answer(ctx: DriverContext, answers: PendingAnswers): Promise<AnswerOutcome> {
+    if (!isStateless(ctx)) return { sent: [] };
+    return this.stateless.answer(ctx, answers);
+  }
+
+  private async submitSessionTask(ctx: DriverContext): Promise<SubmitOutcome> {
     const toolset = toolsetOf(ctx, Contract.McpTasks);
     const args = toolArguments(ctx);
     let session: UpstreamSession;
@@ -88,6 +123,7 @@ export class McpTasksDriver implements ContractDriver {
   }
 
   async poll(ctx: DriverContext): Promise<TaskSnapshot> {
+    if (isStateless(ctx)) return this.stateless.poll(ctx);
     const taskId = requireRemoteId(ctx);
     try {
       const session = await this.sessionFor(ctx);
@@ -103,6 +139,7 @@ export class McpTasksDriver implements ContractDriver {
   }
 
   async cancel(ctx: DriverContext): Promise<TaskSnapshot> {
+    if (isStateless(ctx)) return this.stateless.cancel(ctx);
     const taskId = requireRemoteId(ctx);
     try {
       const session = await this.sessionFor(ctx);
@@ -200,6 +237,10 @@ export class McpTasksDriver implements ContractDriver {
     }
     return task;
   }
+}
+
+function isStateless(ctx: DriverContext): boolean {
+  return ctx.task.remoteProtocolVersion === STATELESS_TASKS_VERSION;
 }
 
 /** A forgotten session or "-32602 Task not found" means the upstream lost the task for good. */

@@ -147,10 +147,25 @@ describe('ordinary status answer, row by row', () => {
 
   it('input_required: object, required when status is input_required', () => {
     const snapshot = status({ status: 'input_required', input_required: { question: 'ok?' } });
-    expect(snapshot).toMatchObject({
-      status: TaskStatus.InputRequired,
-      inputRequired: { question: 'ok?' },
-    });
+    // One shape for every contract: a free-form question is one elicitation, keyed by its text.
+    expect(snapshot.status).toBe(TaskStatus.InputRequired);
+    const { requests } = snapshot.inputRequired as { requests: Record<string, unknown> };
+    expect(Object.keys(requests)).toEqual([expect.stringMatching(/^q-[0-9a-f]{16}$/)]);
+    expect(Object.values(requests)).toEqual([
+      {
+        method: 'elicitation/create',
+        params: { mode: 'form', message: 'ok?', question: { question: 'ok?' } },
+      },
+    ]);
+    // The same question keeps its key across polls; another one gets a new key.
+    const again = status({ status: 'input_required', input_required: { question: 'ok?' } });
+    const other = status({ status: 'input_required', input_required: { question: 'sure?' } });
+    expect(Object.keys((again.inputRequired as { requests: object }).requests)).toEqual(
+      Object.keys(requests),
+    );
+    expect(Object.keys((other.inputRequired as { requests: object }).requests)).not.toEqual(
+      Object.keys(requests),
+    );
     const rule = 'status: "input_required" must be an object when status is "input_required"';
     broken(() => status({ status: 'input_required' }), rule);
     broken(() => status({ status: 'input_required', input_required: 'ok?' }), rule);

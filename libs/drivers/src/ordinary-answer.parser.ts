@@ -7,6 +7,7 @@ import {
   type TaskSnapshot,
 } from '@app/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { questionAsRequests } from './input-requests';
 import { boundJsonField, boundResult } from './bound-result';
 import type { ResultLimits } from './contract-driver';
 import { protocolError } from './driver.errors';
@@ -116,7 +117,7 @@ function buildSnapshot(
         `${op}: "input_required" must be an object when status is "input_required"`,
       );
     }
-    snapshot.inputRequired = boundJsonField(answer.input_required, `${op}: "input_required"`);
+    snapshot.inputRequired = questionAsRequests(answer.input_required, `${op}: "input_required"`);
   } else {
     snapshot.inputRequired = null;
   }

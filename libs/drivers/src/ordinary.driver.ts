@@ -1,11 +1,17 @@
-import { Contract, TaskStatus, type TaskSnapshot } from '@app/common';
+import { Contract, TaskStatus, TransientTaskError, type TaskSnapshot } from '@app/common';
 import type { OrdinaryToolset } from '@app/config';
 import type { UpstreamPort, UpstreamSession } from '@app/mcp';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ContractDriver, DriverContext, SubmitOutcome } from './contract-driver';
+import type {
+  AnswerOutcome,
+  ContractDriver,
+  DriverContext,
+  PendingAnswers,
+  SubmitOutcome,
+} from './contract-driver';
 import { protocolError } from './driver.errors';
 import { parseStatusAnswer, parseSubmitAnswer } from './ordinary-answer.parser';
-import { remoteIdProblem, strayRemoteId } from './snapshot-fields';
+import { lastErrorText, remoteIdProblem, strayRemoteId } from './snapshot-fields';
 import { classifyPollError, classifySubmitError } from './submit-safety';
 import { requireRemoteId, toolArguments, toolsetOf } from './driver-context';
 
@@ -58,7 +64,37 @@ export class OrdinaryDriver implements ContractDriver {
   }
 
   async poll(ctx: DriverContext): Promise<TaskSnapshot> {
-    return this.ask(ctx, 'status');
+    const snapshot = await this.ask(ctx, 'status');
+    // Without an inputTool the question is shown, but nothing can carry an answer upstream.
+    if (snapshot.inputRequired && !toolsetOf(ctx, Contract.Ordinary).inputTool) {
+      snapshot.inputRequired = { ...snapshot.inputRequired, answerable: false };
+    }
+    return snapshot;
+  }
+
+  /**
+   * The toolset's `inputTool`, called with `{task_id, responses}`. An uncertain earlier attempt
+   * is repeated: the tool must ignore keys it already has (contracts.md, "Answering questions").
+   */
+  async answer(ctx: DriverContext, answers: PendingAnswers): Promise<AnswerOutcome> {
+    const toolset = toolsetOf(ctx, Contract.Ordinary);
+    if (!toolset.inputTool) return { sent: [] };
+    const remoteTaskId = requireRemoteId(ctx);
+    let result: CallToolResult;
+    try {
+      const session = await this.port.session(ctx.server.name);
+      result = await session.callTool(
+        toolset.inputTool,
+        { task_id: remoteTaskId, responses: answers.responses },
+        { idempotent: false, signal: ctx.signal },
+      );
+    } catch (error) {
+      throw classifyPollError(error, 'input', ctx.signal);
+    }
+    if (result.isError === true) {
+      throw new TransientTaskError(lastErrorText(result, 'input: the tool answered isError'));
+    }
+    return { sent: Object.keys(answers.responses) };
   }
 
   async cancel(ctx: DriverContext): Promise<TaskSnapshot> {

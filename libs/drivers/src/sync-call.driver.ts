@@ -10,12 +10,11 @@ import {
 } from '@app/common';
 import type { UpstreamPort } from '@app/mcp';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { boundResult } from './bound-result';
 import type { ContractDriver, DriverContext, SubmitOutcome } from './contract-driver';
 import { toolArguments, toolsetOf } from './driver-context';
 import { CallAbortedError } from './driver.errors';
-import { boundErrorMessage, firstText } from './snapshot-fields';
 import { classifySubmitError } from './submit-safety';
+import { toolResultSnapshot } from './tool-result';
 
 /** The local marker stored as the remote ID: the held call itself is the task. */
 export const SYNC_HANDLE_PREFIX = 'sync:';
@@ -90,15 +89,5 @@ function toTaskProgress(update: {
 }
 
 function callSnapshot(result: CallToolResult, ctx: DriverContext): TaskSnapshot {
-  const { _meta: _dropped, ...stored } = result;
-  const bounded = boundResult(stored, ctx.limits, 'tools/call result');
-  if (result.isError === true) {
-    const text = firstText(result) ?? 'the tool answered isError without text';
-    return {
-      status: TaskStatus.Failed,
-      result: bounded,
-      error: { code: TaskErrorCode.UpstreamFailed, message: boundErrorMessage(text) },
-    };
-  }
-  return { status: TaskStatus.Completed, result: bounded };
+  return toolResultSnapshot(result, ctx.limits, 'tools/call result');
 }

@@ -14,7 +14,11 @@ export function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
   for (let current = error; current !== undefined && chain.length < 10;) {
     chain.push(current);
-    current = current instanceof Error ? current.cause : undefined;
+    // Not `instanceof Error`: fetch's errors may come from another realm (a VM context).
+    current =
+      typeof current === 'object' && current !== null
+        ? (current as { cause?: unknown }).cause
+        : undefined;
   }
   return chain;
 }

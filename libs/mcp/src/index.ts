@@ -8,6 +8,7 @@ export type {
 export type {
   RequestOptions,
   ServerStatus,
+  StatelessSession,
   SupervisorState,
   UpstreamPort,
   UpstreamSession,
@@ -15,9 +16,16 @@ export type {
 export {
   UpstreamConnectionError,
   UpstreamError,
+  UpstreamHttpError,
   UpstreamProtocolError,
   UpstreamRpcError,
   UpstreamSessionExpiredError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './upstream.errors';
+export {
+  STATELESS_PROTOCOL_VERSION,
+  StatelessHttpClient,
+  TASKS_EXTENSION,
+  encodeHeaderValue,
+} from './stateless-http.client';

@@ -40,7 +40,7 @@ export class UpstreamTimeoutError extends UpstreamError {
 
 /** The transport failed (process died, socket closed, teardown) while or before sending. */
 export class UpstreamConnectionError extends UpstreamError {
-  override readonly name = 'UpstreamConnectionError';
+  override readonly name: string = 'UpstreamConnectionError';
   constructor(
     server: string,
     message: string,
@@ -48,6 +48,17 @@ export class UpstreamConnectionError extends UpstreamError {
     options?: { cause?: unknown },
   ) {
     super(server, message, options);
+  }
+}
+
+/** The server refused the HTTP request without a JSON-RPC answer; a 4xx was not processed. */
+export class UpstreamHttpError extends UpstreamConnectionError {
+  override readonly name = 'UpstreamHttpError';
+  constructor(
+    server: string,
+    readonly status: number,
+  ) {
+    super(server, `HTTP ${status} from the server`, status >= 500);
   }
 }
 

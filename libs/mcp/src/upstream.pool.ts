@@ -1,14 +1,22 @@
-import type { ServerConfig } from '@app/config';
+import { Contract } from '@app/common';
+import type { ServerConfig, TaskProtocolVersion } from '@app/config';
 import { BackoffPolicy, DEFAULT_BACKOFF } from './backoff.policy';
 import { BoundSessionAdapter, breaksSession } from './bound-session.adapter';
 import { PooledSessionAdapter } from './pooled-session.adapter';
 import { ProcessGroupRegistry } from './process-group.registry';
 import { ResumedSessionCache } from './resumed-session.cache';
 import { ServerSupervisor } from './server.supervisor';
+import { StatelessHttpClient } from './stateless-http.client';
+import { TaskProtocolDiscovery } from './task-protocol.discovery';
 import { TransportFactory } from './transport.factory';
 import { UpstreamUnavailableError } from './upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks, UpstreamPoolOptions } from './upstream.hooks';
-import type { ServerStatus, UpstreamPort, UpstreamSession } from './upstream.port';
+import type {
+  ServerStatus,
+  StatelessSession,
+  UpstreamPort,
+  UpstreamSession,
+} from './upstream.port';
 
 /**
  * The poller's connection layer: one supervisor per configured server, the pooled session of each,
@@ -21,6 +29,11 @@ export class UpstreamPool implements UpstreamPort {
   private readonly listeners = new Set<(status: ServerStatus) => void>();
   private readonly registry: ProcessGroupRegistry;
   private readonly resumed: ResumedSessionCache;
+  private readonly stateless = new Map<string, StatelessHttpClient>();
+  private readonly discovery = new TaskProtocolDiscovery(
+    (server) => this.statelessSession(server),
+    (server) => this.emitToolsChanged(this.status(server)),
+  );
   private closed = false;
 
   /**
@@ -47,10 +60,16 @@ export class UpstreamPool implements UpstreamPort {
         metrics,
         backoff,
         closeTimeoutMs,
-        onToolsChanged: (status) => this.emitToolsChanged(status),
+        onToolsChanged: (status) => this.emitToolsChanged(this.withProtocol(status)),
       });
       this.supervisors.set(config.name, supervisor);
       this.sessions.set(config.name, new PooledSessionAdapter(supervisor));
+      if (config.transport === 'http') {
+        const client = new StatelessHttpClient(config, logger, fetch, (method, seconds) =>
+          metrics.onCallDuration?.(config.name, method, seconds),
+        );
+        this.stateless.set(config.name, client);
+      }
     }
     this.resumed = new ResumedSessionCache({
       factory,
@@ -64,7 +83,15 @@ export class UpstreamPool implements UpstreamPort {
   /** Reaps children a crashed predecessor left, then starts every supervisor. */
   start(): void {
     if (this.options.reapOrphans !== false) this.registry.reapOrphans();
-    for (const supervisor of this.supervisors.values()) supervisor.start();
+    for (const supervisor of this.supervisors.values()) {
+      supervisor.start();
+      // Learn the task design early, so the catalog judges mcp-tasks toolsets by the right rules;
+      // a server not reachable yet is asked again by its first task.
+      const { config } = supervisor;
+      if (config.toolsets.some((toolset) => toolset.contract === Contract.McpTasks)) {
+        void this.discovery.protocolOf(config).catch(() => undefined);
+      }
+    }
   }
 
   async session(server: string): Promise<UpstreamSession> {
@@ -90,13 +117,26 @@ export class UpstreamPool implements UpstreamPort {
     return this.resumed.get(supervisor.config, sessionId, protocolVersion);
   }
 
+  taskProtocol(server: string): Promise<TaskProtocolVersion> {
+    return this.discovery.protocolOf(this.supervisor(server).config);
+  }
+
+  statelessSession(server: string): StatelessSession {
+    this.supervisor(server);
+    const client = this.stateless.get(server);
+    if (!client) throw new UpstreamUnavailableError(server, 'closed', 'not an HTTP server');
+    return client;
+  }
+
   status(server: string): ServerStatus {
-    return this.supervisor(server).status();
+    return this.withProtocol(this.supervisor(server).status());
   }
 
   /** Statuses of every configured server (for the catalog and health endpoints). */
   statuses(): ServerStatus[] {
-    return [...this.supervisors.values()].map((supervisor) => supervisor.status());
+    return [...this.supervisors.values()].map((supervisor) =>
+      this.withProtocol(supervisor.status()),
+    );
   }
 
   onToolsChanged(listener: (status: ServerStatus) => void): void {
@@ -118,6 +158,12 @@ export class UpstreamPool implements UpstreamPort {
     if (!supervisor) throw new UpstreamUnavailableError(server, 'closed', 'not configured');
     if (this.closed) throw new UpstreamUnavailableError(server, 'closed', 'pool closed');
     return supervisor;
+  }
+
+  private withProtocol(status: ServerStatus): ServerStatus {
+    const config = this.supervisors.get(status.server)?.config;
+    const taskProtocol = config ? this.discovery.known(config) : undefined;
+    return taskProtocol ? { ...status, taskProtocol } : status;
   }
 
   private emitToolsChanged(status: ServerStatus): void {

@@ -1,4 +1,5 @@
 import type { CallToolResult, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { TaskProtocolVersion } from '@app/config';
 
 /** Per-request options. Every request has a deadline: `timeoutMs`, else the server's callTimeoutMs. */
 export interface RequestOptions {
@@ -33,6 +34,23 @@ export interface UpstreamSession {
   ): Promise<unknown>;
 }
 
+/**
+ * MCP 2026-07-28 to one server: no session, every request carries its own envelope. Used for the
+ * tasks extension (SEP-2663): `tools/call`, `tasks/get`, `tasks/update`, `tasks/cancel`.
+ */
+export interface StatelessSession {
+  readonly server: string;
+  /**
+   * Resolves with the JSON-RPC `result`; a JSON-RPC error is an `UpstreamRpcError`.
+   * `name` is the `Mcp-Name` header: the tool of `tools/call`, the task ID of `tasks/*`.
+   */
+  request(
+    method: string,
+    params: Record<string, unknown>,
+    options: RequestOptions & { name?: string },
+  ): Promise<Record<string, unknown>>;
+}
+
 export type SupervisorState = 'connecting' | 'ready' | 'degraded' | 'parked' | 'closed';
 
 export interface ServerStatus {
@@ -43,6 +61,8 @@ export interface ServerStatus {
   /** The last tools/list of a successful connect (all pages). */
   tools?: Tool[];
   capabilities?: ServerCapabilities;
+  /** The task design the server speaks, once pinned or discovered. */
+  taskProtocol?: TaskProtocolVersion;
 }
 
 /**
@@ -63,6 +83,13 @@ export interface UpstreamPort {
     sessionId: string,
     protocolVersion: string,
   ): Promise<UpstreamSession>;
+  /**
+   * The task design the server speaks: pinned by its `protocolVersion`, else discovered once with
+   * `server/discover` and cached. Throws `UpstreamError` when the server cannot be asked now.
+   */
+  taskProtocol(server: string): Promise<TaskProtocolVersion>;
+  /** The stateless 2026-07-28 client of an HTTP server. */
+  statelessSession(server: string): StatelessSession;
   status(server: string): ServerStatus;
   /** Called after every successful connect and tools/list_changed refresh. */
   onToolsChanged(listener: (status: ServerStatus) => void): void;

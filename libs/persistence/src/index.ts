@@ -11,7 +11,7 @@ export { TaskLeaseRepository } from './task-lease.repository';
 export type { ClaimRequest, RemoteHandle, WriteOutcome } from './task-lease.repository';
 export { TaskRepository } from './task.repository';
 export type { NewTask, CreateResult, StatusFilter, CancelResult } from './task.repository';
-export type { TaskRow } from './task-row';
+export type { StoredAnswer, TaskRow } from './task-row';
 export { toTaskRow } from './task-row';
 export { WorkerRepository } from './worker.repository';
 export type { WorkerInfo } from './worker.repository';

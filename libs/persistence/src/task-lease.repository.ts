@@ -86,7 +86,8 @@ export class TaskLeaseRepository {
         `status = $3, remote_task_id = $4, remote_session_id = $5, remote_protocol_version = $6,
          driver_state = $7::jsonb, pinned_worker_id = $8, submitted_at = now(), last_success_at = now(),
          consecutive_errors = 0, last_error = NULL, ${CLEAR_LEASE},
-         next_attempt_at = CASE WHEN cancel_requested_at IS NULL THEN ${afterMs(9)} ELSE now() END`,
+         next_attempt_at = CASE WHEN cancel_requested_at IS NULL THEN ${afterMs(9)} ELSE now() END,
+         input_required = $10::jsonb`,
       ),
       [
         status,
@@ -96,6 +97,7 @@ export class TaskLeaseRepository {
         jsonParam(handle.driverState),
         handle.pinnedWorkerId ?? null,
         nextDelayMs,
+        jsonParam(status === TaskStatus.InputRequired ? snapshot?.inputRequired : null),
       ],
     );
   }

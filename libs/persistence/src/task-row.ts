@@ -1,5 +1,15 @@
 import { Contract, TaskStatus } from '@app/common';
 
+/** One answer to a task's question, as stored; the times are ISO strings (jsonb). */
+export interface StoredAnswer {
+  response: unknown;
+  received_at: string;
+  /** Set, fenced, by the poller just before it sends the answer upstream. */
+  sent_at?: string;
+  /** Set, fenced, once the upstream acknowledged it. */
+  delivered_at?: string;
+}
+
 /** A whole stored task in camelCase. Internal: the API projects it through a whitelist. */
 export interface TaskRow {
   id: string;
@@ -25,6 +35,8 @@ export interface TaskRow {
   resultTruncated: boolean;
   resultArtifact: unknown;
   inputRequired: unknown;
+  /** Answers by request key (task-input.repository.ts); null before the first. */
+  inputResponses: Record<string, StoredAnswer> | null;
   progress: unknown;
   errorCode: string | null;
   errorMessage: string | null;
@@ -68,6 +80,7 @@ export function toTaskRow(row: Record<string, unknown>): TaskRow {
     resultTruncated: row.result_truncated as boolean,
     resultArtifact: row.result_artifact,
     inputRequired: row.input_required,
+    inputResponses: (row.input_responses ?? null) as Record<string, StoredAnswer> | null,
     progress: row.progress,
     errorCode: row.error_code as string | null,
     errorMessage: row.error_message as string | null,

@@ -1,5 +1,12 @@
-export { toTaskSummary, toTaskView, taskRowFromSnapshot } from './task.projection';
+export {
+  toTaskSummary,
+  toTaskView,
+  taskRowFromSnapshot,
+  inputRequiredView,
+  acceptsAnswers,
+} from './task.projection';
 export type {
+  InputRequiredView,
   TaskErrorView,
   TaskSummaryView,
   TaskView,

@@ -33,7 +33,7 @@ export interface TaskView extends TaskSummaryView {
   result_preview: string | null;
   result_truncated: boolean;
   result_artifact: unknown;
-  input_required: unknown;
+  input_required: InputRequiredView | null;
 }
 
 /** What the projection needs besides the row. */
@@ -80,8 +80,42 @@ export function toTaskView(row: TaskRow, ctx: ProjectionContext): TaskView {
     result_preview: row.resultPreview,
     result_truncated: row.resultTruncated,
     result_artifact: row.resultArtifact ?? null,
-    input_required: row.inputRequired ?? null,
+    input_required: inputRequiredView(row),
   };
+}
+
+/** The one shape of a task's questions (docs/contracts.md, "Questions"). */
+export interface InputRequiredView {
+  requests: Record<string, { method: string; params: Record<string, unknown> }>;
+}
+
+/**
+ * The questions still open: the stored requests without the keys already answered through the
+ * API (their answers may not have reached the upstream yet, but they need nothing more from the
+ * consumer). Null unless the task is `input_required`.
+ */
+export function inputRequiredView(row: TaskRow): InputRequiredView | null {
+  if (row.status !== TaskStatus.InputRequired) return null;
+  const requests = storedRequests(row);
+  if (!requests) return null;
+  const answered = row.inputResponses ?? {};
+  return {
+    requests: Object.fromEntries(Object.entries(requests).filter(([key]) => !(key in answered))),
+  };
+}
+
+/** False when the task's upstream cannot take answers through the gateway. */
+export function acceptsAnswers(row: TaskRow): boolean {
+  const stored = row.inputRequired as { answerable?: unknown } | null;
+  return storedRequests(row) !== null && stored?.answerable !== false;
+}
+
+function storedRequests(row: TaskRow): InputRequiredView['requests'] | null {
+  const stored = row.inputRequired as { requests?: unknown } | null;
+  const requests = stored?.requests;
+  return typeof requests === 'object' && requests !== null && !Array.isArray(requests)
+    ? (requests as InputRequiredView['requests'])
+    : null;
 }
 
 function iso(date: Date | null): string | null {

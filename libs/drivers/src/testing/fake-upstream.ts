@@ -1,15 +1,21 @@
 import { Contract } from '@app/common';
-import type { ServerConfig, ToolsetConfig } from '@app/config';
-import type { RequestOptions, ServerStatus, UpstreamPort, UpstreamSession } from '@app/mcp';
+import type { ServerConfig, TaskProtocolVersion, ToolsetConfig } from '@app/config';
+import type {
+  RequestOptions,
+  ServerStatus,
+  StatelessSession,
+  UpstreamPort,
+  UpstreamSession,
+} from '@app/mcp';
 import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { DriverContext, DriverTask } from '../contract-driver';
 
 /** One call a driver made, as the fake saw it. */
 export interface RecordedCall {
-  kind: 'callTool' | 'request';
+  kind: 'callTool' | 'request' | 'stateless';
   name: string;
   params: Record<string, unknown>;
-  options: RequestOptions;
+  options: RequestOptions & { name?: string };
   session: string;
 }
 
@@ -28,6 +34,8 @@ export class FakeUpstream implements UpstreamPort {
   sessionId: string | undefined = 'sess-1';
   capabilities: ServerCapabilities | undefined = undefined;
   resumed: Array<{ sessionId: string; protocolVersion: string }> = [];
+  /** What taskProtocol answers; a function may throw (discovery failed). */
+  protocol: () => TaskProtocolVersion = () => '2025-11-25';
 
   session(): Promise<UpstreamSession> {
     return Promise.resolve(this.makeSession('pooled'));
@@ -42,6 +50,18 @@ export class FakeUpstream implements UpstreamPort {
   ): Promise<UpstreamSession> {
     this.resumed.push({ sessionId, protocolVersion });
     return Promise.resolve(this.makeSession(`resumed:${sessionId}`));
+  }
+  taskProtocol(): Promise<TaskProtocolVersion> {
+    return new Promise((resolve) => resolve(this.protocol()));
+  }
+  statelessSession(): StatelessSession {
+    return {
+      server: 'demo',
+      request: async (method, params, options) => {
+        this.calls.push({ kind: 'stateless', name: method, params, options, session: 'stateless' });
+        return this.handler(method, params, options) as Record<string, unknown>;
+      },
+    };
   }
   status(): ServerStatus {
     return this.serverStatus;

@@ -32,6 +32,7 @@ export class TaskEntity {
   @Column('boolean', { name: 'result_truncated' }) resultTruncated!: boolean;
   @Column('jsonb', { name: 'result_artifact', nullable: true }) resultArtifact!: unknown;
   @Column('jsonb', { name: 'input_required', nullable: true }) inputRequired!: unknown;
+  @Column('jsonb', { name: 'input_responses', nullable: true }) inputResponses!: unknown;
   @Column('jsonb', { nullable: true }) progress!: unknown;
   @Column('text', { name: 'error_code', nullable: true }) errorCode!: string | null;
   @Column('text', { name: 'error_message', nullable: true }) errorMessage!: string | null;

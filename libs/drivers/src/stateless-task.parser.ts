@@ -1,0 +1,153 @@
+import { TaskErrorCode, TaskStatus, type TaskSnapshot } from '@app/common';
+import type { ResultLimits } from './contract-driver';
+import { protocolError } from './driver.errors';
+import { inputRequired, type InputRequest } from './input-requests';
+import { toolResultSnapshot } from './tool-result';
+import { boundErrorMessage, isRecord } from './snapshot-fields';
+
+/**
+ * A SEP-2663 task (MCP 2026-07-28 tasks extension) as `tools/call` creates it and `tasks/get`
+ * details it: flat, `ttlMs` and `pollIntervalMs` in ms, the outcome inlined.
+ */
+export interface StatelessTask {
+  taskId: string;
+  status: TaskSnapshot['status'];
+  statusMessage?: string;
+  /** ms since the epoch; with `ttlMs` the gateway's backstop. */
+  createdAt: number;
+  /** null = unlimited. */
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  /** completed: the CallToolResult. */
+  result?: Record<string, unknown>;
+  /** failed: the JSON-RPC error. */
+  error?: { code: number; message: string };
+  /** input_required: every outstanding request. */
+  inputRequests?: Record<string, InputRequest>;
+}
+
+/** What a `tools/call` answered: the server decides (`resultType`). */
+export type ToolCallReply =
+  | { kind: 'complete'; result: Record<string, unknown> }
+  | { kind: 'task'; task: StatelessTask }
+  | { kind: 'input'; requests: Record<string, InputRequest>; requestState?: string };
+
+const STATUSES: readonly string[] = [
+  'working',
+  'input_required',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+export function parseToolCallReply(reply: Record<string, unknown>): ToolCallReply {
+  switch (reply.resultType) {
+    case 'task':
+      return { kind: 'task', task: parseStatelessTask(reply, 'tools/call') };
+    case 'input_required': {
+      const { requests } = inputRequired(reply.inputRequests, 'tools/call: "inputRequests"');
+      const state = reply.requestState;
+      if (state !== undefined && typeof state !== 'string') {
+        throw protocolError('tools/call: "requestState" must be a string');
+      }
+      return state === undefined
+        ? { kind: 'input', requests }
+        : { kind: 'input', requests, requestState: state };
+    }
+    case 'complete':
+    case undefined:
+      return { kind: 'complete', result: reply };
+    default:
+      throw protocolError(
+        'tools/call: "resultType" must be "complete", "task" or "input_required"',
+      );
+  }
+}
+
+/** A `CreateTaskResult` or a `tasks/get` result (a `DetailedTask`). */
+export function parseStatelessTask(value: unknown, what: string): StatelessTask {
+  if (!isRecord(value)) throw protocolError(`${what} must be a task object`);
+  const { taskId, status, statusMessage, createdAt, ttlMs, pollIntervalMs } = value;
+  if (typeof taskId !== 'string' || taskId === '') {
+    throw protocolError(`${what}: "taskId" must be a non-empty string`);
+  }
+  if (typeof status !== 'string' || !STATUSES.includes(status)) {
+    throw protocolError(`${what}: "status" must be one of ${STATUSES.join(', ')}`);
+  }
+  if (statusMessage !== undefined && typeof statusMessage !== 'string') {
+    throw protocolError(`${what}: "statusMessage" must be a string`);
+  }
+  const created = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
+  if (Number.isNaN(created)) throw protocolError(`${what}: "createdAt" must be an ISO 8601 time`);
+  if (ttlMs !== null && !positiveInt(ttlMs)) {
+    throw protocolError(`${what}: "ttlMs" must be a positive integer or null`);
+  }
+  if (pollIntervalMs !== undefined && !positiveInt(pollIntervalMs)) {
+    throw protocolError(`${what}: "pollIntervalMs" must be a positive integer`);
+  }
+  const task: StatelessTask = {
+    taskId,
+    status: status as TaskSnapshot['status'],
+    createdAt: created,
+    ttlMs: ttlMs as number | null,
+  };
+  if (statusMessage !== undefined) task.statusMessage = statusMessage;
+  if (pollIntervalMs !== undefined) task.pollIntervalMs = pollIntervalMs as number;
+  if (status === 'completed') {
+    if (!isRecord(value.result)) throw protocolError(`${what}: a completed task carries "result"`);
+    task.result = value.result;
+  }
+  if (status === 'failed') {
+    const error = value.error;
+    if (!isRecord(error) || typeof error.code !== 'number') {
+      throw protocolError(`${what}: a failed task carries "error" {code, message}`);
+    }
+    task.error = {
+      code: error.code,
+      message: typeof error.message === 'string' ? error.message : '',
+    };
+  }
+  if (status === 'input_required') {
+    task.inputRequests = inputRequired(value.inputRequests, `${what}: "inputRequests"`).requests;
+  }
+  return task;
+}
+
+/**
+ * The gateway's view of a SEP-2663 task. `completed` keeps the CallToolResult (an `isError`
+ * result ends `failed` / `upstream_failed` with the result kept, as on every contract); `failed`
+ * (a JSON-RPC error) ends `upstream_failed` with the statusMessage and the error's text.
+ */
+export function statelessSnapshot(task: StatelessTask, limits: ResultLimits): TaskSnapshot {
+  switch (task.status) {
+    case TaskStatus.Completed:
+      return toolResultSnapshot(task.result ?? {}, limits, 'tasks/get: "result"');
+    case TaskStatus.Failed: {
+      const error = task.error ?? { code: 0, message: '' };
+      const parts = [task.statusMessage, `${error.message} (JSON-RPC error ${error.code})`];
+      const message = parts.filter((part): part is string => !!part).join(': ');
+      return {
+        status: TaskStatus.Failed,
+        inputRequired: null,
+        error: { code: TaskErrorCode.UpstreamFailed, message: boundErrorMessage(message) },
+      };
+    }
+    case TaskStatus.InputRequired: {
+      const snapshot: TaskSnapshot = {
+        status: TaskStatus.InputRequired,
+        inputRequired: { requests: task.inputRequests ?? {} },
+      };
+      if (task.pollIntervalMs !== undefined) snapshot.pollAfterMs = task.pollIntervalMs;
+      return snapshot;
+    }
+    default: {
+      const snapshot: TaskSnapshot = { status: task.status, inputRequired: null };
+      if (task.pollIntervalMs !== undefined) snapshot.pollAfterMs = task.pollIntervalMs;
+      return snapshot;
+    }
+  }
+}
+
+function positiveInt(value: unknown): boolean {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}

@@ -1,0 +1,185 @@
+// Guards against a 2026-07-28 request missing its envelope or headers, and against failures
+// mapped to the wrong maybeSent (which decides whether a submit may be repeated).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ServerConfig } from '@app/config';
+import { StatelessHttpClient, encodeHeaderValue } from './stateless-http.client';
+import {
+  UpstreamConnectionError,
+  UpstreamHttpError,
+  UpstreamRpcError,
+  UpstreamTimeoutError,
+} from './upstream.errors';
+
+interface Seen {
+  headers: IncomingMessage['headers'];
+  body: { id: number; method: string; params: Record<string, unknown> };
+}
+
+type Reply = (seen: Seen, res: ServerResponse) => void;
+
+const quiet = { info() {}, warn() {}, error() {}, debug() {} };
+
+describe('StatelessHttpClient', () => {
+  let server: Server;
+  let url: string;
+  let reply: Reply;
+  const seen: Seen[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      req.on('end', () => {
+        const entry = { headers: req.headers, body: JSON.parse(text) as Seen['body'] };
+        seen.push(entry);
+        reply(entry, res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  beforeEach(() => {
+    seen.length = 0;
+  });
+
+  const client = (overrides: Partial<ServerConfig> = {}): StatelessHttpClient =>
+    new StatelessHttpClient(
+      {
+        name: 'up',
+        transport: 'http',
+        url,
+        args: [],
+        env: {},
+        headers: { authorization: 'Bearer k' },
+        connectTimeoutMs: 1000,
+        callTimeoutMs: 2000,
+        maxConcurrentCalls: 4,
+        keepaliveIntervalMs: 30000,
+        parkedProbeMs: 300000,
+        connectAttempts: 3,
+        sharedState: false,
+        toolsets: [],
+        ...overrides,
+      },
+      quiet,
+    );
+
+  const json =
+    (value: unknown, status = 200): Reply =>
+    (_seen, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    };
+
+  it('sends the _meta envelope, the tasks capability and the three headers', async () => {
+    reply = (s, res) =>
+      json({ jsonrpc: '2.0', id: s.body.id, result: { resultType: 'complete' } })(s, res);
+    const result = await client().request(
+      'tasks/get',
+      { taskId: 'tk-1' },
+      { idempotent: true, name: 'tk-1' },
+    );
+    expect(result).toEqual({ resultType: 'complete' });
+    const [{ headers, body }] = seen;
+    expect(headers['mcp-protocol-version']).toBe('2026-07-28');
+    expect(headers['mcp-method']).toBe('tasks/get');
+    expect(headers['mcp-name']).toBe('tk-1');
+    expect(headers.authorization).toBe('Bearer k');
+    expect(body.method).toBe('tasks/get');
+    expect(body.params).toEqual({
+      taskId: 'tk-1',
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'mcp-task-gateway', version: '0.1.0' },
+        'io.modelcontextprotocol/clientCapabilities': {
+          extensions: { 'io.modelcontextprotocol/tasks': {} },
+        },
+      },
+    });
+  });
+
+  it('encodes a header value that is not plain ASCII, or looks like the sentinel', () => {
+    expect(encodeHeaderValue('plain_tool')).toBe('plain_tool');
+    expect(encodeHeaderValue('café')).toBe(`=?base64?${Buffer.from('café').toString('base64')}?=`);
+    expect(encodeHeaderValue('=?base64?x?=')).toMatch(/^=\?base64\?[A-Za-z0-9+/=]+\?=$/);
+  });
+
+  it('reads the response with its id from an SSE answer', async () => {
+    reply = (s, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n`);
+      res.end(`event: message\ndata: {"jsonrpc":"2.0","id":${s.body.id},"result":{"ok":1}}\n\n`);
+    };
+    await expect(client().request('tools/call', {}, { idempotent: false })).resolves.toEqual({
+      ok: 1,
+    });
+  });
+
+  it('a JSON-RPC error, even with HTTP 400, is an UpstreamRpcError with its code', async () => {
+    reply = (s, res) =>
+      json(
+        { jsonrpc: '2.0', id: s.body.id, error: { code: -32602, message: 'Task not found' } },
+        400,
+      )(s, res);
+    const error = await client()
+      .request('tasks/get', { taskId: 'x' }, { idempotent: true })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamRpcError);
+    expect(error).toMatchObject({ code: -32602, maybeSent: true });
+  });
+
+  it('an HTTP 4xx without JSON-RPC was not processed; a 5xx may have been', async () => {
+    reply = (_s, res) => res.writeHead(404).end('no');
+    const refused = await client()
+      .request('x', {}, { idempotent: true })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UpstreamHttpError);
+    expect(refused).toMatchObject({ status: 404, maybeSent: false });
+    reply = (_s, res) => res.writeHead(502).end('bad gateway');
+    const failed = await client()
+      .request('x', {}, { idempotent: true })
+      .catch((e: unknown) => e);
+    expect(failed).toMatchObject({ status: 502, maybeSent: true });
+  });
+
+  it('no answer within the deadline is an UpstreamTimeoutError', async () => {
+    reply = () => undefined; // never answers
+    const started = Date.now();
+    const error = await client()
+      .request('tools/call', {}, { idempotent: false, timeoutMs: 200 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it("the caller's abort wins over the deadline, with the caller's reason", async () => {
+    reply = () => undefined;
+    const controller = new AbortController();
+    const pending = client().request(
+      'tools/call',
+      {},
+      { idempotent: false, signal: controller.signal },
+    );
+    const reason = new Error('lease lost');
+    setImmediate(() => controller.abort(reason));
+    await expect(pending).rejects.toBe(reason);
+  });
+
+  it('a refused connection was provably not sent', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await client({ url: `http://127.0.0.1:${port}/mcp` })
+      .request('tools/call', {}, { idempotent: false })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamConnectionError);
+    expect(error).toMatchObject({ maybeSent: false });
+  });
+});

@@ -1,0 +1,184 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ServerConfig } from '@app/config';
+import { describe, provablyNotSent } from './failure.classifier';
+import { signalIsolatingFetch } from './signal-isolating.fetch';
+import {
+  UpstreamConnectionError,
+  UpstreamHttpError,
+  UpstreamProtocolError,
+  UpstreamRpcError,
+  UpstreamTimeoutError,
+} from './upstream.errors';
+import type { UpstreamLogger } from './upstream.hooks';
+import type { RequestOptions, StatelessSession } from './upstream.port';
+
+/** The stateless revision this client speaks (docs/connections.md, "MCP 2026-07-28"). */
+export const STATELESS_PROTOCOL_VERSION = '2026-07-28';
+/** The tasks extension's identifier, declared in `_meta` on every request. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+
+/** Header values that are not plain printable ASCII travel base64-encoded in a sentinel. */
+export function encodeHeaderValue(value: string): string {
+  const plain = /^[\x20-\x7e]*$/.test(value) && !/^=\?base64\?/i.test(value);
+  if (plain && value.trim() === value) return value;
+  return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/**
+ * A hand-rolled MCP 2026-07-28 client over HTTP POST: every request is self-describing (the
+ * `_meta` envelope with the version, client info and the tasks capability, plus the
+ * `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers), so there is no session to keep.
+ * Failures map to the connection layer's typed errors with the same `maybeSent` rules, every
+ * request has a deadline, and fetch goes through the signal-isolating wrapper.
+ */
+export class StatelessHttpClient implements StatelessSession {
+  readonly server: string;
+  private nextId = 1;
+  private readonly fetch: FetchLike;
+
+  constructor(
+    private readonly config: ServerConfig,
+    private readonly logger: UpstreamLogger,
+    base: FetchLike = fetch,
+    private readonly onCallDuration?: (method: string, seconds: number) => void,
+  ) {
+    this.server = config.name;
+    this.fetch = signalIsolatingFetch(base);
+  }
+
+  /**
+   * One JSON-RPC request; resolves with its `result` object.
+   * @param name the `Mcp-Name` header: the tool name of `tools/call`, the task ID of `tasks/*`.
+   */
+  async request(
+    method: string,
+    params: Record<string, unknown>,
+    options: RequestOptions & { name?: string },
+  ): Promise<Record<string, unknown>> {
+    const timeoutMs = options.timeoutMs ?? this.config.callTimeoutMs;
+    const id = this.nextId++;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: { ...params, _meta: { ...metaOf(params), ...envelope() } },
+    });
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': STATELESS_PROTOCOL_VERSION,
+      'mcp-method': method,
+    };
+    if (options.name !== undefined) headers['mcp-name'] = encodeHeaderValue(options.name);
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error('deadline')), timeoutMs);
+    const onCallerAbort = () => deadline.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const started = Date.now();
+    try {
+      let response: Response;
+      try {
+        response = await this.fetch(this.config.url ?? '', {
+          method: 'POST',
+          headers,
+          body,
+          signal: deadline.signal,
+        });
+      } catch (error) {
+        throw this.sendFailure(error, deadline.signal, timeoutMs, options, true);
+      }
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        throw this.sendFailure(error, deadline.signal, timeoutMs, options, false);
+      }
+      return this.answer(response, text, id);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onCallerAbort);
+      this.onCallDuration?.(method, (Date.now() - started) / 1000);
+    }
+  }
+
+  /** The caller's abort wins; else our deadline; else a transport failure, sent unless proven. */
+  private sendFailure(
+    error: unknown,
+    deadline: AbortSignal,
+    timeoutMs: number,
+    options: RequestOptions,
+    beforeAnswer: boolean,
+  ): unknown {
+    if (options.signal?.aborted) return options.signal.reason;
+    if (deadline.aborted) return new UpstreamTimeoutError(this.server, timeoutMs);
+    const maybeSent = !(beforeAnswer && provablyNotSent(error));
+    return new UpstreamConnectionError(this.server, describe(error), maybeSent, { cause: error });
+  }
+
+  private answer(response: Response, text: string, id: number): Record<string, unknown> {
+    const type = response.headers.get('content-type') ?? '';
+    const message = type.includes('text/event-stream') ? fromEventStream(text, id) : parse(text);
+    if (isObject(message) && isObject(message.error)) {
+      const { code, message: why } = message.error;
+      if (typeof code === 'number') {
+        throw new UpstreamRpcError(this.server, code, typeof why === 'string' ? why : '');
+      }
+    }
+    if (!response.ok) {
+      // An HTTP refusal without a JSON-RPC error: a 4xx was not processed, a 5xx may have been.
+      const status = response.status;
+      this.logger.debug({ server: this.server, status }, 'upstream HTTP error');
+      throw new UpstreamHttpError(this.server, status);
+    }
+    if (!isObject(message) || message.id !== id || !isObject(message.result)) {
+      throw new UpstreamProtocolError(
+        this.server,
+        'the answer is not a JSON-RPC response with a result object for the request',
+      );
+    }
+    return message.result;
+  }
+}
+
+function envelope(): Record<string, unknown> {
+  return {
+    [META_VERSION]: STATELESS_PROTOCOL_VERSION,
+    [META_CLIENT_INFO]: { name: 'mcp-task-gateway', version: '0.1.0' },
+    [META_CAPABILITIES]: { extensions: { [TASKS_EXTENSION]: {} } },
+  };
+}
+
+function metaOf(params: Record<string, unknown>): Record<string, unknown> {
+  return isObject(params._meta) ? params._meta : {};
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The response with our id among the stream's `data:` events (notifications are skipped). */
+function fromEventStream(text: string, id: number): unknown {
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    const data = block
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).replace(/^ /, ''))
+      .join('\n');
+    const message = parse(data);
+    if (isObject(message) && message.id === id) return message;
+  }
+  return undefined;
+}

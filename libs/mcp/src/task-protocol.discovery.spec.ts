@@ -1,0 +1,111 @@
+// Guards against a server's task design being guessed wrong, or a transient failure being cached
+// as "2025-11-25" for the life of the process.
+import type { ServerConfig } from '@app/config';
+import { TaskProtocolDiscovery } from './task-protocol.discovery';
+import {
+  UpstreamConnectionError,
+  UpstreamHttpError,
+  UpstreamRpcError,
+  UpstreamUnavailableError,
+} from './upstream.errors';
+import type { StatelessSession } from './upstream.port';
+
+const config = (overrides: Partial<ServerConfig> = {}): ServerConfig => ({
+  name: 'up',
+  transport: 'http',
+  url: 'http://127.0.0.1:9/mcp',
+  args: [],
+  env: {},
+  headers: {},
+  connectTimeoutMs: 1000,
+  callTimeoutMs: 2000,
+  maxConcurrentCalls: 4,
+  keepaliveIntervalMs: 30000,
+  parkedProbeMs: 300000,
+  connectAttempts: 3,
+  sharedState: false,
+  toolsets: [],
+  ...overrides,
+});
+
+const DISCOVERED = {
+  resultType: 'complete',
+  supportedVersions: ['2026-07-28'],
+  capabilities: { tools: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  ttlMs: 0,
+  cacheScope: 'public',
+};
+
+function discoveryAnswering(...answers: Array<() => Record<string, unknown>>) {
+  const asked: string[] = [];
+  const discovered: string[] = [];
+  const session: StatelessSession = {
+    server: 'up',
+    request: (method) => {
+      asked.push(method);
+      const next = answers.shift();
+      return new Promise((resolve) => resolve(next ? next() : {}));
+    },
+  };
+  const discovery = new TaskProtocolDiscovery(
+    () => session,
+    (server) => discovered.push(server),
+  );
+  return { discovery, asked, discovered };
+}
+
+describe('TaskProtocolDiscovery', () => {
+  it('the extension in server/discover means 2026-07-28, asked once and cached', async () => {
+    const { discovery, asked, discovered } = discoveryAnswering(() => DISCOVERED);
+    await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
+    await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
+    expect(asked).toEqual(['server/discover']);
+    expect(discovered).toEqual(['up']);
+    expect(discovery.known(config())).toBe('2026-07-28');
+  });
+
+  it('no extension, a JSON-RPC error or an HTTP refusal means 2025-11-25', async () => {
+    const noExtension = { ...DISCOVERED, capabilities: { tools: {} } };
+    for (const answer of [
+      () => noExtension,
+      () => {
+        throw new UpstreamRpcError('up', -32601, 'Method not found');
+      },
+      () => {
+        throw new UpstreamHttpError('up', 400);
+      },
+    ]) {
+      const { discovery } = discoveryAnswering(answer);
+      await expect(discovery.protocolOf(config())).resolves.toBe('2025-11-25');
+    }
+  });
+
+  it('an unreachable server or a 401 decides nothing: thrown, asked again next time', async () => {
+    const { discovery, asked } = discoveryAnswering(
+      () => {
+        throw new UpstreamConnectionError('up', 'refused', false);
+      },
+      () => {
+        throw new UpstreamHttpError('up', 401);
+      },
+      () => DISCOVERED,
+    );
+    await expect(discovery.protocolOf(config())).rejects.toBeInstanceOf(UpstreamUnavailableError);
+    await expect(discovery.protocolOf(config())).rejects.toBeInstanceOf(UpstreamUnavailableError);
+    expect(discovery.known(config())).toBeUndefined();
+    await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
+    expect(asked).toHaveLength(3);
+  });
+
+  it('a pinned protocolVersion, or stdio, asks nothing', async () => {
+    const { discovery, asked } = discoveryAnswering();
+    await expect(discovery.protocolOf(config({ protocolVersion: '2026-07-28' }))).resolves.toBe(
+      '2026-07-28',
+    );
+    await expect(discovery.protocolOf(config({ protocolVersion: '2025-11-25' }))).resolves.toBe(
+      '2025-11-25',
+    );
+    await expect(discovery.protocolOf(config({ transport: 'stdio' }))).resolves.toBe('2025-11-25');
+    expect(asked).toEqual([]);
+  });
+});
