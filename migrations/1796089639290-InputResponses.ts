@@ -61,17 +61,19 @@ export class InputResponses1796089639290 implements MigrationInterface {
     await q.query(`
       CREATE FUNCTION tasks_answer_due() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF NEW.status = 'input_required' AND NEW.lease_token IS NULL
-           AND OLD.lease_token IS NOT NULL AND NEW.consecutive_errors = 0
-           AND NEW.next_attempt_at > now()
+        IF NEW.consecutive_errors = 0 AND NEW.next_attempt_at > now()
            AND EXISTS (SELECT 1 FROM jsonb_each(coalesce(NEW.input_responses, '{}'::jsonb)) a
                         WHERE NOT (a.value ? 'sent_at')) THEN
           NEW.next_attempt_at := now();
         END IF;
         RETURN NEW;
       END $$`);
-    await q.query(`CREATE TRIGGER tasks_answer_due BEFORE UPDATE ON tasks
-                   FOR EACH ROW EXECUTE FUNCTION tasks_answer_due()`);
+    // The WHEN clause keeps the function off the hot path: only releases of waiting rows with
+    // answers run it.
+    await q.query(`CREATE TRIGGER tasks_answer_due BEFORE UPDATE ON tasks FOR EACH ROW
+                   WHEN (NEW.status = 'input_required' AND NEW.input_responses IS NOT NULL
+                         AND NEW.lease_token IS NULL AND OLD.lease_token IS NOT NULL)
+                   EXECUTE FUNCTION tasks_answer_due()`);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -119,9 +119,10 @@ export function chaosServersFile(urlA: string, urlB: string, demoMain: string): 
   });
   return {
     mcpServers: {
-      'up-a': entry('up-a', { url: `${urlA}/mcp` }),
-      'up-a-retry': entry('up-a-retry', { url: `${urlA}/mcp` }),
-      'up-b': entry('up-b', { url: `${urlB}/mcp` }),
+      // demo_task_required lives on the demo server's 2025-11-25 side.
+      'up-a': entry('up-a', { url: `${urlA}/mcp`, protocolVersion: '2025-11-25' }),
+      'up-a-retry': entry('up-a-retry', { url: `${urlA}/mcp`, protocolVersion: '2025-11-25' }),
+      'up-b': entry('up-b', { url: `${urlB}/mcp`, protocolVersion: '2025-11-25' }),
       'up-stdio': entry('up-stdio', {
         command: process.execPath,
         args: [demoMain, '--transport', 'stdio'],

@@ -30,6 +30,8 @@ beforeAll(async () => {
       mcpServers: {
         [SERVER]: {
           url: `${demoUrl}/mcp`,
+          // demo_task_required lives on the demo server's 2025-11-25 side.
+          protocolVersion: '2025-11-25',
           taskToolsets: [
             {
               name: 'demo-ordinary',

@@ -36,6 +36,8 @@ const DISCOVERED = {
   cacheScope: 'public',
 };
 
+const TOOLS = { resultType: 'complete', tools: [{ name: 'ask', inputSchema: { type: 'object' } }] };
+
 function discoveryAnswering(...answers: Array<() => Record<string, unknown>>) {
   const asked: string[] = [];
   const discovered: string[] = [];
@@ -56,10 +58,15 @@ function discoveryAnswering(...answers: Array<() => Record<string, unknown>>) {
 
 describe('TaskProtocolDiscovery', () => {
   it('the extension in server/discover means 2026-07-28, asked once and cached', async () => {
-    const { discovery, asked, discovered } = discoveryAnswering(() => DISCOVERED);
+    const { discovery, asked, discovered } = discoveryAnswering(
+      () => DISCOVERED,
+      () => TOOLS,
+    );
     await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
     await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
-    expect(asked).toEqual(['server/discover']);
+    // The tools that side lists are read once too, for the catalog.
+    expect(asked).toEqual(['server/discover', 'tools/list']);
+    expect(discovery.toolsOf('up')).toEqual(TOOLS.tools);
     expect(discovered).toEqual(['up']);
     expect(discovery.known(config())).toBe('2026-07-28');
   });
@@ -89,19 +96,22 @@ describe('TaskProtocolDiscovery', () => {
         throw new UpstreamHttpError('up', 401);
       },
       () => DISCOVERED,
+      () => TOOLS,
     );
     await expect(discovery.protocolOf(config())).rejects.toBeInstanceOf(UpstreamUnavailableError);
     await expect(discovery.protocolOf(config())).rejects.toBeInstanceOf(UpstreamUnavailableError);
     expect(discovery.known(config())).toBeUndefined();
     await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
-    expect(asked).toHaveLength(3);
+    expect(asked).toHaveLength(4);
   });
 
-  it('a pinned protocolVersion, or stdio, asks nothing', async () => {
-    const { discovery, asked } = discoveryAnswering();
+  it('a pinned protocolVersion is not asked about (2026-07-28: only its tools); stdio is 2025', async () => {
+    const { discovery, asked } = discoveryAnswering(() => TOOLS);
     await expect(discovery.protocolOf(config({ protocolVersion: '2026-07-28' }))).resolves.toBe(
       '2026-07-28',
     );
+    expect(asked).toEqual(['tools/list']);
+    asked.length = 0;
     await expect(discovery.protocolOf(config({ protocolVersion: '2025-11-25' }))).resolves.toBe(
       '2025-11-25',
     );

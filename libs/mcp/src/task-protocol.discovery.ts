@@ -1,5 +1,7 @@
 import type { ServerConfig, TaskProtocolVersion } from '@app/config';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TASKS_EXTENSION } from './stateless-http.client';
+import { readToolCatalog } from './tool-catalog.reader';
 import { UpstreamHttpError, UpstreamRpcError, UpstreamUnavailableError } from './upstream.errors';
 import type { StatelessSession } from './upstream.port';
 
@@ -18,12 +20,18 @@ const STATELESS: TaskProtocolVersion = '2026-07-28';
  */
 export class TaskProtocolDiscovery {
   private readonly found = new Map<string, TaskProtocolVersion>();
+  private readonly statelessTools = new Map<string, Tool[]>();
   private readonly asking = new Map<string, Promise<TaskProtocolVersion>>();
 
   constructor(
     private readonly clientOf: (server: string) => StatelessSession,
     private readonly onDiscovered: (server: string) => void = () => undefined,
   ) {}
+
+  /** The tools a 2026-07-28 server lists on that side (its `tools/list` there), once read. */
+  toolsOf(server: string): Tool[] | undefined {
+    return this.statelessTools.get(server);
+  }
 
   /** The version known now, without asking: pinned, implied by the transport, or discovered. */
   known(config: ServerConfig): TaskProtocolVersion | undefined {
@@ -33,8 +41,7 @@ export class TaskProtocolDiscovery {
   }
 
   async protocolOf(config: ServerConfig): Promise<TaskProtocolVersion> {
-    if (config.protocolVersion) return config.protocolVersion;
-    if (config.transport !== 'http') return LEGACY;
+    if (config.protocolVersion === LEGACY || config.transport !== 'http') return LEGACY;
     const known = this.found.get(config.name);
     if (known) return known;
     let asking = this.asking.get(config.name);
@@ -45,26 +52,40 @@ export class TaskProtocolDiscovery {
     return asking;
   }
 
+  /** A server pinned to 2026-07-28 is not asked which design it speaks, only for its tools. */
   private async discover(config: ServerConfig): Promise<TaskProtocolVersion> {
-    let version: TaskProtocolVersion;
+    const version = config.protocolVersion ?? (await this.ask(config));
+    // A server may list other tools to 2026-07-28 requests than to 2025-11-25 sessions.
+    if (version === STATELESS) {
+      try {
+        this.statelessTools.set(config.name, await readToolCatalog(this.clientOf(config.name)));
+      } catch (error) {
+        throw unavailable(config, 'tools/list', error);
+      }
+    }
+    this.found.set(config.name, version);
+    this.onDiscovered(config.name);
+    return version;
+  }
+
+  private async ask(config: ServerConfig): Promise<TaskProtocolVersion> {
     try {
       const result = await this.clientOf(config.name).request(
         'server/discover',
         {},
         { idempotent: true, timeoutMs: config.connectTimeoutMs },
       );
-      version = advertisesTasks(result) ? STATELESS : LEGACY;
+      return advertisesTasks(result) ? STATELESS : LEGACY;
     } catch (error) {
-      if (!refused(error)) {
-        const why = error instanceof Error ? error.message : String(error);
-        throw new UpstreamUnavailableError(config.name, 'connecting', `server/discover: ${why}`);
-      }
-      version = LEGACY;
+      if (refused(error)) return LEGACY;
+      throw unavailable(config, 'server/discover', error);
     }
-    this.found.set(config.name, version);
-    this.onDiscovered(config.name);
-    return version;
   }
+}
+
+function unavailable(config: ServerConfig, what: string, error: unknown): UpstreamUnavailableError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new UpstreamUnavailableError(config.name, 'connecting', `${what}: ${why}`);
 }
 
 function advertisesTasks(result: Record<string, unknown>): boolean {

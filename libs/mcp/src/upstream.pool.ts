@@ -160,10 +160,20 @@ export class UpstreamPool implements UpstreamPort {
     return supervisor;
   }
 
+  /**
+   * The status with the task design, and with the tools the server lists to 2026-07-28 requests
+   * added to its 2025-11-25 catalog (a dual-era server may offer different tools on each side).
+   */
   private withProtocol(status: ServerStatus): ServerStatus {
     const config = this.supervisors.get(status.server)?.config;
     const taskProtocol = config ? this.discovery.known(config) : undefined;
-    return taskProtocol ? { ...status, taskProtocol } : status;
+    if (!taskProtocol) return status;
+    const extra = this.discovery.toolsOf(status.server) ?? [];
+    const tools = status.tools && [
+      ...status.tools,
+      ...extra.filter((tool) => !status.tools?.some((known) => known.name === tool.name)),
+    ];
+    return { ...status, tools, taskProtocol };
   }
 
   private emitToolsChanged(status: ServerStatus): void {
