@@ -86,6 +86,20 @@ it('resumes on another replica with Last-Event-ID: nothing missed, nothing twice
   await eventually(async () => (watcher.events.length >= 120 ? true : undefined), 20_000);
   expect(watcher.events.map((e) => e.id)).toEqual(all.map((e) => e.id));
   expect(first.comments).toContain('connected');
+  // Stream positions and event IDs are opaque: no outbox ID, transaction ID or global counter.
+  const counters = await db.db.query<{ id: string; tx: string }>(
+    `SELECT id::text AS id, tx::text AS tx FROM task_events WHERE user_id = 'alice'`,
+  );
+  for (const e of all) {
+    expect(e.id).not.toMatch(/^\d+-\d+$/);
+    expect(e.data.id).not.toMatch(/^evt_\d+$/);
+    expect(e.data.id).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
+  }
+  const shown = JSON.stringify(all.map((e) => [e.id, e.data.id]));
+  for (const c of counters.slice(0, 20)) {
+    expect(shown).not.toContain(`"evt_${c.id}"`);
+    expect(shown).not.toContain(`${c.tx}-${c.id}`);
+  }
 });
 
 it('shows a user only their own events, even on the same thread ID', async () => {
@@ -106,6 +120,13 @@ it('rejects a malformed Last-Event-ID and requires a token', async () => {
     .get('/v1/threads/chat-1/events')
     .set('Authorization', `Bearer ${alice}`)
     .set('Last-Event-ID', 'nope')
+    .expect(400);
+  // An opaque id of an event that does not exist (or expired) is a 400 too, not a 500 or a
+  // silent restart.
+  await request(strict.url)
+    .get('/v1/threads/chat-1/events')
+    .set('Authorization', `Bearer ${alice}`)
+    .set('Last-Event-ID', Buffer.from('task_nosuchtask:3').toString('base64url'))
     .expect(400);
   await request(strict.url).get('/v1/threads/chat-1/events').expect(401);
 });

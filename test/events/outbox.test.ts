@@ -1,7 +1,7 @@
 // Guards the event outbox: a committed status change always has its event (same transaction), sequences increase, progress is rate-limited, hidden tasks vanish, and the stream order never skips a late commit.
 import { Client } from 'pg';
 import { EventRepository, STREAM_START, TaskEventRow, WebhookRepository } from '@app/persistence';
-import { toEventView } from '@app/webhooks';
+import { publicEventId, toEventView } from '@app/webhooks';
 import { toTaskRow } from '@app/persistence';
 import { toTaskSummary } from '@app/views';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
@@ -138,7 +138,7 @@ it('shows the event task summary exactly as the API shows a listed task', async 
   const api = toTaskSummary(toTaskRow(row), { ...CTX, unavailableReason: null });
   expect(toEventView(last, CTX).task).toEqual(api);
   expect(toEventView(last, CTX)).toMatchObject({
-    id: `evt_${last.id}`,
+    id: publicEventId(last.taskId, last.sequence),
     type: 'task.failed',
     sequence: 2,
     data: { previous_status: 'working' },

@@ -1,5 +1,5 @@
 // Guards at-least-once webhook delivery: with delivery workers SIGKILLed mid-delivery, a real receiver still gets every terminal event of a few hundred tasks, each correctly signed.
-import { newWebhookSecret } from '@app/webhooks';
+import { newWebhookSecret, publicEventId } from '@app/webhooks';
 import { WebhookRepository } from '@app/persistence';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { eventually, NodeProcess, startNode } from '../helpers/node-process';
@@ -86,10 +86,12 @@ it('delivers every terminal event at least once across SIGKILLed workers', async
     }
   }
 
-  const terminal = await db.db.query<{ id: string }>(
-    `SELECT 'evt_' || id AS id FROM task_events
-      WHERE type IN ('task.completed', 'task.failed', 'task.cancelled')`,
-  );
+  const terminal = (
+    await db.db.query<{ task_id: string; sequence: number }>(
+      `SELECT task_id, sequence FROM task_events
+        WHERE type IN ('task.completed', 'task.failed', 'task.cancelled')`,
+    )
+  ).map((e) => ({ id: publicEventId(e.task_id, e.sequence) }));
   expect(terminal).toHaveLength(TASKS);
   const wanted = new Set(terminal.map((e) => e.id));
   await eventually(

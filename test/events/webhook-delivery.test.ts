@@ -7,6 +7,7 @@ import {
   DeliveryWorkerOptions,
   newWebhookSecret,
   parseWebhookUrl,
+  publicEventId,
   WebhookDeliveryWorker,
 } from '@app/webhooks';
 import type { GatewayMetrics } from '@app/metrics';
@@ -133,7 +134,11 @@ describe('with a worker allowed to reach 127.0.0.1', () => {
       data: { previous_status: 'working' },
       task: { task_id: taskId, status: 'completed', thread_id: 'th', next_check_at: null },
     });
-    expect(got[0].headers['webhook-id']).toMatch(/^evt_\d+$/);
+    // Opaque, stable event IDs: from the task and its per-task sequence, no global counter.
+    expect(got.map((r) => r.headers['webhook-id']).sort()).toEqual(
+      [publicEventId(taskId, 1), publicEventId(taskId, 2)].sort(),
+    );
+    expect(completed.id).toBe(publicEventId(taskId, 2));
     expect(JSON.stringify(bodies)).not.toMatch(/server|lease|remote|secret|whsec_/);
     const [last] = await attempts(sub);
     expect(last).toMatchObject({ outcome: 'ok', statusCode: 204, deadLettered: false });

@@ -60,6 +60,24 @@ export class EventRepository {
     return { events, unsettled: false };
   }
 
+  /**
+   * The stream position of one of the thread's events, named by its task and per-task sequence
+   * (what a client's Last-Event-ID carries); null when no such event is retained.
+   */
+  async positionOf(
+    userId: string,
+    threadId: string,
+    taskId: string,
+    sequence: number,
+  ): Promise<EventCursor | null> {
+    const rows = await this.db.query(
+      `SELECT tx::text AS tx, id::text AS id FROM task_events
+        WHERE user_id = $1 AND thread_id = $2 AND task_id = $3 AND sequence = $4`,
+      [userId, threadId, taskId, sequence],
+    );
+    return rows.length > 0 ? { tx: String(rows[0].tx), id: String(rows[0].id) } : null;
+  }
+
   /** Deletes up to `batchSize` events older than `hours`; returns how many. */
   async deleteExpiredBatch(hours: number, batchSize: number): Promise<number> {
     const rows = await this.db.query(DELETE_EXPIRED_EVENTS_SQL, [hours, batchSize]);

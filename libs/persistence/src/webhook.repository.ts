@@ -24,6 +24,9 @@ export interface NewWebhookSubscription {
 /** One recorded attempt, for GET /v1/webhooks/{id}/deliveries. */
 export interface WebhookAttemptRow {
   eventId: string;
+  /** The event's task and per-task sequence: what its public ID is made from. */
+  eventTaskId: string;
+  eventSequence: number;
   eventType: string;
   attempt: number;
   outcome: string;
@@ -117,7 +120,7 @@ export class WebhookRepository {
   /** The subscription's most recent attempts, newest first. */
   async recentAttempts(subscriptionId: string, limit: number): Promise<WebhookAttemptRow[]> {
     const rows = await this.db.query(
-      `SELECT a.event_id::text AS event_id, e.type, a.attempt, a.outcome, a.status_code,
+      `SELECT a.event_id::text AS event_id, e.task_id, e.sequence, e.type, a.attempt, a.outcome, a.status_code,
               a.duration_ms, a.error, a.next_retry_at, a.dead_lettered, a.created_at
          FROM webhook_attempts a JOIN task_events e ON e.id = a.event_id
         WHERE a.subscription_id = $1
@@ -127,6 +130,8 @@ export class WebhookRepository {
     );
     return rows.map((r) => ({
       eventId: r.event_id as string,
+      eventTaskId: r.task_id as string,
+      eventSequence: r.sequence as number,
       eventType: r.type as string,
       attempt: r.attempt as number,
       outcome: r.outcome as string,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TaskEventRow } from '@app/persistence';
 import { TaskSummaryView, taskRowFromSnapshot, toTaskSummary } from '@app/views';
 import { EventType } from './webhooks.enum';
@@ -21,8 +22,20 @@ export interface EventProjectionContext {
   trackingDegradedAfter: number;
 }
 
-/** Prefix of the public event ID: `evt_` + the outbox row's decimal ID. */
+/** Prefix of the public event ID. */
 export const EVENT_ID_PREFIX = 'evt_';
+
+/**
+ * The public ID of an event: `evt_` + 22 base64url characters of SHA-256 over the task's ID and
+ * the event's per-task sequence. Stable (a redelivery carries the same `webhook-id`), unique
+ * (one event per task and sequence), computed from the row alone (no key to share between API
+ * replicas and pollers), and it says nothing about the outbox's global counters, which the row's
+ * own ID would (how many events the whole gateway wrote, and when).
+ */
+export function publicEventId(taskId: string, sequence: number): string {
+  const digest = createHash('sha256').update(`${taskId}:${sequence}`).digest('base64url');
+  return EVENT_ID_PREFIX + digest.slice(0, 22);
+}
 
 /**
  * Builds the shown event from the stored one. The task goes through the API's own whitelist
@@ -30,7 +43,7 @@ export const EVENT_ID_PREFIX = 'evt_';
  */
 export function toEventView(row: TaskEventRow, ctx: EventProjectionContext): TaskEventView {
   return {
-    id: EVENT_ID_PREFIX + row.id,
+    id: publicEventId(row.taskId, row.sequence),
     type: row.type as EventType,
     created_at: row.createdAt.toISOString(),
     sequence: row.sequence,

@@ -27,7 +27,7 @@ export { postWebhook } from './webhook.sender';
 export type { WebhookAnswer, WebhookPost } from './webhook.sender';
 export { DEFAULT_RETRY_POLICY, nextRetryMs, retryDelayMs } from './retry.policy';
 export type { RetryPolicy } from './retry.policy';
-export { EVENT_ID_PREFIX, toEventView } from './event.projection';
+export { EVENT_ID_PREFIX, publicEventId, toEventView } from './event.projection';
 export type { EventProjectionContext, EventTaskSummary, TaskEventView } from './event.projection';
 export { WebhookDeliveryWorker } from './delivery.worker';
 export type { DeliveryLog, DeliveryWorkerOptions } from './delivery.worker';

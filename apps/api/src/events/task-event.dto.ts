@@ -8,7 +8,7 @@ import { TaskSummaryDto } from '../tasks/task.dto';
 /** One event, as an SSE `data:` line and as a webhook request body (events.md, "The event"). */
 export class TaskEventDto {
   @ApiProperty({
-    example: 'evt_1042',
+    example: 'evt_3q2-7wEAAAB8bWYK1r9x0Q',
     description: 'Unique; the SSE `id:` and the `webhook-id` header. Receivers dedup on it.',
   })
   id!: string;

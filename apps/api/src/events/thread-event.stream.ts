@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import { EventCursor, EventRepository } from '@app/persistence';
 import { toEventView } from '@app/webhooks';
+import { formatEventCursor } from './event-cursor';
 import { EventStreamHub } from './event-stream.hub';
 
 /** Proxies close idle connections after 30–60 s; a comment line every 15 s keeps them open. */
@@ -11,17 +12,6 @@ const FALLBACK_MS = 5000;
 // in milliseconds, so look again soon rather than after the fallback.
 const UNSETTLED_RECHECK_MS = 25;
 const PAGE = 200;
-
-/** The SSE `id:` of an event: its stream position, `<tx>-<id>` (opaque to clients). */
-export function formatCursor(cursor: EventCursor): string {
-  return `${cursor.tx}-${cursor.id}`;
-}
-
-/** Parses a Last-Event-ID; null when malformed. */
-export function parseCursor(text: string): EventCursor | null {
-  const match = /^(\d{1,20})-(\d{1,20})$/.exec(text);
-  return match ? { tx: match[1], id: match[2] } : null;
-}
 
 export interface StreamLog {
   warn(obj: object, msg: string): void;
@@ -83,7 +73,8 @@ export class ThreadEventStream {
         if (this.closed) return;
         const position = { tx: event.tx, id: event.id };
         const view = toEventView(event, this.scope);
-        const frame = `id: ${formatCursor(position)}\nevent: ${view.type}\ndata: ${JSON.stringify(view)}\n\n`;
+        const id = formatEventCursor(event.taskId, event.sequence);
+        const frame = `id: ${id}\nevent: ${view.type}\ndata: ${JSON.stringify(view)}\n\n`;
         this.cursor = position;
         if (!this.res.write(frame)) await this.drained();
       }

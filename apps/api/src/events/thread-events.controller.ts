@@ -14,7 +14,7 @@ import {
 import type { Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
-import { EventRepository, STREAM_START } from '@app/persistence';
+import { EventCursor, EventRepository, STREAM_START } from '@app/persistence';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';
@@ -22,7 +22,8 @@ import { ThreadIdPipe } from '../tasks/id-params.pipe';
 import { EventStreamHub } from './event-stream.hub';
 import { EVENTS_SETTINGS } from './events.tokens';
 import { TaskEventDto } from './task-event.dto';
-import { parseCursor, ThreadEventStream } from './thread-event.stream';
+import { parseEventCursor } from './event-cursor';
+import { ThreadEventStream } from './thread-event.stream';
 
 /** GET /v1/threads/{thread_id}/events: the thread's events as server-sent events. */
 @ApiTags('events')
@@ -80,11 +81,15 @@ export class ThreadEventsController {
       given === undefined || given === ''
         ? STREAM_START
         : typeof given === 'string'
-          ? parseCursor(given.trim())
+          ? await this.resumeAt(userId, threadId, given.trim())
           : null;
     if (cursor === null) {
       throw new ProblemException(400, 'Invalid Last-Event-ID.', [
-        { path: 'Last-Event-ID', message: 'must be an event id received from this stream' },
+        {
+          path: 'Last-Event-ID',
+          message:
+            'must be the id of an event received from this stream and still retained; reconnect without it to start over',
+        },
       ]);
     }
     const stream = new ThreadEventStream(
@@ -100,5 +105,17 @@ export class ThreadEventsController {
       this.log,
     );
     await stream.run();
+  }
+
+  /** The stream position a Last-Event-ID names, looked up (any replica can); null if none. */
+  private async resumeAt(
+    userId: string,
+    threadId: string,
+    text: string,
+  ): Promise<EventCursor | null> {
+    const point = parseEventCursor(text);
+    if (point === null) return null;
+    if (point.kind === 'position') return point.cursor;
+    return this.events.positionOf(userId, threadId, point.taskId, point.sequence);
   }
 }

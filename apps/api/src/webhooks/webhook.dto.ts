@@ -38,7 +38,7 @@ export class WebhookListDto {
 }
 
 export class WebhookAttemptDto {
-  @ApiProperty({ example: 'evt_1042' }) event_id!: string;
+  @ApiProperty({ example: 'evt_3q2-7wEAAAB8bWYK1r9x0Q' }) event_id!: string;
   @ApiProperty({ example: 'task.completed' }) event_type!: string;
   @ApiProperty({ description: 'Attempt number of this delivery, from 1' }) attempt!: number;
   @ApiProperty({ enum: ['ok', 'retry', 'dead_letter', 'disabled', 'refused', 'skipped'] })

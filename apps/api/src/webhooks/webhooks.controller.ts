@@ -11,6 +11,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { WebhookRepository, WebhookSubscriptionRow } from '@app/persistence';
+import { publicEventId } from '@app/webhooks';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';
@@ -110,7 +111,7 @@ export class WebhooksController {
     const attempts = await this.hooks.recentAttempts(sub.id, limit);
     return {
       items: attempts.map((a) => ({
-        event_id: `evt_${a.eventId}`,
+        event_id: publicEventId(a.eventTaskId, a.eventSequence),
         event_type: a.eventType,
         attempt: a.attempt,
         outcome: a.outcome,
