@@ -2,6 +2,7 @@ import { InitialSchema1764417600000 } from './1764417600000-InitialSchema';
 import { Events1795955538043 } from './1795955538043-Events';
 import { ToolsetLiveness1796088318485 } from './1796088318485-ToolsetLiveness';
 import { InputResponses1796089639290 } from './1796089639290-InputResponses';
+import { OperatorActions1796100000000 } from './1796100000000-OperatorActions';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   Events1795955538043,
   ToolsetLiveness1796088318485,
   InputResponses1796089639290,
+  OperatorActions1796100000000,
 ];

@@ -3,7 +3,13 @@ import { APP_GUARD } from '@nestjs/core';
 import { Settings } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { MetricsModule } from '@app/metrics';
-import { ApiKeyRepository, Database, PersistenceModule } from '@app/persistence';
+import {
+  ApiKeyRepository,
+  Database,
+  OperatorRepository,
+  PersistenceModule,
+} from '@app/persistence';
+import { AdminController } from './admin/admin.controller';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier.service';
 import { HealthController } from './health/health.controller';
@@ -49,6 +55,7 @@ export class ApiModule {
         ThreadsController,
         UserTasksController,
         StatusController,
+        AdminController,
       ],
       providers: [
         { provide: SETTINGS, useValue: settings },
@@ -56,6 +63,11 @@ export class ApiModule {
           provide: ApiKeyRepository,
           inject: [Database],
           useFactory: (db: Database) => new ApiKeyRepository(db),
+        },
+        {
+          provide: OperatorRepository,
+          inject: [Database],
+          useFactory: (db: Database) => new OperatorRepository(db),
         },
         TokenVerifier,
         { provide: APP_GUARD, useClass: AuthGuard },

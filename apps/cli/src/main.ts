@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
 import { createDataSource, missingMigrations, runMigrations } from '@app/persistence';
+import { runAdminCommand } from './admin.command';
 import { runKeysCommand } from './keys.command';
 
 const USAGE = `usage:
@@ -9,7 +10,8 @@ const USAGE = `usage:
   migrate --wait                            check every 5 s until the schema is current (exit 0)
   keys create --user USER --name NAME       create an API key (printed once, on the last line)
   keys list [--user USER]                   list keys (never the key itself)
-  keys revoke ID                            revoke a key`;
+  keys revoke ID                            revoke a key
+  admin …                                   operator commands (admin --help)`;
 
 /** Between two checks of `migrate --wait`. */
 const WAIT_INTERVAL_MS = 5_000;
@@ -27,7 +29,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 /** Operator commands: `npm run migrate`, `npm run keys -- …`. */
 runMain('cli', async () => {
   const [command, ...args] = process.argv.slice(2);
-  if (command !== 'migrate' && command !== 'keys') {
+  if (command !== 'migrate' && command !== 'keys' && command !== 'admin') {
     process.stderr.write(`${USAGE}\n`);
     process.exit(command === undefined || command === '--help' ? 0 : 64);
   }
@@ -61,6 +63,8 @@ runMain('cli', async () => {
       process.stdout.write(
         applied.length === 0 ? 'schema is up to date\n' : `applied: ${applied.join(', ')}\n`,
       );
+    } else if (command === 'admin') {
+      await runAdminCommand(dataSource, args);
     } else {
       await runKeysCommand(dataSource, args);
     }

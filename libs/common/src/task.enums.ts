@@ -48,4 +48,6 @@ export enum TaskErrorCode {
   TrackingTimeout = 'tracking_timeout',
   /** A queued task's toolset is configured on no live worker, for REMOVED_TOOLSET_GRACE_MS. */
   ToolsetRemoved = 'toolset_removed',
+  /** An operator ended the task (`npm run admin -- fail`, docs/operations.md). */
+  FailedByOperator = 'failed_by_operator',
 }

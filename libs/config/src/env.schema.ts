@@ -47,6 +47,8 @@ export class EnvSchema {
   @IsOptional() @IsString() AUTH_JWT_SECRET?: string = undefined;
   @IsOptional() @IsString() AUTH_ISSUER?: string = undefined;
   @IsOptional() @IsString() AUTH_AUDIENCE?: string = undefined;
+  /** Comma-separated user IDs allowed on the admin routes (docs/operations.md). */
+  @IsOptional() @IsString() ADMIN_USERS?: string = undefined;
   @Transform(toInt) @IsInt() @Min(0) SUBMIT_RATE_LIMIT_PER_MINUTE = 600;
   @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
 

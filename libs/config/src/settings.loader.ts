@@ -104,6 +104,10 @@ function toSettings(dto: EnvSchema): Settings {
       jwtSecret: dto.AUTH_JWT_SECRET,
       issuer: dto.AUTH_ISSUER,
       audience: dto.AUTH_AUDIENCE,
+      adminUsers: (dto.ADMIN_USERS ?? '')
+        .split(',')
+        .map((user) => user.trim())
+        .filter((user) => user.length > 0),
     },
     api: { submitRateLimitPerMinute: dto.SUBMIT_RATE_LIMIT_PER_MINUTE },
     webhooks: { allowPrivateNetworks: dto.WEBHOOK_ALLOW_PRIVATE_NETWORKS },

@@ -28,7 +28,14 @@ export interface Settings {
   };
   results: { maxBytes: number; previewChars: number };
   retention: { days: number; eventHours: number };
-  auth: { jwksUrl?: string; jwtSecret?: string; issuer?: string; audience?: string };
+  auth: {
+    jwksUrl?: string;
+    jwtSecret?: string;
+    issuer?: string;
+    audience?: string;
+    /** User IDs (API key users or JWT `sub`s) allowed on the admin routes. */
+    adminUsers: readonly string[];
+  };
   api: { submitRateLimitPerMinute: number };
   webhooks: { allowPrivateNetworks: boolean };
   mcpServersFile?: string;

@@ -38,3 +38,14 @@ export type {
 } from './webhook.repository';
 export { ChannelListener } from './channel.listener';
 export type { ChannelListenerOptions } from './channel.listener';
+export { OperatorRepository } from './operator.repository';
+export type {
+  DeadDeliveryRow,
+  OperatorActionKind,
+  OperatorActionRow,
+  OperatorActor,
+  OperatorOutcome,
+  OperatorResult,
+  StuckQuery,
+  StuckTaskRow,
+} from './operator.repository';

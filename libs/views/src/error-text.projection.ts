@@ -22,6 +22,7 @@ export const ERROR_TEMPLATES: Readonly<Record<TaskErrorCode, string>> = {
     'The gateway stopped tracking the task: the upstream server gave no successful status answer for too long.',
   [TaskErrorCode.ToolsetRemoved]:
     "The task's toolset was removed from the gateway's configuration before the task could be submitted.",
+  [TaskErrorCode.FailedByOperator]: "The gateway's operators ended the task.",
 };
 
 /** Codes whose stored message is the upstream's own description of the failure. */

@@ -22,6 +22,7 @@ export const PROBLEM_TYPE_BASE = 'https://mcp-task-gateway.dev/problems/';
 export const PROBLEM_KINDS: Readonly<Record<number, { slug: string; title: string }>> = {
   400: { slug: 'bad-request', title: 'Malformed request' },
   401: { slug: 'unauthorized', title: 'Authentication required' },
+  403: { slug: 'forbidden', title: 'Forbidden' },
   404: { slug: 'not-found', title: 'Not found' },
   405: { slug: 'method-not-allowed', title: 'Method not allowed' },
   409: { slug: 'conflict', title: 'Conflict' },
