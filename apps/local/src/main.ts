@@ -22,7 +22,11 @@ runMain('start', async () => {
   let databaseUrl = settings.database.url;
   if (!databaseUrl) {
     log('starting the embedded Postgres (data in .data/postgres)');
-    embedded = await startEmbeddedPostgres({ dataDir: join(DATA, 'postgres') });
+    embedded = await startEmbeddedPostgres({
+      dataDir: join(DATA, 'postgres'),
+      onRelocated: (dir) =>
+        log(`the postgres OS user cannot reach this folder: the cluster lives in ${dir} instead`),
+    });
     databaseUrl = await ensureDatabase(embedded.url, 'gateway');
   }
   const dataSource = createDataSource(databaseUrl, 2, 'mcp-task-gateway-start');

