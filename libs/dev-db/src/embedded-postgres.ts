@@ -86,7 +86,8 @@ async function loadBinaries(): Promise<{ initdb: string; postgres: string }> {
     return (await import(name)) as { initdb: string; postgres: string };
   } catch {
     throw new EmbeddedPostgresError(
-      `embedded Postgres: the package ${name} is not installed (run npm ci), or set DATABASE_URL`,
+      `embedded Postgres: the package ${name} is not installed (npm ci installs it; ` +
+        '--omit=dev leaves it out): install it, or set DATABASE_URL',
     );
   }
 }
