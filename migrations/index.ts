@@ -3,6 +3,7 @@ import { Events1795955538043 } from './1795955538043-Events';
 import { ToolsetLiveness1796088318485 } from './1796088318485-ToolsetLiveness';
 import { InputResponses1796089639290 } from './1796089639290-InputResponses';
 import { OperatorActions1796100000000 } from './1796100000000-OperatorActions';
+import { McpExposure1796200000000 } from './1796200000000-McpExposure';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   ToolsetLiveness1796088318485,
   InputResponses1796089639290,
   OperatorActions1796100000000,
+  McpExposure1796200000000,
 ];

@@ -42,7 +42,16 @@ it('the API never imports the MCP connection layer, the drivers or the MCP SDK c
 });
 
 it('the connection layer and the drivers are not reachable through a library the API uses', () => {
-  const apiLibs = ['common', 'config', 'persistence', 'metrics', 'logging', 'views', 'webhooks'];
+  const apiLibs = [
+    'common',
+    'config',
+    'persistence',
+    'metrics',
+    'logging',
+    'views',
+    'webhooks',
+    'mcp-wire',
+  ];
   for (const lib of apiLibs) {
     expect(violations(`libs/${lib}`, /^@app\/(mcp|drivers)$|libs\/(mcp|drivers)/)).toEqual([]);
   }

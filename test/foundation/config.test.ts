@@ -93,6 +93,34 @@ describe('mcpServers file', () => {
       contract: 'sync-call',
       callTimeoutMs: 3600000,
       retryOnCrash: false,
+      mcp: { expose: true, toolName: 'b', taskMode: 'optional', companionTools: false },
+    });
+  });
+
+  it("reads a toolset's MCP exposure; an unexposed one frees its tool name", () => {
+    const config = parseMcpServers(
+      ok({
+        a: {
+          url: 'http://h/mcp',
+          taskToolsets: [
+            { ...ordinary, mcp: { toolName: 'slow_compute', taskMode: 'required' } },
+            {
+              name: 'z',
+              contract: 'sync-call',
+              tool: 'y',
+              mcp: { toolName: 'slow_compute', expose: false },
+            },
+          ],
+        },
+      }),
+      {},
+      LEASE,
+    );
+    expect(config.toolsets.get('r')!.mcp).toEqual({
+      expose: true,
+      toolName: 'slow_compute',
+      taskMode: 'required',
+      companionTools: false,
     });
   });
 
@@ -159,6 +187,34 @@ describe('mcpServers file', () => {
         b: { command: 'x', taskToolsets: [ordinary] },
       }),
       'server "b": toolset name "r" is already used by server "a"',
+    ],
+    [
+      'mcp task mode unknown',
+      ok({ a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, mcp: { taskMode: 'x' } }] } }),
+      'server "a": taskToolsets[0]: mcp: taskMode must be one of forbidden, optional, required',
+    ],
+    [
+      'mcp unknown key',
+      ok({ a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, mcp: { tool: 'x' } }] } }),
+      'server "a": taskToolsets[0]: mcp: unknown key "tool"',
+    ],
+    [
+      'mcp tool name with a space',
+      ok({ a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, mcp: { toolName: 'a b' } }] } }),
+      'server "a": taskToolsets[0]: mcp: toolName must match',
+    ],
+    [
+      'mcp tool name twice',
+      ok({
+        a: {
+          url: 'http://h/mcp',
+          taskToolsets: [
+            { ...ordinary, mcp: { toolName: 'greet' } },
+            { name: 'z', contract: 'sync-call', tool: 'y', mcp: { toolName: 'greet' } },
+          ],
+        },
+      }),
+      'toolset "z": mcp.toolName "greet" is already used by toolset "r"',
     ],
     [
       'bad toolset name',

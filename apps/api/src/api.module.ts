@@ -28,6 +28,14 @@ import { UserTasksController } from './tasks/user-tasks.controller';
 import { ToolsetCatalog } from './toolsets/toolset-catalog.service';
 import { ToolsetsController } from './toolsets/toolsets.controller';
 import { EventsModule } from './events/events.module';
+import { HeldCallsRegistry } from './mcp/held-calls.registry';
+import { Mcp2025Handler } from './mcp/mcp-2025.handler';
+import { Mcp2026Handler } from './mcp/mcp-2026.handler';
+import { McpRequestGuard } from './mcp/mcp-request-guard.service';
+import { McpTaskAccess } from './mcp/mcp-task-access.service';
+import { McpToolCalls } from './mcp/mcp-tool-calls.service';
+import { McpToolsService } from './mcp/mcp-tools.service';
+import { McpController } from './mcp/mcp.controller';
 
 /**
  * The API's root module: HTTP only; it never talks to upstream MCP servers. Every route needs a
@@ -56,6 +64,7 @@ export class ApiModule {
         UserTasksController,
         StatusController,
         AdminController,
+        McpController,
       ],
       providers: [
         { provide: SETTINGS, useValue: settings },
@@ -79,6 +88,13 @@ export class ApiModule {
         TaskPresenter,
         TaskSubmitService,
         TaskQueryService,
+        McpRequestGuard,
+        HeldCallsRegistry,
+        McpTaskAccess,
+        McpToolsService,
+        McpToolCalls,
+        Mcp2025Handler,
+        Mcp2026Handler,
       ],
     };
   }

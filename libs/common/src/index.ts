@@ -21,3 +21,5 @@ export {
 } from './bounds';
 export { PermanentTaskError, TransientTaskError, LeaseLostError, ConfigError } from './errors';
 export type { TaskProgress, BoundedResult, ResultArtifact, TaskSnapshot } from './snapshot';
+export type { McpExposure, McpTaskMode } from './mcp-exposure';
+export { MCP_TASK_MODES, MCP_TOOL_NAME_PATTERN, defaultMcpExposure } from './mcp-exposure';

@@ -1,5 +1,15 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+} from 'class-validator';
 
 const toInt = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
@@ -51,6 +61,12 @@ export class EnvSchema {
   @IsOptional() @IsString() ADMIN_USERS?: string = undefined;
   @Transform(toInt) @IsInt() @Min(0) SUBMIT_RATE_LIMIT_PER_MINUTE = 600;
   @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
+  @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) MCP_MAX_HOLD_MS = 120000;
+  @IsOptional() @IsString() MCP_ALLOWED_ORIGINS?: string = undefined;
+  @IsOptional() @Matches(/^[A-Za-z0-9._:-]{1,128}$/) MCP_DEFAULT_THREAD: string = 'mcp';
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false })
+  MCP_PUBLIC_URL?: string = undefined;
 
   @IsOptional() @IsString() MCP_SERVERS_FILE?: string = undefined;
   @IsOptional() @IsString() WORKER_ID?: string = undefined;

@@ -1,4 +1,4 @@
-import { Contract } from '@app/common';
+import { Contract, McpExposure } from '@app/common';
 
 export type TransportKind = 'stdio' | 'http' | 'sse';
 
@@ -56,6 +56,11 @@ interface ToolsetBase {
   server: string;
   /** Repeating a submit that may have reached the upstream is declared safe by the operator. */
   retryOnCrash: boolean;
+  /**
+   * How the toolset shows on the MCP front door (`/mcp`). The validator always sets it; it is
+   * optional so toolsets built by hand (tests) get the defaults.
+   */
+  mcp?: McpExposure;
 }
 
 export interface OrdinaryToolset extends ToolsetBase {

@@ -1,4 +1,11 @@
-import { Contract, ConfigError } from '@app/common';
+import {
+  Contract,
+  ConfigError,
+  MCP_TASK_MODES,
+  MCP_TOOL_NAME_PATTERN,
+  McpExposure,
+  defaultMcpExposure,
+} from '@app/common';
 import { FieldReader } from './field-reader';
 import {
   McpServersConfig,
@@ -58,7 +65,43 @@ export function validateServers(json: unknown, leaseMs: number): McpServersConfi
     }
     servers.push(server);
   }
+  checkMcpToolNames([...toolsets.values()]);
   return { servers, toolsets };
+}
+
+/** Two exposed toolsets with one MCP tool name would make `tools/call` ambiguous. */
+function checkMcpToolNames(toolsets: ToolsetConfig[]): void {
+  const owners = new Map<string, string>();
+  for (const toolset of toolsets) {
+    const mcp = toolset.mcp ?? defaultMcpExposure(toolset.name);
+    if (!mcp.expose) continue;
+    const owner = owners.get(mcp.toolName);
+    if (owner !== undefined) {
+      throw new ConfigError(
+        `toolset "${toolset.name}": mcp.toolName "${mcp.toolName}" is already used by toolset "${owner}"`,
+      );
+    }
+    owners.set(mcp.toolName, toolset.name);
+  }
+}
+
+/** `"mcp": {expose, toolName, taskMode, companionTools}`, each optional (defaults in docs/mcp.md). */
+function readMcpExposure(r: FieldReader, toolset: string): McpExposure {
+  const defaults = defaultMcpExposure(toolset);
+  const raw = r.optionalObject('mcp');
+  if (raw === undefined) return defaults;
+  const m = new FieldReader(raw, `${r.where}: mcp`);
+  m.onlyKeys(['expose', 'toolName', 'taskMode', 'companionTools']);
+  const toolName = m.optionalString('toolName') ?? defaults.toolName;
+  if (!MCP_TOOL_NAME_PATTERN.test(toolName)) {
+    throw new ConfigError(`${m.where}: toolName must match ${MCP_TOOL_NAME_PATTERN.source}`);
+  }
+  return {
+    expose: m.bool('expose', defaults.expose),
+    toolName,
+    taskMode: m.optionalEnum('taskMode', MCP_TASK_MODES) ?? defaults.taskMode,
+    companionTools: m.bool('companionTools', defaults.companionTools),
+  };
 }
 
 function readServer(name: string, r: FieldReader, leaseMs: number): ServerConfig {
@@ -148,12 +191,17 @@ function readToolset(serverName: string, r: FieldReader, server: ServerConfig): 
     Contract.McpTasks,
     Contract.SyncCall,
   ]);
-  r.onlyKeys(['name', 'contract', 'retryOnCrash', 'description', ...TOOLSET_KEYS[contract]]);
+  r.onlyKeys(['name', 'contract', 'retryOnCrash', 'description', 'mcp', ...TOOLSET_KEYS[contract]]);
   const name = r.string('name');
   if (!TOOLSET_NAME.test(name)) {
     throw new ConfigError(`${r.where}: name must match ${TOOLSET_NAME.source}`);
   }
-  const base = { name, server: serverName, retryOnCrash: r.bool('retryOnCrash', false) };
+  const base = {
+    name,
+    server: serverName,
+    retryOnCrash: r.bool('retryOnCrash', false),
+    mcp: readMcpExposure(r, name),
+  };
   switch (contract) {
     case Contract.Ordinary:
       return {

@@ -111,6 +111,15 @@ function toSettings(dto: EnvSchema): Settings {
     },
     api: { submitRateLimitPerMinute: dto.SUBMIT_RATE_LIMIT_PER_MINUTE },
     webhooks: { allowPrivateNetworks: dto.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
+    mcp: {
+      maxHoldMs: dto.MCP_MAX_HOLD_MS,
+      allowedOrigins: (dto.MCP_ALLOWED_ORIGINS ?? '')
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter((origin) => origin.length > 0),
+      defaultThread: dto.MCP_DEFAULT_THREAD,
+      publicUrl: dto.MCP_PUBLIC_URL,
+    },
     mcpServersFile: dto.MCP_SERVERS_FILE,
   };
 }

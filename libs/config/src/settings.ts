@@ -38,5 +38,15 @@ export interface Settings {
   };
   api: { submitRateLimitPerMinute: number };
   webhooks: { allowPrivateNetworks: boolean };
+  mcp: {
+    /** The longest a `tools/call` without a task is held open before answering. */
+    maxHoldMs: number;
+    /** Browser origins allowed besides loopback ones (DNS-rebinding protection). */
+    allowedOrigins: string[];
+    /** The thread of tasks created over MCP when the request names none. */
+    defaultThread: string;
+    /** The public URL of `/mcp`, for the protected-resource metadata (else from the request). */
+    publicUrl?: string;
+  };
   mcpServersFile?: string;
 }

@@ -1,4 +1,4 @@
-import { Contract } from '@app/common';
+import { Contract, defaultMcpExposure } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import type { ServerStatus } from '@app/mcp';
 import type { PublishedToolset } from '@app/persistence';
@@ -65,6 +65,7 @@ export class CatalogBuilder {
       inputSchema: (tool?.inputSchema as Record<string, unknown> | undefined) ?? { type: 'object' },
       available: reason === null,
       unavailableReason: reason,
+      mcp: toolset.mcp ?? defaultMcpExposure(toolset.name),
     };
   }
 

@@ -1,4 +1,4 @@
-import { Contract } from '@app/common';
+import { Contract, McpExposure, defaultMcpExposure } from '@app/common';
 import { Queryable, jsonParam } from './database';
 import { FAIL_QUEUED_OF_REMOVED_SQL, SWEEP_REMOVED_TOOLSETS_SQL } from './sql/catalog-sweep.sql';
 
@@ -15,6 +15,8 @@ export interface CatalogEntry {
    * answers 422) and its queued tasks fail `toolset_removed` after REMOVED_TOOLSET_GRACE_MS.
    */
   removed: boolean;
+  /** The toolset's MCP front-door exposure (defaults when the publisher gave none). */
+  mcp?: McpExposure;
 }
 
 /** A toolset as a poller publishes it: its own view, before the fleet-wide removal mark. */
@@ -39,11 +41,11 @@ export class CatalogRepository {
     for (const entry of entries) {
       await this.db.query(
         `INSERT INTO toolsets (name, server, contract, description, input_schema, available,
-                               unavailable_reason, updated_at)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, now())
+                               unavailable_reason, mcp, updated_at)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, now())
          ON CONFLICT (name) DO UPDATE SET server = $2, contract = $3, description = $4,
-           input_schema = $5::jsonb, available = $6, unavailable_reason = $7, updated_at = now(),
-           removed_at = NULL`,
+           input_schema = $5::jsonb, available = $6, unavailable_reason = $7, mcp = $8::jsonb,
+           updated_at = now(), removed_at = NULL`,
         [
           entry.name,
           entry.server,
@@ -52,6 +54,7 @@ export class CatalogRepository {
           jsonParam(entry.inputSchema),
           entry.available,
           entry.unavailableReason,
+          jsonParam(entry.mcp ?? null),
         ],
       );
     }
@@ -111,5 +114,6 @@ function toEntry(row: Record<string, unknown>): CatalogEntry {
     available: !removed && (row.available as boolean),
     unavailableReason: removed ? REMOVED_TOOLSET_REASON : (row.unavailable_reason as string | null),
     removed,
+    mcp: (row.mcp as McpExposure | null) ?? defaultMcpExposure(row.name as string),
   };
 }

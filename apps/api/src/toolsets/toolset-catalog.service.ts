@@ -23,6 +23,11 @@ export class ToolsetCatalog {
     return (await this.catalog.list()).map(toToolsetView);
   }
 
+  /** The catalog's entries as stored, for the API's own use (they name the server). */
+  rawList(): Promise<CatalogEntry[]> {
+    return this.catalog.list();
+  }
+
   find(name: string): Promise<CatalogEntry | null> {
     return this.catalog.find(name);
   }

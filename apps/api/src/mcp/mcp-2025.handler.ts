@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import { isTerminal } from '@app/common';
+import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/mcp-wire';
+import { McpCall } from './mcp-call.context';
+import { McpTaskAccess } from './mcp-task-access.service';
+import { legacyTask, toolResult } from './mcp-task.view';
+import { McpToolCalls } from './mcp-tool-calls.service';
+import { McpToolsService } from './mcp-tools.service';
+import { SERVER_INFO } from './server-info';
+
+/** Revisions of the initialize handshake this side answers; the first is the newest. */
+export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+const LIST_LIMIT = 100;
+
+const notFound = (): JsonRpcWireError => invalidParams('Failed to retrieve task: Task not found');
+
+/**
+ * The 2025-11-25 side (the tasks design of SEP-1686): `initialize` with the `tasks` capability,
+ * task-augmented `tools/call` answering `CreateTaskResult`, `tasks/get`, `tasks/result`,
+ * `tasks/list` (the caller's tasks) and `tasks/cancel`. Stateless: a task is bound to the
+ * caller's identity, not to a session, so any replica answers for it.
+ */
+@Injectable()
+export class Mcp2025Handler {
+  constructor(
+    private readonly tools: McpToolsService,
+    private readonly calls: McpToolCalls,
+    private readonly access: McpTaskAccess,
+  ) {}
+
+  async handle(call: McpCall): Promise<Record<string, unknown>> {
+    switch (call.method) {
+      case 'initialize':
+        return this.initialize(call.params);
+      case 'ping':
+        return {};
+      case 'tools/list':
+        return this.listTools();
+      case 'tools/call':
+        return this.callTool(call);
+      case 'tasks/get':
+        return legacyTask(await this.task(call), this.access.timing);
+      case 'tasks/result':
+        return this.result(call);
+      case 'tasks/list':
+        return this.list(call);
+      case 'tasks/cancel':
+        return this.cancel(call);
+      default:
+        throw new JsonRpcWireError(
+          ErrorCode2026.MethodNotFound,
+          `Method not found: ${call.method}`,
+        );
+    }
+  }
+
+  private initialize(params: Record<string, unknown>): Record<string, unknown> {
+    const asked = params.protocolVersion;
+    const version =
+      typeof asked === 'string' && LEGACY_VERSIONS.includes(asked) ? asked : LEGACY_VERSIONS[0];
+    return {
+      protocolVersion: version,
+      capabilities: {
+        tools: { listChanged: false },
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      serverInfo: SERVER_INFO,
+      instructions:
+        'Each tool runs as a durable gateway task. Call with task augmentation to get a task ' +
+        'at once and poll it; a call without it waits for the result.',
+    };
+  }
+
+  private async listTools(): Promise<Record<string, unknown>> {
+    const tools = (await this.tools.listed()).map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      execution: { taskSupport: tool.mode ?? 'forbidden' },
+    }));
+    return { tools };
+  }
+
+  private async callTool(call: McpCall): Promise<Record<string, unknown>> {
+    const name = call.params.name;
+    if (typeof name !== 'string') throw invalidParams('params.name must be a string');
+    const tool = await this.tools.find(name);
+    if (!tool) throw invalidParams(`Unknown tool: ${name}`);
+    const asTask = call.params.task !== undefined;
+    if (asTask && !isRecord(call.params.task)) throw invalidParams('params.task must be an object');
+    if (tool.kind !== 'toolset') {
+      if (asTask) throw methodNotFound(`Tool ${name} does not support task augmentation`);
+      return tool.kind === 'start'
+        ? this.calls.start(call, tool.entry)
+        : this.calls.companion(call, tool.action);
+    }
+    if (asTask && tool.mode === 'forbidden') {
+      throw methodNotFound(`Tool ${name} does not support task augmentation`);
+    }
+    if (!asTask && tool.mode === 'required') {
+      throw methodNotFound(`Tool ${name} requires task augmentation (params.task)`);
+    }
+    if (!asTask) return this.calls.hold(call, tool.entry);
+    const task = await this.calls.create(call, tool.entry);
+    return { task: legacyTask(task, this.access.timing) };
+  }
+
+  private async task(call: McpCall) {
+    const taskId = call.params.taskId;
+    if (typeof taskId !== 'string') throw invalidParams('params.taskId must be a string');
+    const row = await this.access.find(call.principal.userId, taskId);
+    if (!row) throw notFound();
+    return row;
+  }
+
+  /** Blocks until the task ends (bounded like a held call), then answers its tool result. */
+  private async result(call: McpCall): Promise<Record<string, unknown>> {
+    const row = await this.access.waitForEnd(await this.task(call), call.abort);
+    if (!isTerminal(row.status)) {
+      throw new JsonRpcWireError(-32000, `Task ${row.id} has not ended yet; poll tasks/get`);
+    }
+    const result = toolResult(row);
+    const meta = isRecord(result._meta) ? result._meta : {};
+    return { ...result, _meta: { ...meta, [RELATED_TASK]: { taskId: row.id } } };
+  }
+
+  private async list(call: McpCall): Promise<Record<string, unknown>> {
+    const cursor = call.params.cursor;
+    if (cursor !== undefined && typeof cursor !== 'string') {
+      throw invalidParams('params.cursor must be a string');
+    }
+    const page = await this.access.list(call.principal.userId, LIST_LIMIT, { cursor });
+    return {
+      tasks: page.rows.map((row) => legacyTask(row, this.access.timing)),
+      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+    };
+  }
+
+  /** 2025-11-25: cancelling a task that has already ended is -32602. */
+  private async cancel(call: McpCall): Promise<Record<string, unknown>> {
+    const current = await this.task(call);
+    if (isTerminal(current.status)) {
+      throw invalidParams(`Cannot cancel task: it is already ${current.status}`);
+    }
+    const row = await this.access.cancel(call.principal.userId, current.id);
+    if (!row) throw notFound();
+    return legacyTask(row, this.access.timing);
+  }
+}
+
+function methodNotFound(message: string): JsonRpcWireError {
+  return new JsonRpcWireError(ErrorCode2026.MethodNotFound, message);
+}

@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import {
+  ErrorCode2026,
+  JsonRpcWireError,
+  META_SERVER_INFO,
+  SUPPORTED_2026_VERSIONS,
+  TASKS_EXTENSION,
+  TASKS_REQUIRED_DATA,
+  invalidParams,
+  isRecord,
+} from '@app/mcp-wire';
+import { McpCall } from './mcp-call.context';
+import { McpTaskAccess } from './mcp-task-access.service';
+import { detailedTask } from './mcp-task.view';
+import { McpToolCalls } from './mcp-tool-calls.service';
+import { McpToolsService } from './mcp-tools.service';
+import { SERVER_INFO } from './server-info';
+
+/** One 2026 call: the request and whether it declared the tasks extension. */
+export interface Call2026 extends McpCall {
+  declaresTasks: boolean;
+}
+
+const COMPLETE = { resultType: 'complete' } as const;
+
+const missingCapability = (message: string): JsonRpcWireError =>
+  new JsonRpcWireError(ErrorCode2026.MissingRequiredClientCapability, message, TASKS_REQUIRED_DATA);
+
+/**
+ * The 2026-07-28 side with the tasks extension (SEP-2663), stateless: `server/discover`,
+ * `tools/call` answering a flat `CreateTaskResult` to a declaring request, `tasks/get`
+ * (`DetailedTask`), `tasks/update` and `tasks/cancel` (empty acks). The envelope and headers are
+ * checked before this runs (validateRequest2026).
+ */
+@Injectable()
+export class Mcp2026Handler {
+  constructor(
+    private readonly tools: McpToolsService,
+    private readonly calls: McpToolCalls,
+    private readonly access: McpTaskAccess,
+  ) {}
+
+  async handle(call: Call2026): Promise<Record<string, unknown>> {
+    switch (call.method) {
+      case 'server/discover':
+        return this.discover();
+      case 'ping':
+        return { ...COMPLETE };
+      case 'tools/list':
+        return this.listTools();
+      case 'tools/call':
+        return this.callTool(call);
+      case 'tasks/get':
+        return this.get(call);
+      case 'tasks/update':
+        return this.update(call);
+      case 'tasks/cancel':
+        return this.cancel(call);
+      default:
+        // tasks/result and tasks/list are gone from this design: -32601 like any unknown method.
+        throw new JsonRpcWireError(
+          ErrorCode2026.MethodNotFound,
+          `Method not found: ${call.method}`,
+        );
+    }
+  }
+
+  private discover(): Record<string, unknown> {
+    return {
+      ...COMPLETE,
+      supportedVersions: SUPPORTED_2026_VERSIONS,
+      capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
+      ttlMs: 0,
+      cacheScope: 'public',
+      _meta: { [META_SERVER_INFO]: SERVER_INFO },
+    };
+  }
+
+  private async listTools(): Promise<Record<string, unknown>> {
+    const tools = (await this.tools.listed()).map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    }));
+    return { ...COMPLETE, tools };
+  }
+
+  /**
+   * The server decides: a declaring request to a tool that may run as a task gets the task;
+   * otherwise the call is held and answers the tool's result. `params.task` (the older design's
+   * opt-in) is ignored, as the extension requires.
+   */
+  private async callTool(call: Call2026): Promise<Record<string, unknown>> {
+    const name = call.params.name as string;
+    const tool = await this.tools.find(name);
+    if (!tool) throw invalidParams(`Unknown tool: ${name}`);
+    if (tool.kind === 'start')
+      return { ...COMPLETE, ...(await this.calls.start(call, tool.entry)) };
+    if (tool.kind === 'companion') {
+      return { ...COMPLETE, ...(await this.calls.companion(call, tool.action)) };
+    }
+    if (!call.declaresTasks && tool.mode === 'required') {
+      throw missingCapability(`Tool ${name} runs only as a task: declare ${TASKS_EXTENSION}`);
+    }
+    if (call.declaresTasks && tool.mode !== 'forbidden') {
+      const row = await this.calls.create(call, tool.entry);
+      const {
+        result: _r,
+        error: _e,
+        inputRequests: _i,
+        ...task
+      } = detailedTask(row, this.access.timing);
+      return { ...task, resultType: 'task' };
+    }
+    return { ...COMPLETE, ...(await this.calls.hold(call, tool.entry)) };
+  }
+
+  private async row(call: Call2026) {
+    if (!call.declaresTasks) {
+      throw missingCapability(`${call.method} needs the ${TASKS_EXTENSION} extension declared`);
+    }
+    const row = await this.access.find(call.principal.userId, call.params.taskId as string);
+    if (!row) throw invalidParams('Failed to retrieve task: Task not found');
+    return row;
+  }
+
+  private async get(call: Call2026): Promise<Record<string, unknown>> {
+    return { ...COMPLETE, ...detailedTask(await this.row(call), this.access.timing) };
+  }
+
+  /** Answers keyed by input request. Not yet wired to the durable answer path: refused. */
+  private async update(call: Call2026): Promise<Record<string, unknown>> {
+    await this.row(call);
+    if (call.params.inputResponses !== undefined && !isRecord(call.params.inputResponses)) {
+      throw invalidParams('params.inputResponses must be an object');
+    }
+    throw new JsonRpcWireError(
+      ErrorCode2026.InternalError,
+      'Answering input requests is not available on this gateway version yet',
+    );
+  }
+
+  /** Cancelling is durable and idempotent; a task that has ended gets the same empty ack. */
+  private async cancel(call: Call2026): Promise<Record<string, unknown>> {
+    const row = await this.row(call);
+    await this.access.cancel(call.principal.userId, row.id);
+    return { ...COMPLETE };
+  }
+}

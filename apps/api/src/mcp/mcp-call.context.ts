@@ -1,0 +1,67 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { THREAD_ID_PATTERN } from '@app/common';
+import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/mcp-wire';
+import { Principal } from '../auth/token-verifier.service';
+import { ProblemException } from '../problem/problem.exception';
+
+/** The `_meta` key (in a `tools/call`) that names the thread of the task it creates. */
+export const THREAD_META = 'mcp-task-gateway/thread';
+
+/** One JSON-RPC request as both handlers see it, after transport and authentication checks. */
+export interface McpCall {
+  id: string | number;
+  method: string;
+  params: Record<string, unknown>;
+  principal: Principal;
+  headers: IncomingHttpHeaders;
+  /** The thread named by `?thread=` on the endpoint URL, if any. */
+  urlThread?: string;
+  /** Fires when the client goes away or cancels this request. */
+  abort: AbortSignal;
+}
+
+/**
+ * The thread a task created by this call lands in: `_meta["mcp-task-gateway/thread"]`, else
+ * `?thread=` on the URL, else the configured default.
+ */
+export function threadOf(call: McpCall, fallback: string): string {
+  const meta = call.params._meta;
+  const named = isRecord(meta) ? meta[THREAD_META] : undefined;
+  const thread = named ?? call.urlThread ?? fallback;
+  if (typeof thread !== 'string' || !THREAD_ID_PATTERN.test(thread)) {
+    throw invalidParams(
+      `the thread (_meta["${THREAD_META}"] or ?thread=) must match ${THREAD_ID_PATTERN.source}`,
+    );
+  }
+  return thread;
+}
+
+/** The tool call's arguments: an object (absent means none). */
+export function argumentsOf(params: Record<string, unknown>): Record<string, unknown> {
+  const args = params.arguments ?? {};
+  if (!isRecord(args)) throw invalidParams('params.arguments must be an object');
+  return args;
+}
+
+/**
+ * A refused submit as a JSON-RPC error: a validation problem (422) is -32602 naming each
+ * failing path; a rate limit is -32000 with the delay; anything else keeps its detail.
+ */
+export function submitError(error: unknown): JsonRpcWireError {
+  if (!(error instanceof ProblemException)) throw error;
+  const problem = error.problem;
+  if (problem.status === 422) {
+    const paths = (problem.errors ?? []).map((e) => `${e.path || '/'} ${e.message}`);
+    return new JsonRpcWireError(
+      ErrorCode2026.InvalidParams,
+      [problem.detail, ...paths].join('; '),
+      problem.errors ? { errors: problem.errors } : undefined,
+    );
+  }
+  if (problem.status === 429) {
+    return new JsonRpcWireError(-32000, problem.detail, {
+      retryAfterSeconds: Number(error.headers['Retry-After'] ?? 1),
+    });
+  }
+  return new JsonRpcWireError(-32000, problem.detail);
+}

@@ -1,0 +1,115 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { setTimeout as delay } from 'node:timers/promises';
+import { isTerminal } from '@app/common';
+import { Settings } from '@app/config';
+import { Database, TaskRepository, TaskRow, listTaskPage } from '@app/persistence';
+import { invalidParams } from '@app/mcp-wire';
+import { SETTINGS } from '../settings.token';
+import { decodeCursor, encodeCursor } from '../tasks/list-cursor';
+import { TaskQueryService } from '../tasks/task-query.service';
+import { TaskSubmitService } from '../tasks/task-submit.service';
+import { TaskTiming } from './mcp-task.view';
+
+/** First re-read of a held task after this; each gap then grows by half, up to the cap. */
+const FIRST_CHECK_MS = 25;
+const MAX_CHECK_MS = 500;
+/** What the front door tells clients about polling (both task designs). */
+const POLL_INTERVAL_MS = 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A new task as a tool call asks for it. */
+export interface McpCreate {
+  userId: string;
+  threadId: string;
+  toolset: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * The front door's reach into the gateway's tasks: the very services `/v1` uses (the submit
+ * service, the user-scoped repository), so an MCP task is the same row, ID and scope as any
+ * other. Another user's task and a missing one look the same: null.
+ */
+@Injectable()
+export class McpTaskAccess {
+  /** Retention keeps ended tasks this long: they stay readable at least until then. */
+  readonly timing: TaskTiming;
+
+  constructor(
+    @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly db: Database,
+    private readonly tasks: TaskRepository,
+    private readonly submitter: TaskSubmitService,
+    private readonly query: TaskQueryService,
+  ) {
+    this.timing = { ttlMs: settings.retention.days * DAY_MS, pollIntervalMs: POLL_INTERVAL_MS };
+  }
+
+  /** Stores the task (durably, before any answer) through the same checks as `POST /v1/…`. */
+  async create(command: McpCreate): Promise<TaskRow> {
+    const outcome = await this.submitter.submit({
+      userId: command.userId,
+      threadId: command.threadId,
+      body: { toolset: command.toolset, arguments: command.arguments },
+    });
+    return outcome.task;
+  }
+
+  find(userId: string, taskId: string): Promise<TaskRow | null> {
+    return typeof taskId === 'string' && taskId.length <= 64
+      ? this.tasks.findForUser(userId, taskId)
+      : Promise.resolve(null);
+  }
+
+  /** The caller's tasks across threads, newest first. */
+  async list(
+    userId: string,
+    limit: number,
+    options: { status?: 'active' | 'terminal'; cursor?: string } = {},
+  ): Promise<{ rows: TaskRow[]; nextCursor?: string }> {
+    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    if (after === null) throw invalidParams('cursor is not one this server issued');
+    const page = await listTaskPage(this.db, { userId, limit, status: options.status, after });
+    return { rows: page.rows, nextCursor: page.next ? encodeCursor(page.next) : undefined };
+  }
+
+  /**
+   * Records a cancel request (durable, idempotent); null when the task is not the caller's.
+   * A task that has already ended stays as it is.
+   */
+  async cancel(userId: string, taskId: string): Promise<TaskRow | null> {
+    const task = await this.find(userId, taskId);
+    if (!task) return null;
+    if (isTerminal(task.status)) return task;
+    try {
+      await this.query.cancel(userId, task.threadId, task.id);
+    } catch {
+      // Ended between the read and the cancel (a 409): the task is as it ended.
+    }
+    return this.find(userId, taskId);
+  }
+
+  /**
+   * Re-reads the task until it has ended, the hold limit passes, or `abort` fires; answers the
+   * task as last read. One primary-key read per check, on a growing interval.
+   */
+  async waitForEnd(task: TaskRow, abort?: AbortSignal, maxMs?: number): Promise<TaskRow> {
+    const deadline = Date.now() + (maxMs ?? this.settings.mcp.maxHoldMs);
+    let current = task;
+    let gap = FIRST_CHECK_MS;
+    while (!isTerminal(current.status)) {
+      const left = deadline - Date.now();
+      if (left <= 0 || abort?.aborted) break;
+      try {
+        await delay(Math.min(gap, left), undefined, { signal: abort });
+      } catch {
+        break;
+      }
+      gap = Math.min(MAX_CHECK_MS, Math.ceil(gap * 1.5));
+      const fresh = await this.tasks.findForUser(task.userId, task.id);
+      if (!fresh) break;
+      current = fresh;
+    }
+    return current;
+  }
+}

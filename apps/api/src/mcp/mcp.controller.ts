@@ -1,0 +1,206 @@
+import { Controller, Delete, Get, Logger, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import {
+  ErrorCode2026,
+  JsonRpcWireError,
+  isRecord,
+  isStatelessRequest,
+  validateRequest2026,
+} from '@app/mcp-wire';
+import { Public } from '../auth/public.decorator';
+import { Principal } from '../auth/token-verifier.service';
+import { problemBody } from '../problem/problem.exception';
+import { HeldCallsRegistry } from './held-calls.registry';
+import { LEGACY_VERSIONS, Mcp2025Handler } from './mcp-2025.handler';
+import { Mcp2026Handler } from './mcp-2026.handler';
+import { McpCall } from './mcp-call.context';
+import { McpRequestGuard, Refusal } from './mcp-request-guard.service';
+
+type JsonRpcId = string | number | null;
+
+/**
+ * The MCP front door (docs/mcp.md): Streamable HTTP at `/mcp`, one POST per JSON-RPC message,
+ * answered as JSON. Both eras share the endpoint: a request that carries the 2026-07-28
+ * envelope (or asks `server/discover`) goes to the 2026 side, the rest to the 2025-11-25 side.
+ * It has no sessions (tasks are bound to the caller's identity), so GET and DELETE answer 405.
+ * Authentication is the API's own (the same tokens as `/v1`), checked here after the Origin so
+ * a rebinding page learns nothing.
+ */
+@ApiExcludeController()
+@Public()
+@Controller()
+export class McpController {
+  private readonly logger = new Logger('McpFrontDoor');
+
+  constructor(
+    private readonly guard: McpRequestGuard,
+    private readonly legacy: Mcp2025Handler,
+    private readonly modern: Mcp2026Handler,
+    private readonly held: HeldCallsRegistry,
+  ) {}
+
+  @Get('.well-known/oauth-protected-resource/mcp')
+  resourceMetadata(@Req() req: Request, @Res() res: Response): void {
+    const document = this.guard.resourceMetadata(req);
+    if (!document) {
+      res.status(404).type('application/problem+json').json(problemBody(404, 'Not found.'));
+      return;
+    }
+    res.json(document);
+  }
+
+  @Get('mcp')
+  getStream(@Req() req: Request, @Res() res: Response): void {
+    this.noSession(req, res);
+  }
+
+  @Delete('mcp')
+  deleteSession(@Req() req: Request, @Res() res: Response): void {
+    this.noSession(req, res);
+  }
+
+  private noSession(req: Request, res: Response): void {
+    const refusal = this.guard.originRefusal(req);
+    if (refusal) return this.refuse(res, refusal);
+    res
+      .status(405)
+      .setHeader('Allow', 'POST')
+      .type('application/problem+json')
+      .json(problemBody(405, 'This endpoint keeps no sessions: send each message as a POST.'));
+  }
+
+  @Post('mcp')
+  async post(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const originRefusal = this.guard.originRefusal(req);
+    if (originRefusal) return this.refuse(res, originRefusal);
+    const principal = await this.guard.principal(req);
+    if (McpRequestGuard.isRefusal(principal)) return this.refuse(res, principal);
+    const body: unknown = req.body;
+    if (Array.isArray(body)) {
+      return this.answerError(res, null, invalidRequest('Batches are not supported'), 400);
+    }
+    if (!isRecord(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
+      return this.answerError(res, idOf(body), invalidRequest('Not a JSON-RPC 2.0 message'), 400);
+    }
+    if (body.id === undefined) {
+      this.notification(principal, body);
+      res.status(202).end();
+      return;
+    }
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    if (isStatelessRequest(req.headers, body)) await this.post2026(req, res, principal, abort);
+    else await this.post2025(req, res, principal, body, abort);
+  }
+
+  private async post2026(
+    req: Request,
+    res: Response,
+    principal: Principal,
+    abort: AbortController,
+  ): Promise<void> {
+    const body = req.body as Record<string, unknown>;
+    try {
+      const request = validateRequest2026(req.headers, body);
+      const result = await this.modern.handle({
+        ...request,
+        principal,
+        headers: req.headers,
+        urlThread: urlThread(req),
+        abort: abort.signal,
+      });
+      this.answer(res, request.id, result);
+    } catch (error) {
+      const wire = this.wireError(error);
+      this.answerError(res, idOf(body), wire, wire.httpStatus);
+    }
+  }
+
+  private async post2025(
+    req: Request,
+    res: Response,
+    principal: Principal,
+    body: Record<string, unknown>,
+    abort: AbortController,
+  ): Promise<void> {
+    const id = idOf(body);
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !LEGACY_VERSIONS.includes(version)) {
+      const error = new JsonRpcWireError(
+        ErrorCode2026.UnsupportedProtocolVersion,
+        `Unsupported protocol version: ${version}`,
+        { supported: LEGACY_VERSIONS, requested: version },
+      );
+      return this.answerError(res, id, error, 400);
+    }
+    if (id === null) return this.answerError(res, null, invalidRequest('Bad request id'), 400);
+    const params = body.params === undefined ? {} : body.params;
+    if (!isRecord(params)) {
+      return this.answerError(res, id, new JsonRpcWireError(-32602, 'params must be an object'));
+    }
+    const call: McpCall = {
+      id,
+      method: body.method as string,
+      params,
+      principal,
+      headers: req.headers,
+      urlThread: urlThread(req),
+      abort: abort.signal,
+    };
+    const unregister = this.held.register(principal.userId, id, abort);
+    try {
+      this.answer(res, id, await this.legacy.handle(call));
+    } catch (error) {
+      this.answerError(res, id, this.wireError(error));
+    } finally {
+      unregister();
+    }
+  }
+
+  /** Notifications need no answer; `notifications/cancelled` ends a held call of the caller. */
+  private notification(principal: Principal, body: Record<string, unknown>): void {
+    if (body.method !== 'notifications/cancelled' || !isRecord(body.params)) return;
+    this.held.cancel(principal.userId, body.params.requestId);
+  }
+
+  private wireError(error: unknown): JsonRpcWireError {
+    if (error instanceof JsonRpcWireError) return error;
+    this.logger.error(error);
+    return new JsonRpcWireError(ErrorCode2026.InternalError, 'Internal error');
+  }
+
+  private answer(res: Response, id: JsonRpcId, result: Record<string, unknown>): void {
+    if (res.writableEnded || res.destroyed) return;
+    res.status(200).json({ jsonrpc: '2.0', id, result });
+  }
+
+  private answerError(res: Response, id: JsonRpcId, error: JsonRpcWireError, status = 200): void {
+    if (res.writableEnded || res.destroyed) return;
+    res.status(status).json({ jsonrpc: '2.0', id, error: error.toJson() });
+  }
+
+  private refuse(res: Response, refusal: Refusal): void {
+    for (const [name, value] of Object.entries(refusal.headers)) res.setHeader(name, value);
+    res
+      .status(refusal.status)
+      .type('application/problem+json')
+      .json(problemBody(refusal.status, refusal.detail));
+  }
+}
+
+function invalidRequest(message: string): JsonRpcWireError {
+  return new JsonRpcWireError(ErrorCode2026.InvalidRequest, `Invalid Request: ${message}`);
+}
+
+function idOf(body: unknown): JsonRpcId {
+  if (!isRecord(body)) return null;
+  return typeof body.id === 'string' || typeof body.id === 'number' ? body.id : null;
+}
+
+function urlThread(req: Request): string | undefined {
+  const thread = req.query.thread;
+  return typeof thread === 'string' ? thread : undefined;
+}

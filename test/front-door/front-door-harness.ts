@@ -1,0 +1,148 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ApiHarness, apiKeyFor, startApi } from '../api/api-harness';
+import { NodeProcess, eventually, startNode } from '../helpers/node-process';
+
+/** The demo toolsets behind the front door in these tests, as an mcpServers file lists them. */
+export const DEMO_TOOLSETS = [
+  {
+    name: 'demo-ordinary',
+    contract: 'ordinary',
+    submitTool: 'demo_submit',
+    statusTool: 'demo_status',
+    cancelTool: 'demo_cancel',
+    mcp: { toolName: 'report', companionTools: true },
+  },
+  {
+    name: 'demo-native',
+    contract: 'mcp-tasks',
+    tool: 'demo_task_required',
+    mcp: { taskMode: 'required' },
+  },
+  { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60000 },
+  {
+    name: 'demo-hidden',
+    contract: 'sync-call',
+    tool: 'demo_echo',
+    mcp: { expose: false },
+  },
+  {
+    name: 'demo-forbidden',
+    contract: 'mcp-tasks',
+    tool: 'demo_task_optional',
+    mcp: { taskMode: 'forbidden', toolName: 'quick' },
+  },
+];
+
+/** The API, the demo server over HTTP and real pollers, with every demo toolset available. */
+export interface FrontDoor {
+  api: ApiHarness;
+  demo: NodeProcess;
+  pollers: NodeProcess[];
+  serversFile: string;
+  keys: Record<string, string>;
+  /** Starts one more poller on the same config. */
+  addPoller(): NodeProcess;
+  close(): Promise<void>;
+}
+
+export async function startFrontDoor(
+  options: { pollers?: number; apiEnv?: Record<string, string>; toolsets?: unknown[] } = {},
+): Promise<FrontDoor> {
+  const api = await startApi(options.apiEnv);
+  const demo = startNode('apps/demo-server/src/main.js', ['--transport', 'http', '--port', '0']);
+  const line = await demo.waitForLine(/listening on (http:\/\/\S+)/);
+  const demoUrl = /listening on (http:\/\/\S+)/.exec(line)![1];
+  const dir = mkdtempSync(join(tmpdir(), 'mtg-front-door-'));
+  const serversFile = join(dir, 'mcp-servers.json');
+  const toolsets = options.toolsets ?? DEMO_TOOLSETS;
+  writeFileSync(
+    serversFile,
+    JSON.stringify({
+      mcpServers: { 'fd-upstream': { url: `${demoUrl}/mcp`, taskToolsets: toolsets } },
+    }),
+  );
+  const pollers: NodeProcess[] = [];
+  const addPoller = (): NodeProcess => {
+    const poller = startNode('apps/poller/src/main.js', [], {
+      DATABASE_URL: api.db.url,
+      MCP_SERVERS_FILE: serversFile,
+      METRICS_PORT: '0',
+      POLL_INTERVAL_MS: '200',
+      MIN_POLL_INTERVAL_MS: '100',
+      CLAIM_FALLBACK_INTERVAL_MS: '200',
+      HEARTBEAT_INTERVAL_MS: '500',
+      LOG_LEVEL: 'warn',
+    });
+    pollers.push(poller);
+    return poller;
+  };
+  for (let i = 0; i < (options.pollers ?? 1); i++) addPoller();
+  const keys = { alice: await apiKeyFor(api, 'alice'), bob: await apiKeyFor(api, 'bob') };
+  await eventually(
+    async () => {
+      const dead = pollers.find((p) => p.child.exitCode !== null);
+      if (dead) throw new Error(`a poller exited: ${dead.stderr.join('\n')}`);
+      const res = await fetch(`${api.url}/v1/toolsets`, {
+        headers: { authorization: `Bearer ${keys.alice}` },
+      });
+      const body = (await res.json()) as { items?: { available: boolean }[] };
+      const available = body.items?.filter((t) => t.available).length;
+      return available === toolsets.length ? true : undefined;
+    },
+    60_000,
+    'all toolsets available',
+  );
+  return {
+    api,
+    demo,
+    pollers,
+    serversFile,
+    keys,
+    addPoller,
+    async close() {
+      for (const poller of pollers) await poller.kill('SIGTERM');
+      await demo.kill('SIGTERM');
+      await api.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An MCP SDK client connected to `/mcp` of `apiUrl` with a bearer key. */
+export async function sdkClient(apiUrl: string, key: string, query = ''): Promise<Client> {
+  const client = new Client(
+    { name: 'front-door-test', version: '1.0.0' },
+    { capabilities: { tasks: { list: {}, cancel: {} } } },
+  );
+  const transport = new StreamableHTTPClientTransport(new URL(`${apiUrl}/mcp${query}`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** One raw POST to `/mcp`: the status, the headers and the parsed body. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read JSON bodies by path
+type Json = any;
+
+export async function postMcp(
+  apiUrl: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Headers; body: Json }> {
+  const res = await fetch(`${apiUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
