@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { METRIC_DEFINITIONS, METRIC_NAMES, MetricsService } from '@app/metrics';
+import { renderPrometheusRule } from '../../scripts/prometheus-rule.renderer';
 
 const ROOT = join(__dirname, '..', '..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
@@ -271,6 +272,12 @@ describe('Prometheus alert rules', () => {
     };
     expect(rule.kind).toBe('PrometheusRule');
     expect(rule.spec).toEqual({ groups: alerts.groups });
+  });
+
+  it('ship the PrometheusRule exactly as npm run rules:k8s generates it', () => {
+    expect(read('k8s/components/prometheus-operator/prometheus-rule.yaml')).toBe(
+      renderPrometheusRule(read('deploy/prometheus/alerts.yml')),
+    );
   });
 
   it('use histogram suffixes only on histograms', () => {
