@@ -435,3 +435,17 @@ describe('a dead webhook receiver shows in the deliver backlog', () => {
     expect(scrape.backlog).toBeLessThanOrEqual(Number(pending[0].n));
   }, 60_000);
 });
+
+describe('the poller counts claims by what they claimed', () => {
+  it('counts a statement once per phase it claimed rows for, webhook claims under deliver', () => {
+    const claims = (phase: string): number =>
+      sum(pollerScrape, 'mcp_tasks_claims_total', { phase });
+    const rows = (phase: string): number =>
+      sum(pollerScrape, 'mcp_tasks_claimed_rows_total', { phase });
+    for (const phase of ['submit', 'poll', 'cancel', 'deliver']) {
+      expect(claims(phase)).toBeGreaterThan(0);
+      // A statement counts for a phase only if it claimed at least one row of it.
+      expect(claims(phase)).toBeLessThanOrEqual(rows(phase));
+    }
+  });
+});

@@ -126,7 +126,11 @@ export class ClaimLoopService {
     }
   }
 
-  /** One claim statement; true when it filled every claimable slot (more may be due). */
+  /**
+   * One claim statement; true when more may be due for us now: it filled every claimable slot,
+   * or it filled a server's room (rows of that server were left and others may lie behind them;
+   * the next claim skips the now saturated server).
+   */
   private async claimOnce(deadWorkerAfterMs: number): Promise<boolean> {
     const limit = this.slots.claimable();
     const excludeServers = this.slots.saturated();
@@ -138,12 +142,17 @@ export class ClaimLoopService {
       leaseMs: this.settings.lease.ms,
       deadWorkerAfterMs,
       excludeServers,
+      serverRoom: this.slots.room(),
     });
     timer();
-    for (const phase of PHASES) this.metrics.claims.inc({ phase });
+    // One count per statement and phase it claimed rows for: an empty claim claimed nothing.
+    for (const phase of new Set(claimed.map((item) => item.phase))) {
+      this.metrics.claims.inc({ phase });
+    }
     this.starved = claimed.length >= limit || excludeServers.length > 0;
     for (const item of claimed) this.startItem(item);
-    return claimed.length >= limit;
+    const filledServer = this.slots.saturated().length > excludeServers.length;
+    return claimed.length >= limit || (filledServer && this.slots.claimable() > 0);
   }
 
   private startItem(item: ClaimedTask): void {

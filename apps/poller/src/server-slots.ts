@@ -36,6 +36,15 @@ export class ServerSlots {
     return out;
   }
 
+  /** Free room per configured server (the claim takes no more of a server's rows than this). */
+  room(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [server, limit] of this.limits) {
+      out.set(server, Math.max(0, limit - (this.used.get(server) ?? 0)));
+    }
+    return out;
+  }
+
   /**
    * How many rows a claim may take now: the free total, but no more than the configured servers
    * that still have room could run (rows of unknown servers are rare and end at once).

@@ -18,7 +18,12 @@ export const METRIC_DEFINITIONS = [
     'method',
     'status',
   ]),
-  def('mcp_tasks_claims_total', 'counter', 'Claim statements run', ['phase']),
+  def(
+    'mcp_tasks_claims_total',
+    'counter',
+    'Claim statements that claimed rows, per phase claimed',
+    ['phase'],
+  ),
   def('mcp_tasks_claimed_rows_total', 'counter', 'Rows returned by claim statements', ['phase']),
   def('mcp_tasks_claim_duration_seconds', 'histogram', 'Duration of one claim statement', []),
   def('mcp_tasks_attempts_total', 'counter', 'Attempts on claimed rows, by outcome', [

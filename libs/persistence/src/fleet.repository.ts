@@ -7,7 +7,7 @@ import {
   EARLIEST_FUTURE_DUE_SQL,
   RENEW_WATCHING_CANCEL_SQL,
 } from './sql/fleet.sql';
-import { CLEAR_LEASE, afterMs, fencedUpdateSql } from './sql/fenced-write.sql';
+import { CLEAR_LEASE, afterMsUnlessCancelled, fencedUpdateSql } from './sql/fenced-write.sql';
 
 /** One row of the backlog sample (numbers arrive as strings from pg's bigint/numeric). */
 export interface BacklogSampleRow {
@@ -59,7 +59,7 @@ export class FleetRepository {
   async releaseAfter(lease: TaskLease, delayMs: number): Promise<void> {
     await this.mustApply(
       lease,
-      fencedUpdateSql(`${CLEAR_LEASE}, next_attempt_at = ${afterMs(3)}`),
+      fencedUpdateSql(`${CLEAR_LEASE}, next_attempt_at = ${afterMsUnlessCancelled(3)}`),
       [delayMs],
     );
   }
@@ -74,7 +74,7 @@ export class FleetRepository {
       lease,
       fencedUpdateSql(
         `submit_started_at = NULL, consecutive_errors = consecutive_errors + 1, last_error = $3,
-         ${CLEAR_LEASE}, next_attempt_at = ${afterMs(4)}`,
+         ${CLEAR_LEASE}, next_attempt_at = ${afterMsUnlessCancelled(4)}`,
       ),
       [lastError, delayMs],
     );

@@ -6,6 +6,7 @@ import {
   CLEAR_LEASE,
   RELEASE_FOR_CANCEL_SQL,
   afterMs,
+  afterMsUnlessCancelled,
   fencedUpdateSql,
 } from './sql/fenced-write.sql';
 
@@ -19,6 +20,8 @@ export interface ClaimRequest {
   deadWorkerAfterMs: number;
   /** Servers with no free slot on this worker: their rows are left to others. */
   excludeServers?: readonly string[];
+  /** Free room per configured server: the claim takes no more of a server's rows than this. */
+  serverRoom?: ReadonlyMap<string, number>;
 }
 
 /** A remote handle as an upstream returned it; never dropped once received. */
@@ -43,6 +46,9 @@ export class TaskLeaseRepository {
 
   async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
     if (request.limit <= 0) return [];
+    const room = request.serverRoom ?? new Map<string, number>();
+    // A server with no room is skipped by the scan itself, so its rows never crowd the candidates.
+    const full = [...room].filter(([, free]) => free <= 0).map(([server]) => server);
     const rows = await this.db.query(
       CLAIM_SQL,
       [
@@ -51,7 +57,9 @@ export class TaskLeaseRepository {
         request.phases,
         request.leaseMs,
         request.deadWorkerAfterMs,
-        request.excludeServers ?? [],
+        [...new Set([...(request.excludeServers ?? []), ...full])],
+        [...room.keys()],
+        [...room.values()],
       ],
       'mcp_tasks_claim',
     );
@@ -86,7 +94,7 @@ export class TaskLeaseRepository {
         `status = $3, remote_task_id = $4, remote_session_id = $5, remote_protocol_version = $6,
          driver_state = $7::jsonb, pinned_worker_id = $8, submitted_at = now(), last_success_at = now(),
          consecutive_errors = 0, last_error = NULL, ${CLEAR_LEASE},
-         next_attempt_at = CASE WHEN cancel_requested_at IS NULL THEN ${afterMs(9)} ELSE now() END,
+         next_attempt_at = ${afterMsUnlessCancelled(9)},
          input_required = $10::jsonb`,
       ),
       [
@@ -176,13 +184,16 @@ export class TaskLeaseRepository {
     return 'applied';
   }
 
-  /** A transient error: count it, keep its text, and come back after the backoff delay. */
+  /**
+   * A transient error: count it, keep its text, and come back after the backoff delay, or at
+   * once for the cancel phase when a cancel request is pending.
+   */
   async releaseAfterError(lease: TaskLease, lastError: string, delayMs: number): Promise<void> {
     await this.mustApply(
       lease,
       fencedUpdateSql(
         `consecutive_errors = consecutive_errors + 1, last_error = $3, ${CLEAR_LEASE},
-         next_attempt_at = ${afterMs(4)}`,
+         next_attempt_at = ${afterMsUnlessCancelled(4)}`,
       ),
       [lastError, delayMs],
     );

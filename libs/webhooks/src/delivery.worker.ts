@@ -85,6 +85,10 @@ export class WebhookDeliveryWorker {
         try {
           claimed = await this.repo.claim(this.options.workerId, free, this.options.leaseMs);
           errorDelayMs = 100;
+          if (claimed.length > 0) {
+            this.metrics?.claims.inc({ phase: 'deliver' });
+            this.metrics?.claimedRows.inc({ phase: 'deliver' }, claimed.length);
+          }
         } catch (error) {
           this.log.warn({ err: error, retryInMs: errorDelayMs }, 'webhook claim failed');
           await this.sleep(errorDelayMs);

@@ -21,5 +21,13 @@ export function afterMs(param: number): string {
   return `now() + make_interval(secs => $${param}::float8 / 1000)`;
 }
 
+/**
+ * `now() + $n ms`, or now when a cancel request is pending: a row given back with a delay (a
+ * backoff, an overflow) must not make a cancel wait that delay out (leases.md, "Cancellation").
+ */
+export function afterMsUnlessCancelled(param: number): string {
+  return `CASE WHEN cancel_requested_at IS NULL THEN ${afterMs(param)} ELSE now() END`;
+}
+
 /** Gives a leased row back to the cancel phase right away (a late poll after a cancel request). */
 export const RELEASE_FOR_CANCEL_SQL = fencedUpdateSql(`${CLEAR_LEASE}, next_attempt_at = now()`);

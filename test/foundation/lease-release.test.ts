@@ -1,0 +1,100 @@
+// Guards against a released row making a pending cancel wait out its backoff, and against a
+// claim taking more rows of one server than that server has room for on the claiming worker.
+import { Phase } from '@app/common';
+import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertTasks } from '../helpers/tasks';
+
+let t: TestDatabase;
+let leases: TaskLeaseRepository;
+let fleet: FleetRepository;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  leases = new TaskLeaseRepository(t.db);
+  fleet = new FleetRepository(t.db);
+});
+afterEach(async () => {
+  await t.db.query(`DELETE FROM tasks`);
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+async function claimAll(room?: Map<string, number>, limit = 10): Promise<ClaimedTask[]> {
+  return leases.claim({
+    workerId: 'w1',
+    limit,
+    phases: [Phase.Submit, Phase.Poll, Phase.Cancel],
+    leaseMs: 60_000,
+    deadWorkerAfterMs: 15_000,
+    serverRoom: room,
+  });
+}
+
+/** Seconds from the database's now until the row is due (negative or 0: due now). */
+async function dueInS(id: string): Promise<number> {
+  const [row] = await t.db.query<{ s: string }>(
+    `SELECT extract(epoch FROM next_attempt_at - now()) AS s FROM tasks WHERE id = $1`,
+    [id],
+  );
+  return Number(row.s);
+}
+
+describe('a cancel requested while the row is leased', () => {
+  const releases: [string, (claim: ClaimedTask) => Promise<void>][] = [
+    ['a transient error', (c) => leases.releaseAfterError(c.lease, 'boom', 60_000)],
+    ['an unsent submit', (c) => fleet.releaseUnsentSubmit(c.lease, 'refused', 60_000)],
+    ['an overflow give-back', (c) => fleet.releaseAfter(c.lease, 60_000)],
+  ];
+
+  it.each(releases)('makes the row due at once after %s', async (_, release) => {
+    const [id] = await insertTasks(t.db, 1, { status: 'working' });
+    const [claim] = await claimAll();
+    // What the API's cancel does to a leased row: records the request, keeps the lease.
+    await t.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [id]);
+    await release(claim);
+    expect(await dueInS(id)).toBeLessThanOrEqual(0);
+    const [again] = await claimAll();
+    expect(again.phase).toBe(Phase.Cancel);
+  });
+
+  it('still waits out the backoff without a cancel request', async () => {
+    const [id] = await insertTasks(t.db, 1, { status: 'working' });
+    const [claim] = await claimAll();
+    await leases.releaseAfterError(claim.lease, 'boom', 60_000);
+    expect(await dueInS(id)).toBeGreaterThan(40);
+  });
+});
+
+describe('the claim bounded per server', () => {
+  it("takes no more of a server's rows than its room, and fills the rest from others", async () => {
+    await insertTasks(t.db, 5, { status: 'working', server: 'crowded', dueInMs: -2000 });
+    await insertTasks(t.db, 5, { status: 'working', server: 'roomy', dueInMs: -1000 });
+    const claimed = await claimAll(
+      new Map([
+        ['crowded', 1],
+        ['roomy', 3],
+      ]),
+      4,
+    );
+    const per = (server: string): number => claimed.filter((c) => c.server === server).length;
+    expect(per('crowded')).toBe(1);
+    // The candidates were locked in due order (all five crowded rows first), so this claim
+    // leaves roomy's rows for the next one rather than over-filling crowded.
+    expect(claimed.length).toBeLessThanOrEqual(4);
+    const next = await claimAll(
+      new Map([
+        ['crowded', 0],
+        ['roomy', 3],
+      ]),
+      3,
+    );
+    expect(next.map((c) => c.server)).toEqual(['roomy', 'roomy', 'roomy']);
+  });
+
+  it('bounds a server missing from the room map by the limit only', async () => {
+    await insertTasks(t.db, 3, { status: 'working', server: 'unknown' });
+    expect(await claimAll(new Map([['other', 1]]), 3)).toHaveLength(3);
+  });
+});
