@@ -109,7 +109,6 @@ export function startPool(server: ServerConfig): UpstreamPool {
     quiet,
     {},
     {
-      workerId: `drivers-test-${process.pid}`,
       reapOrphans: false,
       backoff: { initialMs: 50, maxMs: 200 },
     },

@@ -1,6 +1,7 @@
 // Shared harness for the connection-layer tests: configs, a recording logger and metric hooks,
 // process and descriptor accounting, deadline polling. No mocks: everything runs for real.
 import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -94,7 +95,7 @@ export function openPool(
   options: UpstreamPoolOptions = {},
 ): { pool: UpstreamPool; recorder: Recorder } {
   const pool = new UpstreamPool(servers, recorder.logger, recorder.metrics, {
-    workerId: `jest-${process.pid}`,
+    processGroupDir: join(tmpdir(), `mcp-task-gateway-jest-${process.pid}`),
     backoff: { initialMs: 20, maxMs: 200 },
     ...options,
   });

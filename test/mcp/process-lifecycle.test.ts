@@ -1,8 +1,5 @@
 // Guards against stdio servers that crash mid-call, dead children that swallow calls, and orphaned process trees.
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UpstreamConnectionError, UpstreamError } from '@app/mcp';
 import { compileMcpLib, fixture } from './compiled-lib.helper';
@@ -86,15 +83,13 @@ describe('stdio process lifecycle', () => {
     await expectSettled(fds);
   });
 
-  it('reaps the process group a SIGKILLed worker left behind', async () => {
-    const workerId = `reap-${process.pid}`;
+  it('reaps the process group a SIGKILLed worker left behind, whatever the new worker ID', async () => {
     const owner = spawn(process.execPath, [fixture('crash-owner')], {
       env: {
         ...process.env,
         MCP_LIB: compileMcpLib(),
         WRAPPER,
         DEMO_MAIN,
-        WORKER_ID: workerId,
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -108,9 +103,9 @@ describe('stdio process lifecycle', () => {
     await exited;
     // The sleeper ignores stdin, so nothing but the reaper can end it.
     expect(processAlive(sleeper)).toBe(true);
-    const { pool } = openPool([], undefined, { workerId });
+    // A restarted poller gets a new random ID: only the host's default directory is shared.
+    const { pool } = openPool([], undefined, { processGroupDir: undefined });
     await waitFor(() => (processAlive(sleeper) ? undefined : true), 'the orphan to be reaped');
     await pool.close();
-    rmSync(join(tmpdir(), `mcp-task-gateway-${workerId}`), { recursive: true, force: true });
   });
 });

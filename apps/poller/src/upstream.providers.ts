@@ -4,7 +4,7 @@ import { McpServersConfig } from '@app/config';
 import { DriverRegistry } from '@app/drivers';
 import { UpstreamPool } from '@app/mcp';
 import { GatewayMetrics } from '@app/metrics';
-import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
+import { MCP_SERVERS } from './poller.tokens';
 import { UpstreamEventsRelay } from './upstream-events.relay';
 
 /**
@@ -16,28 +16,22 @@ export const UPSTREAM_PROVIDERS: Provider[] = [
   UpstreamEventsRelay,
   {
     provide: UpstreamPool,
-    inject: [MCP_SERVERS, WORKER_ID, GatewayMetrics, PinoLogger, UpstreamEventsRelay],
+    inject: [MCP_SERVERS, GatewayMetrics, PinoLogger, UpstreamEventsRelay],
     useFactory: (
       config: McpServersConfig,
-      workerId: string,
       metrics: GatewayMetrics,
       log: PinoLogger,
       relay: UpstreamEventsRelay,
     ) =>
-      new UpstreamPool(
-        config.servers,
-        log.logger.child({ component: 'upstream' }),
-        {
-          onState: (server, state) => {
-            metrics.setUpstreamState(server, state);
-            relay.emitState(server, state);
-          },
-          onReconnect: (server, reason) => metrics.upstreamReconnects.inc({ server, reason }),
-          onCallDuration: (server, operation, seconds) =>
-            metrics.upstreamCallDuration.observe({ server, operation }, seconds),
+      new UpstreamPool(config.servers, log.logger.child({ component: 'upstream' }), {
+        onState: (server, state) => {
+          metrics.setUpstreamState(server, state);
+          relay.emitState(server, state);
         },
-        { workerId },
-      ),
+        onReconnect: (server, reason) => metrics.upstreamReconnects.inc({ server, reason }),
+        onCallDuration: (server, operation, seconds) =>
+          metrics.upstreamCallDuration.observe({ server, operation }, seconds),
+      }),
   },
   {
     provide: DriverRegistry,

@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { UpstreamLogger } from './upstream.hooks';
 
@@ -33,6 +33,15 @@ export function groupAlive(pgid: number): boolean {
 }
 
 /**
+ * The default registry directory: one per host and OS user, not per worker. A restarted poller
+ * gets a fresh random WORKER_ID, so a directory keyed by worker would never be found again; the
+ * owner check below is what keeps workers sharing it from touching each other's children.
+ */
+export function defaultProcessGroupDir(): string {
+  return join(tmpdir(), `mcp-task-gateway-stdio-groups-${userInfo().uid}`);
+}
+
+/**
  * Records the process groups of stdio children in a directory under the OS temp dir, so a worker
  * restarted after a crash (SIGKILL, OOM) can end the children its predecessor left: detached
  * children outlive their parent by design. A record is reaped only when its owner is gone, so two
@@ -42,11 +51,11 @@ export class ProcessGroupRegistry {
   readonly dir: string;
 
   constructor(
-    workerId: string,
     private readonly logger: UpstreamLogger,
+    dir = defaultProcessGroupDir(),
   ) {
-    this.dir = join(tmpdir(), `mcp-task-gateway-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`);
-    mkdirSync(this.dir, { recursive: true });
+    this.dir = dir;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
   }
 
   add(pgid: number): void {

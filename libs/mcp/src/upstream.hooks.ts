@@ -36,10 +36,10 @@ export interface BackoffSettings {
 export interface UpstreamPoolOptions {
   metrics?: UpstreamMetricHooks;
   /**
-   * Names the directory where stdio process groups are recorded, so a restarted worker can reap
-   * the children its crashed predecessor left. Defaults to "default".
+   * Where stdio process groups are recorded, so a restarted worker can reap the children its
+   * crashed predecessor left. Defaults to one directory per host and OS user (tests isolate).
    */
-  workerId?: string;
+  processGroupDir?: string;
   /** Overrides the backoff defaults (tests use tiny values). */
   backoff?: Partial<BackoffSettings>;
   /** Idle time after which a resumed session is dropped from the cache. Default 5 minutes. */

@@ -40,7 +40,7 @@ export class UpstreamPool implements UpstreamPort {
    * @param servers the validated `mcpServers` entries.
    * @param logger pino or anything with `info/warn/error/debug(obj, msg)`.
    * @param metrics callbacks for the state gauge, reconnect counter and call duration histogram.
-   * @param options worker ID (for orphan reaping), backoff and close bounds.
+   * @param options the process-group directory (orphan reaping), backoff and close bounds.
    */
   constructor(
     servers: ServerConfig[],
@@ -48,7 +48,7 @@ export class UpstreamPool implements UpstreamPort {
     metrics: UpstreamMetricHooks = {},
     private readonly options: UpstreamPoolOptions = {},
   ) {
-    this.registry = new ProcessGroupRegistry(options.workerId ?? 'default', logger);
+    this.registry = new ProcessGroupRegistry(logger, options.processGroupDir);
     const factory = new TransportFactory(this.registry, logger);
     const closeTimeoutMs = options.closeTimeoutMs ?? 3000;
     const backoff = new BackoffPolicy({ ...DEFAULT_BACKOFF, ...options.backoff });
