@@ -1,4 +1,5 @@
-// Guards retention: only terminal tasks older than RETENTION_DAYS are deleted, in batches.
+// Guards retention: only terminal tasks older than RETENTION_DAYS are deleted, in batches, and
+// dead `workers` rows are pruned unless they still pin a live task.
 import { newTaskId } from '@app/common';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import {
@@ -58,4 +59,41 @@ it('deletes 1,200 expired terminal rows and keeps young terminal and old active 
   );
   expect(await count(`status = 'completed'`)).toBe(30);
   expect(await count(`status = 'working'`)).toBe(20);
+});
+
+it('prunes long-dead workers rows that pin nothing, and keeps one that pins a live task', async () => {
+  await database.db.query(
+    `INSERT INTO workers (id, host, pid, version, started_at, heartbeat_at, stopped_at)
+     VALUES ('gone', 'h', 1, 'v', now() - interval '2 days', now() - interval '2 days', NULL),
+            ('stopped', 'h', 2, 'v', now() - interval '2 days', now() - interval '2 days',
+             now() - interval '2 days'),
+            ('pinning', 'h', 3, 'v', now() - interval '2 days', now() - interval '2 days', NULL),
+            ('recent', 'h', 4, 'v', now(), now() - interval '1 minute', NULL)`,
+  );
+  const [pinned] = await database.db.query<{ id: string }>(
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
+                        pinned_worker_id, next_attempt_at)
+     VALUES ($1, 'u', 't', 'demo-native', 'mcp-tasks', 'demo', 'working', '{}'::jsonb, 'pinning',
+             now() + interval '1 day')
+     RETURNING id`,
+    [newTaskId()],
+  );
+  expect(pinned).toBeDefined();
+  const serversFile = writeServersFile({
+    demo: demoServerEntry('http://127.0.0.1:9', 'demo-ordinary'),
+  });
+  const poller = await startPoller({ databaseUrl: database.url, serversFile });
+  const ids = async (): Promise<string[]> =>
+    (await database.db.query<{ id: string }>(`SELECT id FROM workers ORDER BY id`)).map(
+      (r) => r.id,
+    );
+  await waitUntil(
+    async () => ((await ids()).includes('gone') ? undefined : true),
+    'the dead worker row pruned',
+    20_000,
+    100,
+  );
+  const left = await ids();
+  expect(left).not.toContain('stopped');
+  expect(left).toEqual(expect.arrayContaining(['pinning', 'recent', poller.workerId]));
 });

@@ -2,18 +2,23 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
-import { FleetRepository } from '@app/persistence';
+import { FleetRepository, WorkerRepository } from '@app/persistence';
 import { POLLER_SETTINGS } from './poller.tokens';
 
 // 500 rows per statement keep each DELETE to a few milliseconds on the completed_at index, and
 // the pause between batches leaves the claim and the API room even on a large first run.
 export const RETENTION_BATCH_ROWS = 500;
 const RETENTION_PAUSE_MS = 50;
+// A `workers` row silent this long is history: every poller start adds one, so without pruning
+// the table grows forever. An hour keeps recently stopped pollers visible to operators; a row
+// that still pins a non-terminal task stays until that task ends (leases.md, "Workers").
+export const WORKER_PRUNE_AFTER_MS = 60 * 60_000;
 
 /**
  * Deletes terminal tasks completed more than RETENTION_DAYS ago, in small batches with short
- * pauses, so it never holds long locks or blocks the claim. Runs once shortly after start and
- * then every ten minutes; several pollers running it at once share the rows (SKIP LOCKED).
+ * pauses, so it never holds long locks or blocks the claim, and prunes dead `workers` rows that
+ * pin nothing. Runs once shortly after start and then every ten minutes; several pollers running
+ * it at once share the rows (SKIP LOCKED).
  */
 @Injectable()
 export class RetentionJob {
@@ -23,6 +28,7 @@ export class RetentionJob {
   constructor(
     @Inject(POLLER_SETTINGS) private readonly settings: Settings,
     private readonly fleet: FleetRepository,
+    private readonly workers: WorkerRepository,
     private readonly log: PinoLogger,
   ) {}
 
@@ -45,6 +51,7 @@ export class RetentionJob {
   }
 
   private async purge(): Promise<void> {
+    await this.workers.prune(WORKER_PRUNE_AFTER_MS);
     let total = 0;
     while (!this.stopped) {
       const deleted = await this.fleet.deleteExpiredBatch(
