@@ -7,7 +7,13 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
-/** Starts a Node app of this build; its output lines are prefixed with its name. */
+/**
+ * Starts a Node app of this build; its output lines are prefixed with its name. The child leads
+ * its own process group: a Ctrl-C in the terminal signals the terminal's foreground group, and
+ * a child in it would get that SIGINT *and* the launcher's SIGTERM, which the poller reads as a
+ * second signal ("exit now, no drain"). Outside the group, each child gets exactly the signals
+ * the launcher sends it.
+ */
 export function startChild(
   name: string,
   script: string,
@@ -17,6 +23,7 @@ export function startChild(
   const child = spawn(process.execPath, [script, ...args], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) =>
@@ -56,9 +63,14 @@ export function waitForLine(
   });
 }
 
+/** True once the child has exited. */
+export function hasExited(child: Child): boolean {
+  return child.process.exitCode !== null || child.process.signalCode !== null;
+}
+
 /** SIGTERM, then SIGKILL after `graceMs`. */
 export async function stopChild(child: Child, graceMs: number): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  if (hasExited(child)) return;
   child.process.kill('SIGTERM');
   const timer = setTimeout(() => child.process.kill('SIGKILL'), graceMs);
   await child.exited;

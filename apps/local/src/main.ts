@@ -4,12 +4,13 @@ import { Client } from 'pg';
 import { loadSettings, runMain } from '@app/config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
 import { createDataSource, runMigrations } from '@app/persistence';
-import { Child, startChild, stopChild, waitForLine } from './child-process';
+import { Child, hasExited, startChild, stopChild, waitForLine } from './child-process';
 import { ensureDevApiKey } from './dev-api-key';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
 const DIST = join(ROOT, 'dist', 'apps');
 const DATA = join(ROOT, '.data');
+const DUPLICATE_SIGNAL_MS = 1000;
 
 /**
  * `npm start`: the whole system on one machine. Without DATABASE_URL it runs an embedded
@@ -37,15 +38,30 @@ runMain('start', async () => {
   await dataSource.destroy();
 
   const children: Child[] = [];
+  // The API and the poller stop together (each drains on its own); the demo server goes last,
+  // because the poller's drain may still be talking to it.
   const shutdown = async (code: number): Promise<never> => {
-    for (const child of [...children].reverse()) await stopChild(child, 40_000);
+    const [demoChild, ...apps] = children;
+    await Promise.all(apps.map((child) => stopChild(child, 40_000)));
+    if (demoChild) await stopChild(demoChild, 10_000);
     if (embedded) await embedded.stop();
     process.exit(code);
   };
   let stopping = false;
+  let firstSignalAt = 0;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      // One Ctrl-C can reach us twice (the terminal's group signal, and npm forwarding its own):
+      // a repeat within a second is the same request, not a second one.
+      if (stopping && Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) return;
+      if (stopping) {
+        // A second Ctrl-C: pass it on; each child takes a second signal as "exit now".
+        log(`${signal} again: stopping without draining`);
+        for (const child of children) if (!hasExited(child)) child.process.kill('SIGTERM');
+        return;
+      }
       stopping = true;
+      firstSignalAt = Date.now();
       log(`${signal}: stopping`);
       void shutdown(0);
     });

@@ -1,0 +1,69 @@
+// Guards against one Ctrl-C on `npm start` reaching the poller twice (the terminal's group SIGINT
+// plus the launcher's SIGTERM), which made it exit at once without draining.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { freePort, waitForExit } from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+const LAUNCHER = join(__dirname, '..', '..', 'dist', 'apps', 'local', 'src', 'main.js');
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+it('stops every child gracefully, once, on a Ctrl-C sent to the whole process group', async () => {
+  if (!existsSync(LAUNCHER)) throw new Error(`${LAUNCHER} is missing: run \`npm run build\``);
+  const [port, metricsPort, pollerMetricsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  // Its own process group, like a shell's foreground job: the test then signals the group, as a
+  // terminal does on Ctrl-C.
+  const launcher = spawn(process.execPath, [LAUNCHER], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      POLLER_METRICS_PORT: String(pollerMetricsPort),
+      LOG_FORMAT: 'json',
+      NODE_ENV: 'test',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const lines: string[] = [];
+  createInterface({ input: launcher.stdout }).on('line', (line) => lines.push(line));
+  createInterface({ input: launcher.stderr }).on('line', (line) => lines.push(line));
+  try {
+    await waitUntil(
+      () =>
+        lines.some((l) => l.startsWith('[poller]') && l.includes('worker claiming'))
+          ? true
+          : undefined,
+      'the poller claiming',
+      60_000,
+      100,
+    );
+    process.kill(-launcher.pid!, 'SIGINT');
+    expect(await waitForExit(launcher, 60_000)).toBe(true);
+    expect(launcher.exitCode).toBe(0);
+    const poller = lines.filter((l) => l.startsWith('[poller]'));
+    expect(poller.filter((l) => l.includes('second signal'))).toEqual([]);
+    expect(poller.filter((l) => l.includes('"msg":"shutting down"'))).toHaveLength(1);
+    expect(poller.some((l) => l.includes('"msg":"worker stopped"'))).toBe(true);
+  } finally {
+    if (launcher.exitCode === null && launcher.signalCode === null) {
+      process.kill(-launcher.pid!, 'SIGKILL');
+    }
+  }
+});
