@@ -1,10 +1,18 @@
 import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { UpstreamConnection } from './upstream.connection';
-import { UpstreamConnectionError, UpstreamSessionExpiredError } from './upstream.errors';
+import {
+  UpstreamConnectionError,
+  UpstreamRequestBrokenError,
+  UpstreamSessionExpiredError,
+} from './upstream.errors';
 import type { RequestOptions, UpstreamSession } from './upstream.port';
 
-/** A failure after which the connection is not worth keeping (an RPC error or timeout is not). */
+/**
+ * A failure after which the connection is not worth keeping (an RPC error or timeout is not, nor
+ * one request's broken answer: its connection checks the session's health itself).
+ */
 export function breaksSession(error: unknown): boolean {
+  if (error instanceof UpstreamRequestBrokenError) return false;
   return error instanceof UpstreamSessionExpiredError || error instanceof UpstreamConnectionError;
 }
 

@@ -7,6 +7,7 @@ import {
   UpstreamConnectionError,
   UpstreamError,
   UpstreamProtocolError,
+  UpstreamRequestBrokenError,
   UpstreamRpcError,
   UpstreamSessionExpiredError,
   UpstreamTimeoutError,
@@ -20,6 +21,8 @@ export interface FailureContext {
   hadSession: boolean;
   /** The transport had closed (child exit, socket gone) when the request failed. */
   transportClosed: boolean;
+  /** Streamable HTTP or SSE: each request is its own HTTP exchange. */
+  http?: boolean;
 }
 
 function isZodError(error: unknown): boolean {
@@ -62,7 +65,11 @@ export function mapRequestError(error: unknown, context: FailureContext): Upstre
   }
   if (isZodError(error))
     return new UpstreamProtocolError(server, describe(error), { cause: error });
-  return new UpstreamConnectionError(server, describe(error), !provablyNotSent(error), {
-    cause: error,
-  });
+  const notSent = provablyNotSent(error);
+  // Over HTTP a socket reset or a cut answer is this request's exchange, not the session's: the
+  // request may have been processed, the session lives on (a dead server refuses the next one).
+  if (context.http && !notSent && !context.transportClosed) {
+    return new UpstreamRequestBrokenError(server, describe(error), { cause: error });
+  }
+  return new UpstreamConnectionError(server, describe(error), !notSent, { cause: error });
 }

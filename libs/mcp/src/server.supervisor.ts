@@ -6,8 +6,10 @@ import { KeepaliveMonitor } from './keepalive.monitor';
 import { readToolCatalog } from './tool-catalog.reader';
 import type { TransportFactory } from './transport.factory';
 import { UpstreamConnection } from './upstream.connection';
+import { checkSessionAfterBreak } from './session-health.check';
 import {
   UpstreamConnectionError,
+  UpstreamRequestBrokenError,
   UpstreamSessionExpiredError,
   UpstreamUnavailableError,
 } from './upstream.errors';
@@ -111,10 +113,17 @@ export class ServerSupervisor {
     throw new UpstreamUnavailableError(this.server, this.state, this.reason ?? 'not connected');
   }
 
-  /** Called by sessions when a request failed: a lost session or transport means reconnect. */
+  /**
+   * Called by sessions when a request failed: a lost session or transport means reconnect. One
+   * request's broken answer does not (its connection already checks the session's health).
+   */
   reportFailure(conn: UpstreamConnection, error: unknown): void {
     if (error instanceof UpstreamSessionExpiredError) {
       this.lose(conn, 'the server forgot the session (HTTP 404)', 'session_expired');
+    } else if (error instanceof UpstreamRequestBrokenError) {
+      checkSessionAfterBreak(conn, this.config, (reason) =>
+        this.lose(conn, reason, 'connection_lost'),
+      );
     } else if (error instanceof UpstreamConnectionError) {
       this.lose(conn, error.message, 'connection_lost');
     }
@@ -183,6 +192,7 @@ export class ServerSupervisor {
       metrics,
       closeTimeoutMs,
       onLost,
+      onRequestBroken: () => checkSessionAfterBreak(conn, config, onLost),
       onToolsListChanged: () => void this.refreshTools(conn),
     });
     return conn;

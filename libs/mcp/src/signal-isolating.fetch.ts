@@ -1,6 +1,31 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
+/** A JSON-RPC request ID. */
+export type RequestId = string | number;
+
+/**
+ * The IDs of the JSON-RPC requests a POST body carries (one message or a batch): the requests
+ * whose answers that POST's response stream was to bring. Empty when the body is not readable.
+ */
+export function jsonRpcRequestIds(body: unknown): RequestId[] {
+  if (typeof body !== 'string') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.flatMap((m) => {
+    const id = (m as { id?: unknown; method?: unknown } | null)?.id;
+    const method = (m as { method?: unknown } | null)?.method;
+    return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')
+      ? [id]
+      : [];
+  });
+}
+
 /** Statuses whose Response must not carry a body. */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
@@ -17,7 +42,7 @@ const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
  */
 export function signalIsolatingFetch(
   base: FetchLike = fetch,
-  onPostBodyBroken?: (error: unknown) => void,
+  onPostBodyBroken?: (error: unknown, requestIds: RequestId[]) => void,
 ): FetchLike {
   return async (url, init) => {
     const parent = init?.signal;
@@ -44,7 +69,9 @@ export function signalIsolatingFetch(
     // without our abort, the server died or the network failed: the SDK would wait for the
     // request's timeout (hours, for a held sync-call), so the owner is told at once.
     const broken = (error: unknown) => {
-      if (init?.method === 'POST' && !parent.aborted) onPostBodyBroken?.(error);
+      if (init?.method === 'POST' && !parent.aborted) {
+        onPostBodyBroken?.(error, jsonRpcRequestIds(init.body));
+      }
     };
     return new Response(releasingBody(response.body, release, broken), {
       status: response.status,

@@ -6,7 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
 import { InvalidUrlError } from './failure.classifier';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
-import { signalIsolatingFetch } from './signal-isolating.fetch';
+import { type RequestId, signalIsolatingFetch } from './signal-isolating.fetch';
 import type { ProcessGroupRegistry } from './process-group.registry';
 import type { UpstreamLogger } from './upstream.hooks';
 
@@ -22,12 +22,13 @@ export class TransportFactory {
 
   /**
    * @param sessionId a stored Streamable HTTP session to reattach to (no initialize).
-   * @param onStreamBroken told when an HTTP response stream of a request breaks mid-answer.
+   * @param onStreamBroken told when an HTTP response stream of a request breaks mid-answer, with
+   *   the JSON-RPC IDs of the requests that POST carried.
    */
   create(
     config: ServerConfig,
     sessionId?: string,
-    onStreamBroken?: (error: unknown) => void,
+    onStreamBroken?: (error: unknown, requestIds: RequestId[]) => void,
   ): Transport {
     if (config.transport === 'stdio') {
       if (!config.command) throw new InvalidUrlError(`server "${config.name}" has no command`);

@@ -12,7 +12,8 @@ import type { ServerConfig } from '@app/config';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
 import { mapRequestError } from './request-error.mapper';
 import type { TransportFactory } from './transport.factory';
-import { UpstreamConnectionError } from './upstream.errors';
+import type { RequestId } from './signal-isolating.fetch';
+import { UpstreamConnectionError, UpstreamRequestBrokenError } from './upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks } from './upstream.hooks';
 import type { RequestOptions } from './upstream.port';
 import { withDeadline } from './with-deadline';
@@ -27,11 +28,20 @@ export interface ConnectionOptions {
   resume?: { sessionId: string; protocolVersion: string };
   /** Unexpected end of the transport (child exit, closed stream). Not called after close(). */
   onLost?: (reason: string) => void;
+  /**
+   * One request's answer broke off (HTTP); only that request failed. The owner may check the
+   * session's health, and tear it down only if that check fails.
+   */
+  onRequestBroken?: (reason: string) => void;
   onToolsListChanged?: () => void;
 }
 
 interface InFlight {
   fail(error: Error): void;
+  /** The JSON-RPC ID the SDK gave this request: tells which request a broken stream carried. */
+  rpcId?: RequestId;
+  /** Stops the SDK waiting for an answer that can no longer come. */
+  abandon(): void;
 }
 
 type Params = Record<string, unknown>;
@@ -48,6 +58,8 @@ export class UpstreamConnection {
   private closedReason?: string;
   private transportClosed = false;
   private closing?: Promise<void>;
+  /** The request being handed to the SDK right now: its outgoing message names its JSON-RPC ID. */
+  private sending?: InFlight;
   /** Last time a request started or ended: keepalive pings only an idle session. */
   lastActivity = Date.now();
 
@@ -91,9 +103,10 @@ export class UpstreamConnection {
     const timeoutMs = config.connectTimeoutMs;
     const deadline = new AbortController();
     try {
-      this.transport = this.options.factory.create(config, resume?.sessionId, (error) =>
-        this.handleStreamBroken(error),
+      this.transport = this.options.factory.create(config, resume?.sessionId, (error, ids) =>
+        this.handleStreamBroken(error, ids),
       );
+      this.noteRequestIds(this.transport);
       const connecting = this.client.connect(this.transport, {
         timeout: timeoutMs,
         signal: deadline.signal,
@@ -132,6 +145,7 @@ export class UpstreamConnection {
       timeoutMs,
       hadSession: this.sessionId !== undefined,
       transportClosed: this.transportClosed,
+      http: this.options.config.transport !== 'stdio',
     });
     if (!this.alive) {
       throw new UpstreamConnectionError(
@@ -148,17 +162,28 @@ export class UpstreamConnection {
     let entry: InFlight | undefined;
     try {
       return await new Promise<S['_output']>((resolve, reject) => {
-        entry = { fail: reject };
-        this.inFlight.add(entry);
-        this.client
-          .request({ method, params }, schema, {
-            // Always explicit: the SDK's silent default is 60 s (requirement 3).
-            timeout: timeoutMs,
-            resetTimeoutOnProgress: false,
-            signal: controller.signal,
-            onprogress: options.onProgress,
-          })
-          .then(resolve, reject);
+        const own: InFlight = {
+          fail: reject,
+          abandon: () => controller.abort(new Error('the answer stream broke')),
+        };
+        entry = own;
+        this.inFlight.add(own);
+        // The SDK writes the request to the transport synchronously inside request(): the
+        // wrapped send below reads its JSON-RPC ID off the message while this is set.
+        this.sending = own;
+        try {
+          this.client
+            .request({ method, params }, schema, {
+              // Always explicit: the SDK's silent default is 60 s (requirement 3).
+              timeout: timeoutMs,
+              resetTimeoutOnProgress: false,
+              signal: controller.signal,
+              onprogress: options.onProgress,
+            })
+            .then(resolve, reject);
+        } finally {
+          this.sending = undefined;
+        }
       });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
@@ -201,15 +226,45 @@ export class UpstreamConnection {
     );
   }
 
+  /** Wraps the transport's send to learn the JSON-RPC ID of each request this connection sends. */
+  private noteRequestIds(transport: Transport): void {
+    const send = transport.send.bind(transport);
+    transport.send = (message, sendOptions) => {
+      const entry = this.sending;
+      if (entry && 'method' in message && 'id' in message) {
+        entry.rpcId = message.id;
+        this.sending = undefined;
+      }
+      return send(message, sendOptions);
+    };
+  }
+
   /**
-   * An HTTP answer stream broke mid-request (the server died, the network failed). The SDK
-   * would leave the request waiting for its timeout; the owner tears this connection down,
-   * which fails every in-flight request at once as possibly sent (requirement 6).
+   * An HTTP answer stream broke mid-request (the server died, the network failed, a proxy cut
+   * it). The SDK would leave the request waiting for its timeout (hours, for a held sync-call),
+   * so the requests that POST carried fail at once as possibly sent. Only those: on Streamable
+   * HTTP each request is its own exchange, and one broken answer says nothing about the others
+   * (requirement 6). The owner checks the session's health; a dead server fails that check and
+   * only then is the session torn down. A stream whose requests cannot be told is treated as
+   * the session's.
    */
-  private handleStreamBroken(error: unknown): void {
+  private handleStreamBroken(error: unknown, requestIds: RequestId[]): void {
     if (this.closedReason !== undefined) return;
     const detail = error instanceof Error ? error.message : String(error);
-    this.options.onLost?.(`an HTTP response stream broke (${detail})`);
+    if (requestIds.length === 0) {
+      this.options.onLost?.(`an HTTP response stream broke (${detail})`);
+      return;
+    }
+    const hit = [...this.inFlight].filter(
+      (entry) => entry.rpcId !== undefined && requestIds.includes(entry.rpcId),
+    );
+    if (hit.length === 0) return;
+    for (const entry of hit) {
+      this.inFlight.delete(entry);
+      entry.fail(new UpstreamRequestBrokenError(this.server, detail, { cause: error }));
+      entry.abandon();
+    }
+    this.options.onRequestBroken?.(`an HTTP response stream broke (${detail})`);
   }
 
   private handleTransportClosed(): void {

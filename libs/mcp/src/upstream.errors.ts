@@ -62,6 +62,19 @@ export class UpstreamHttpError extends UpstreamConnectionError {
   }
 }
 
+/**
+ * One request's HTTP exchange broke mid-answer (its response stream or socket failed) while the
+ * session itself may be fine: on Streamable HTTP every request is its own POST. It fails only
+ * that request, possibly sent; it is no reason to tear down the session and fail its siblings
+ * (connections.md requirement 6). A dead server shows itself on the health check that follows.
+ */
+export class UpstreamRequestBrokenError extends UpstreamConnectionError {
+  override readonly name = 'UpstreamRequestBrokenError';
+  constructor(server: string, detail: string, options?: { cause?: unknown }) {
+    super(server, `the answer to this request broke off (${detail})`, true, options);
+  }
+}
+
 /** A Streamable HTTP session the server no longer knows (HTTP 404 with Mcp-Session-Id). */
 export class UpstreamSessionExpiredError extends UpstreamError {
   override readonly name = 'UpstreamSessionExpiredError';
