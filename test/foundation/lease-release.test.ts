@@ -98,3 +98,43 @@ describe('the claim bounded per server', () => {
     expect(await claimAll(new Map([['other', 1]]), 3)).toHaveLength(3);
   });
 });
+
+describe('a remote handle after the lease expired', () => {
+  const handle = { remoteTaskId: 'job_1', sessionId: null };
+
+  it('lands while the token is still ours, and not once another claim took the row', async () => {
+    const [id] = await insertTasks(t.db, 1, { status: 'queued' });
+    // A zero-length lease: expired the moment it was taken, with nobody else claiming yet.
+    const [expired] = await leases.claim({
+      workerId: 'w1',
+      limit: 1,
+      phases: [Phase.Submit],
+      leaseMs: 0,
+      deadWorkerAfterMs: 15_000,
+    });
+    await expect(leases.recordSubmitted(expired.lease, handle, undefined, 1000)).rejects.toThrow();
+    expect(await leases.recordSubmittedIfStillOurs(expired.lease, handle, undefined, 1000)).toBe(
+      true,
+    );
+    const [row] = await t.db.query<{ remote_task_id: string; lease_token: string | null }>(
+      `SELECT remote_task_id, lease_token FROM tasks WHERE id = $1`,
+      [id],
+    );
+    expect(row).toEqual({ remote_task_id: 'job_1', lease_token: null });
+
+    const [other] = await insertTasks(t.db, 1, { status: 'queued' });
+    const [first] = await leases.claim({
+      workerId: 'w1',
+      limit: 1,
+      phases: [Phase.Submit],
+      leaseMs: 0,
+      deadWorkerAfterMs: 15_000,
+    });
+    expect(first.id).toBe(other);
+    const [second] = await claimAll();
+    expect(second.id).toBe(other);
+    expect(await leases.recordSubmittedIfStillOurs(first.lease, handle, undefined, 1000)).toBe(
+      false,
+    );
+  });
+});

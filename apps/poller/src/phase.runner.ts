@@ -44,12 +44,15 @@ export interface ItemScope {
   server: ServerConfig;
   controller: AbortController;
   log: Logger;
+  /** Local epoch ms at which the claim's lease expires (from the claim's database times). */
+  leaseExpiresAtMs: number;
 }
 
 // A handle the upstream returned must be stored (invariant 6): a write that fails for a reason
-// other than a lost lease is retried this often, 250 ms apart, while the lease lasts.
-const HANDLE_WRITE_ATTEMPTS = 8;
-const HANDLE_WRITE_PAUSE_MS = 250;
+// other than a lost lease is retried until the lease's expiry, backing off from 250 ms to 2 s
+// (a Postgres restart or failover takes seconds).
+const HANDLE_WRITE_MIN_PAUSE_MS = 250;
+const HANDLE_WRITE_MAX_PAUSE_MS = 2000;
 
 /**
  * The three phases of leases.md on one claimed row. Throws typed errors; the caller turns them
@@ -86,7 +89,7 @@ export class PhaseRunner {
 
   private async submit(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
     await this.deps.leases.markSubmitStarted(item.lease);
-    return this.record(item, await this.driverSubmit(item, scope), scope.log);
+    return this.record(item, await this.driverSubmit(item, scope), scope);
   }
 
   /**
@@ -96,7 +99,7 @@ export class PhaseRunner {
   async record(
     item: ClaimedTask,
     outcome: SubmitOutcome,
-    log: Logger,
+    scope: ItemScope,
   ): Promise<{ nextDueInMs?: number }> {
     if (!outcome.handle) {
       await this.finish(item, outcome.snapshot ?? { status: TaskStatus.Completed });
@@ -109,7 +112,7 @@ export class PhaseRunner {
       snapshot && isTerminal(snapshot.status)
         ? 0
         : this.deps.scheduler.afterSuccess(snapshot ?? { status: TaskStatus.Working });
-    await this.storeHandle(item, outcome.handle, snapshot, delay, log);
+    await this.storeHandle(item, outcome.handle, snapshot, delay, scope);
     this.transition(
       item,
       snapshot?.status === TaskStatus.InputRequired ? TaskStatus.InputRequired : TaskStatus.Working,
@@ -194,22 +197,76 @@ export class PhaseRunner {
     }
   }
 
+  /**
+   * Stores the handle an upstream returned (leases.md, "Remote handles"): the fenced write is
+   * retried until the lease expires; once the lease is gone the write still lands if nobody
+   * claimed the row since (our token is still on it); failing that, the upstream task is
+   * cancelled best-effort and the handle logged at error level, so no handle vanishes silently.
+   */
   private async storeHandle(
     item: ClaimedTask,
     handle: RemoteHandle,
     snapshot: TaskSnapshot | undefined,
     delay: number,
-    log: Logger,
+    scope: ItemScope,
   ): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+    const { leases, settings } = this.deps;
+    const log = scope.log;
+    for (let attempt = 1, pause = HANDLE_WRITE_MIN_PAUSE_MS; ; attempt++) {
       try {
-        await this.deps.leases.recordSubmitted(item.lease, handle, snapshot, delay);
+        await leases.recordSubmitted(item.lease, handle, snapshot, delay);
         return;
       } catch (error) {
-        if (error instanceof LeaseLostError || attempt >= HANDLE_WRITE_ATTEMPTS) throw error;
+        if (error instanceof LeaseLostError || Date.now() >= scope.leaseExpiresAtMs) break;
         log.warn({ err: error, attempt }, 'storing the remote handle failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, HANDLE_WRITE_PAUSE_MS));
+        await sleep(Math.min(pause, Math.max(0, scope.leaseExpiresAtMs - Date.now())));
+        pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS);
       }
+    }
+    // Past the lease: keep trying for one more lease's length while the database comes back.
+    const giveUpAt = Date.now() + settings.lease.ms;
+    for (
+      let pause = HANDLE_WRITE_MIN_PAUSE_MS;
+      ;
+      pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS)
+    ) {
+      try {
+        if (await leases.recordSubmittedIfStillOurs(item.lease, handle, snapshot, delay)) {
+          log.warn('stored the remote handle after the lease expired (no other claim meanwhile)');
+          return;
+        }
+        break;
+      } catch (error) {
+        if (Date.now() >= giveUpAt) break;
+        log.warn({ err: error }, 'storing the remote handle failed; retrying');
+        await sleep(pause);
+      }
+    }
+    await this.orphaned(item, handle, scope);
+    throw new LeaseLostError(item.id);
+  }
+
+  /** A handle that could not be stored: cancel upstream best-effort, and leave it in the log. */
+  private async orphaned(item: ClaimedTask, handle: RemoteHandle, scope: ItemScope): Promise<void> {
+    const fields = {
+      remote_task_id: handle.remoteTaskId,
+      remote_session_id: handle.sessionId ?? null,
+      server: scope.server.name,
+    };
+    scope.log.error(fields, 'remote handle could not be stored; cancelling the upstream task');
+    const task = {
+      ...item,
+      remoteTaskId: handle.remoteTaskId,
+      remoteSessionId: handle.sessionId ?? null,
+      remoteProtocolVersion: handle.protocolVersion ?? null,
+      driverState: handle.driverState ?? null,
+    };
+    const cancelScope = { ...scope, controller: new AbortController() };
+    try {
+      await this.deps.drivers.forToolset(scope.toolset).cancel(this.context(task, cancelScope));
+      scope.log.error(fields, 'cancelled the upstream task whose handle could not be stored');
+    } catch (error) {
+      scope.log.error({ ...fields, err: error }, 'could not cancel the orphaned upstream task');
     }
   }
 
@@ -242,4 +299,8 @@ export class PhaseRunner {
   private transition(item: ClaimedTask, to: TaskStatus): void {
     if (to !== item.status) this.deps.metrics.transitions.inc({ toolset: item.toolset, to });
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

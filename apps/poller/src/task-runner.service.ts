@@ -89,7 +89,14 @@ export class TaskRunnerService {
         this.workerId,
         this.settings.scheduling.trackingTimeoutMs,
       );
-      result = await this.phases.run(item, decision, { toolset, server, controller, log });
+      const leaseExpiresAtMs = leaseDeadline(item);
+      result = await this.phases.run(item, decision, {
+        toolset,
+        server,
+        controller,
+        log,
+        leaseExpiresAtMs,
+      });
       outcome = 'ok';
     } catch (error) {
       detail = error instanceof Error ? error.message : String(error);
@@ -181,4 +188,13 @@ export class TaskRunnerService {
     }
     return 'transient_error';
   }
+}
+
+/**
+ * The lease's expiry as a local epoch ms: the claim's database times give its length from the
+ * claim's `now()`, which is (within a round trip) the moment the rows arrived here.
+ */
+export function leaseDeadline(item: ClaimedTask, receivedAtMs = Date.now()): number {
+  const remaining = (item.leaseExpiresAt?.getTime() ?? item.dbNow.getTime()) - item.dbNow.getTime();
+  return receivedAtMs + remaining;
 }

@@ -86,28 +86,28 @@ export class TaskLeaseRepository {
     snapshot: TaskSnapshot | undefined,
     nextDelayMs: number,
   ): Promise<void> {
-    const status =
-      snapshot?.status === TaskStatus.InputRequired ? TaskStatus.InputRequired : TaskStatus.Working;
-    await this.mustApply(
-      lease,
-      fencedUpdateSql(
-        `status = $3, remote_task_id = $4, remote_session_id = $5, remote_protocol_version = $6,
-         driver_state = $7::jsonb, pinned_worker_id = $8, submitted_at = now(), last_success_at = now(),
-         consecutive_errors = 0, last_error = NULL, ${CLEAR_LEASE},
-         next_attempt_at = ${afterMsUnlessCancelled(9)},
-         input_required = $10::jsonb`,
-      ),
-      [
-        status,
-        handle.remoteTaskId,
-        handle.sessionId ?? null,
-        handle.protocolVersion ?? null,
-        jsonParam(handle.driverState),
-        handle.pinnedWorkerId ?? null,
-        nextDelayMs,
-        jsonParam(status === TaskStatus.InputRequired ? snapshot?.inputRequired : null),
-      ],
+    const [set, params] = submittedSet(handle, snapshot, nextDelayMs);
+    await this.mustApply(lease, fencedUpdateSql(set), params);
+  }
+
+  /**
+   * The handle write once the lease has expired: it still lands if the row's token is ours,
+   * that is, nobody claimed the row since (leases.md, "Remote handles"). A remote handle is the
+   * one result worth more than the fence: without it the upstream work is orphaned. Returns
+   * false when another claim took the row.
+   */
+  async recordSubmittedIfStillOurs(
+    lease: TaskLease,
+    handle: RemoteHandle,
+    snapshot: TaskSnapshot | undefined,
+    nextDelayMs: number,
+  ): Promise<boolean> {
+    const [set, params] = submittedSet(handle, snapshot, nextDelayMs);
+    const rows = await this.db.query(
+      `UPDATE tasks SET ${set} WHERE id = $1 AND lease_token = $2 RETURNING id`,
+      [lease.taskId, lease.token, ...params],
     );
+    return rows.length > 0;
   }
 
   /** Sync-call: the call is on the wire; the task is `working` while this worker holds it. */
@@ -233,4 +233,31 @@ export class TaskLeaseRepository {
     const released = await this.db.query(RELEASE_FOR_CANCEL_SQL, [lease.taskId, lease.token]);
     return released.length > 0 ? 'cancel_pending' : 'lease_lost';
   }
+}
+
+/** The SET list and its parameters ($3…) that store a remote handle after a submit. */
+function submittedSet(
+  handle: RemoteHandle,
+  snapshot: TaskSnapshot | undefined,
+  nextDelayMs: number,
+): [string, unknown[]] {
+  const status =
+    snapshot?.status === TaskStatus.InputRequired ? TaskStatus.InputRequired : TaskStatus.Working;
+  return [
+    `status = $3, remote_task_id = $4, remote_session_id = $5, remote_protocol_version = $6,
+     driver_state = $7::jsonb, pinned_worker_id = $8, submitted_at = now(), last_success_at = now(),
+     consecutive_errors = 0, last_error = NULL, ${CLEAR_LEASE},
+     next_attempt_at = ${afterMsUnlessCancelled(9)},
+     input_required = $10::jsonb`,
+    [
+      status,
+      handle.remoteTaskId,
+      handle.sessionId ?? null,
+      handle.protocolVersion ?? null,
+      jsonParam(handle.driverState),
+      handle.pinnedWorkerId ?? null,
+      nextDelayMs,
+      jsonParam(status === TaskStatus.InputRequired ? snapshot?.inputRequired : null),
+    ],
+  ];
 }

@@ -1,0 +1,106 @@
+// Guards invariant 6 through a database outage: a submit answered while Postgres is down keeps
+// its remote handle (the write is retried until the lease's expiry), and the task completes
+// instead of ending outcome_uncertain with its upstream work orphaned.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { createDataSource, Database, runMigrations } from '@app/persistence';
+import { insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
+import {
+  demoServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { PostgresProcess, startPostgresProcess } from '../helpers/postgres-process';
+import { waitUntil } from '../helpers/wait';
+
+// Under .data like the run's own server: the postgres OS user must be able to reach it.
+const dataDir = join(__dirname, '..', '..', '.data', `pg-handle-${process.pid}`, 'pg');
+let postgres: PostgresProcess;
+let pool: Pool;
+
+afterAll(async () => {
+  await stopAllProcesses();
+  await pool?.end().catch(() => undefined);
+  await postgres?.stop().catch(() => undefined);
+  rmSync(join(dataDir, '..'), { recursive: true, force: true });
+});
+
+it('stores a handle that arrives while Postgres is down, once it is back within the lease', async () => {
+  postgres = await startPostgresProcess(dataDir);
+  const dataSource = createDataSource(postgres.url, 2, 'handle-outage-test');
+  await dataSource.initialize();
+  await runMigrations(dataSource);
+  await dataSource.destroy();
+  pool = new Pool({ connectionString: postgres.url, max: 2 });
+  const db = new Database(pool);
+  const demo = await startDemoServer();
+  // A 20 s lease and a 15 s call deadline: the submit can wait out the freeze below, and the
+  // handle write has the rest of the lease to land.
+  const entry = demoServerEntry(demo.url, 'demo-ordinary');
+  const poller = await startPoller({
+    databaseUrl: postgres.url,
+    serversFile: writeServersFile({ demo: { ...entry, callTimeoutMs: 15_000 } }),
+    env: { LEASE_MS: '20000' },
+  });
+  // The upstream holds the submit (frozen) until the database is down.
+  demo.child.kill('SIGSTOP');
+  const [id] = await insertFleetTasks(db, [
+    {
+      toolset: 'demo-ordinary',
+      server: 'demo',
+      input: { duration_ms: 500, tag: 'handle-outage' },
+    },
+  ]);
+  try {
+    await waitUntil(async () => {
+      const rows = await db.query(
+        `SELECT 1 FROM tasks WHERE id = $1 AND submit_started_at IS NOT NULL`,
+        [id],
+      );
+      return rows.length > 0 ? true : undefined;
+    }, 'the submit on the wire');
+    await pool.end();
+    await postgres.stop();
+  } finally {
+    demo.child.kill('SIGCONT');
+  }
+  // The answer arrives now, with the database down: the first handle writes fail.
+  await waitUntil(
+    () =>
+      poller.logs.some((l) => l.msg === 'storing the remote handle failed; retrying')
+        ? true
+        : undefined,
+    'a failed handle write',
+  );
+  // Longer than the old budget (8 × 250 ms) before the database comes back.
+  await waitUntil(
+    () =>
+      poller.logs.filter((l) => l.msg === 'storing the remote handle failed; retrying').length >= 4
+        ? true
+        : undefined,
+    'the handle write retried past the old budget',
+    15_000,
+  );
+  postgres = await startPostgresProcess(dataDir, postgres.port);
+  pool = new Pool({ connectionString: postgres.url, max: 2 });
+  const after = new Database(pool);
+  const final = await waitUntil(
+    async () => {
+      const rows = await after.query<{ status: string; error_code: string | null }>(
+        `SELECT status, error_code FROM tasks WHERE id = $1
+            AND status IN ('completed', 'failed', 'cancelled')`,
+        [id],
+      );
+      return rows[0];
+    },
+    'the task terminal',
+    60_000,
+    200,
+  );
+  expect(final).toEqual({ status: 'completed', error_code: null });
+  expect(await submitViolations(after, [id], (await demo.stats()).by_tag)).toEqual([]);
+  expect(poller.logs.filter((l) => l.level === 'error' || l.level === 50)).toEqual([]);
+});
