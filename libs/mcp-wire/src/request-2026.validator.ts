@@ -55,7 +55,8 @@ export function decodeHeaderValue(value: string): string {
 
 /** The header form of a value: itself when plain printable ASCII, else the base64 sentinel. */
 export function encodeHeaderValue(value: string): string {
-  const plain = /^[\x20-\x7e]*$/.test(value) && !SENTINEL.test(value) && value.trim() === value;
+  const plain =
+    /^[\x20-\x7e]*$/.test(value) && !/^=\?base64\?/i.test(value) && value.trim() === value;
   return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
@@ -113,7 +114,7 @@ export function validateRequest2026(headers: IncomingHttpHeaders, body: unknown)
   const headerMethod = header(headers, 'mcp-method');
   if (headerMethod === undefined) throw mismatch('The Mcp-Method header is required');
   if (decodeHeaderValue(headerMethod) !== method) {
-    throw mismatch(`The Mcp-Method header does not match the method (${method})`);
+    throw mismatch(`The Mcp-Method header (${headerMethod}) does not match the method (${method})`);
   }
   const capabilities = (meta as Record<string, unknown>)[META_CLIENT_CAPABILITIES];
   if (!isRecord(capabilities)) {

@@ -1,5 +1,13 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
+import {
+  META_CLIENT_CAPABILITIES,
+  META_CLIENT_INFO,
+  META_PROTOCOL_VERSION,
+  PROTOCOL_2026,
+  TASKS_EXTENSION,
+  encodeHeaderValue,
+} from '@app/mcp-wire';
 import { describe, provablyNotSent } from './failure.classifier';
 import { signalIsolatingFetch } from './signal-isolating.fetch';
 import {
@@ -13,20 +21,12 @@ import type { UpstreamLogger } from './upstream.hooks';
 import type { RequestOptions, StatelessSession } from './upstream.port';
 
 /** The stateless revision this client speaks (docs/connections.md, "MCP 2026-07-28"). */
-export const STATELESS_PROTOCOL_VERSION = '2026-07-28';
-/** The tasks extension's identifier, declared in `_meta` on every request. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export const STATELESS_PROTOCOL_VERSION = PROTOCOL_2026;
+// The wire's names and the header encoding are shared with the demo server and the API.
+export { TASKS_EXTENSION, encodeHeaderValue };
 
-const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
-const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
-const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
-
-/** Header values that are not plain printable ASCII travel base64-encoded in a sentinel. */
-export function encodeHeaderValue(value: string): string {
-  const plain = /^[\x20-\x7e]*$/.test(value) && !/^=\?base64\?/i.test(value);
-  if (plain && value.trim() === value) return value;
-  return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
-}
+const META_VERSION = META_PROTOCOL_VERSION;
+const META_CAPABILITIES = META_CLIENT_CAPABILITIES;
 
 /**
  * A hand-rolled MCP 2026-07-28 client over HTTP POST: every request is self-describing (the

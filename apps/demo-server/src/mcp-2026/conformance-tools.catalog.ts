@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { TaskPlan } from './task-2026.types';
 import { defineTool, type Tool2026 } from './tool-2026.types';
-import { ErrorCode2026 } from './wire-2026.constants';
+import { ErrorCode2026 } from '@app/mcp-wire';
 import {
   acceptedContent,
   ask,

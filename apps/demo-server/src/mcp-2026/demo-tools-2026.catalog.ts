@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JobRegistry } from '../job.registry';
-import { invalidParams, JsonRpc2026Error } from './json-rpc-2026.error';
+import { invalidParams, JsonRpcWireError } from '@app/mcp-wire';
 import {
   demoTaskArgs,
   withDefaults,
@@ -15,7 +15,7 @@ import {
   type ToolCall2026,
   type ToolOutcome2026,
 } from './tool-2026.types';
-import { ErrorCode2026 } from './wire-2026.constants';
+import { ErrorCode2026 } from '@app/mcp-wire';
 import {
   acceptedContent,
   ask,
@@ -73,7 +73,7 @@ async function runDemoTask(
   if (args.immediate) {
     const end = plan.finish({});
     if (end.status === 'failed') {
-      return { kind: 'error', error: new JsonRpc2026Error(end.error.code, end.error.message) };
+      return { kind: 'error', error: new JsonRpcWireError(end.error.code, end.error.message) };
     }
     return { kind: 'complete', result: end.result };
   }

@@ -4,8 +4,8 @@ import type { DemoContext } from '../demo-context.interface';
 import { CONFORMANCE_TOOLS } from './conformance-tools.catalog';
 import { demoTools2026 } from './demo-tools-2026.catalog';
 import { jobTaskTools2026 } from './job-task-tools-2026.catalog';
-import { invalidParams, JsonRpc2026Error } from './json-rpc-2026.error';
-import { isRecord, validateRequest2026, type Request2026 } from './request-2026.validator';
+import { invalidParams, JsonRpcWireError } from '@app/mcp-wire';
+import { isRecord, validateRequest2026, type Request2026 } from '@app/mcp-wire';
 import { createTaskResult, detailedTask } from './task-2026.presenter';
 import type { TaskRecord2026 } from './task-2026.types';
 import type { Tool2026, ToolOutcome2026 } from './tool-2026.types';
@@ -13,11 +13,11 @@ import { toolErrorResult } from './tool-2026.util';
 import {
   ErrorCode2026,
   META_SERVER_INFO,
-  SERVER_INFO,
   SUPPORTED_2026_VERSIONS,
   TASKS_EXTENSION,
   TASKS_REQUIRED_DATA,
-} from './wire-2026.constants';
+} from '@app/mcp-wire';
+import { SERVER_INFO } from './wire-2026.constants';
 
 type Result = Record<string, unknown>;
 
@@ -71,7 +71,7 @@ export class Mcp2026Handler {
       sendJson(res, 200, { jsonrpc: '2.0', id, result });
     } catch (error) {
       if (signal.aborted) return; // the client left; nobody reads an answer
-      if (error instanceof JsonRpc2026Error) {
+      if (error instanceof JsonRpcWireError) {
         return sendJson(res, error.httpStatus, { jsonrpc: '2.0', id, error: error.toJson() });
       }
       process.stderr.write(`demo-server: 2026 request failed: ${String(error)}\n`);
@@ -100,7 +100,7 @@ export class Mcp2026Handler {
         return this.taskMethod(request);
       case 'tasks/result':
       case 'tasks/list':
-        throw new JsonRpc2026Error(
+        throw new JsonRpcWireError(
           ErrorCode2026.MethodNotFound,
           `Method not found: ${request.method} does not exist in the tasks extension (tasks/get inlines the result)`,
         );
@@ -109,8 +109,8 @@ export class Mcp2026Handler {
     }
   }
 
-  private methodNotFound(method: string): JsonRpc2026Error {
-    return new JsonRpc2026Error(ErrorCode2026.MethodNotFound, `Method not found: ${method}`);
+  private methodNotFound(method: string): JsonRpcWireError {
+    return new JsonRpcWireError(ErrorCode2026.MethodNotFound, `Method not found: ${method}`);
   }
 
   private discover(): Result {
@@ -148,7 +148,7 @@ export class Mcp2026Handler {
     }
     // params.task (the 2025-11-25 opt-in) is ignored on purpose: here the server decides.
     if (tool.mode === 'required' && !declaresTasks) {
-      throw new JsonRpc2026Error(
+      throw new JsonRpcWireError(
         ErrorCode2026.MissingRequiredClientCapability,
         `Tool ${name} only runs as a task: declare ${TASKS_EXTENSION} in _meta clientCapabilities`,
         TASKS_REQUIRED_DATA,
@@ -203,7 +203,7 @@ export class Mcp2026Handler {
   private taskMethod(request: Request2026): Result {
     const { params, method } = request;
     if (!request.declaresTasks) {
-      throw new JsonRpc2026Error(
+      throw new JsonRpcWireError(
         ErrorCode2026.MissingRequiredClientCapability,
         `${method} needs the ${TASKS_EXTENSION} extension declared in _meta clientCapabilities`,
         TASKS_REQUIRED_DATA,

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { JsonRpc2026Error } from './json-rpc-2026.error';
+import type { JsonRpcWireError } from '@app/mcp-wire';
 import type { InputRequest2026, TaskPlan } from './task-2026.types';
 
 /**
@@ -29,7 +29,7 @@ export type ToolOutcome2026 =
       requestState?: string;
     }
   | { kind: 'task'; plan: TaskPlan }
-  | { kind: 'error'; error: JsonRpc2026Error };
+  | { kind: 'error'; error: JsonRpcWireError };
 
 export interface Tool2026<S extends z.ZodObject = z.ZodObject> {
   name: string;

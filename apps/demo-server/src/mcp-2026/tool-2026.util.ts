@@ -1,8 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { JsonRpc2026Error } from './json-rpc-2026.error';
+import { JsonRpcWireError } from '@app/mcp-wire';
 import type { InputRequest2026, TaskPlan } from './task-2026.types';
 import type { ToolCall2026, ToolOutcome2026 } from './tool-2026.types';
-import { isRecord } from './request-2026.validator';
+import { isRecord } from '@app/mcp-wire';
 
 export const DEFAULT_TTL_MS = 3_600_000;
 export const DEFAULT_POLL_INTERVAL_MS = 500;
@@ -72,7 +72,7 @@ export async function taskOrSync(
   const ending = plan.finish(answers);
   if (ending.status === 'completed') return { kind: 'complete', result: ending.result };
   const { code, message, data } = ending.error;
-  return { kind: 'error', error: new JsonRpc2026Error(code, message, data) };
+  return { kind: 'error', error: new JsonRpcWireError(code, message, data) };
 }
 
 /**
