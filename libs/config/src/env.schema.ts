@@ -60,6 +60,11 @@ export class EnvSchema {
   /** Comma-separated user IDs allowed on the admin routes (docs/operations.md). */
   @IsOptional() @IsString() ADMIN_USERS?: string = undefined;
   @Transform(toInt) @IsInt() @Min(0) SUBMIT_RATE_LIMIT_PER_MINUTE = 600;
+  // An event stream re-checks its token this often: at most 60 s may pass between a revoke (or an
+  // expiry) and the stream ending.
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000) SSE_RECHECK_INTERVAL_MS = 30000;
+  @Transform(toInt) @IsInt() @Min(1000) SSE_MAX_AGE_MS = 1800000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(10000) SSE_MAX_STREAMS_PER_USER = 10;
   @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
   @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) MCP_MAX_HOLD_MS = 120000;
   @IsOptional() @IsString() MCP_ALLOWED_ORIGINS?: string = undefined;

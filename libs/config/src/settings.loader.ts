@@ -109,7 +109,14 @@ function toSettings(dto: EnvSchema): Settings {
         .map((user) => user.trim())
         .filter((user) => user.length > 0),
     },
-    api: { submitRateLimitPerMinute: dto.SUBMIT_RATE_LIMIT_PER_MINUTE },
+    api: {
+      submitRateLimitPerMinute: dto.SUBMIT_RATE_LIMIT_PER_MINUTE,
+      sse: {
+        recheckIntervalMs: dto.SSE_RECHECK_INTERVAL_MS,
+        maxAgeMs: dto.SSE_MAX_AGE_MS,
+        maxStreamsPerUser: dto.SSE_MAX_STREAMS_PER_USER,
+      },
+    },
     webhooks: { allowPrivateNetworks: dto.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
     mcp: {
       maxHoldMs: dto.MCP_MAX_HOLD_MS,

@@ -36,7 +36,11 @@ export interface Settings {
     /** User IDs (API key users or JWT `sub`s) allowed on the admin routes. */
     adminUsers: readonly string[];
   };
-  api: { submitRateLimitPerMinute: number };
+  api: {
+    submitRateLimitPerMinute: number;
+    /** Server-sent event streams: token re-check, maximum age, concurrent streams per user. */
+    sse: { recheckIntervalMs: number; maxAgeMs: number; maxStreamsPerUser: number };
+  };
   webhooks: { allowPrivateNetworks: boolean };
   mcp: {
     /** The longest a `tools/call` without a task is held open before answering. */

@@ -26,8 +26,12 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const match = BEARER.exec(req.headers.authorization ?? '');
     const principal = match ? await this.verifier.verify(match[1]) : null;
-    if (!principal) throw unauthorized();
+    if (!principal || !match) throw unauthorized();
     req.principal = principal;
+    // Long-lived answers (event streams) ask again later: a revoked key or an expired JWT must
+    // end them, not only refuse the next request.
+    const token = match[1];
+    req.reverify = async () => (await this.verifier.verify(token))?.userId === principal.userId;
     return true;
   }
 }

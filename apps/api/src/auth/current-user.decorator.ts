@@ -5,6 +5,8 @@ import { Principal } from './token-verifier.service';
 /** The request's {@link Principal}, as the guard stored it. */
 export interface AuthenticatedRequest extends Request {
   principal?: Principal;
+  /** Verifies the request's token again now: true while it still names the same user. */
+  reverify?: () => Promise<boolean>;
 }
 
 /** The authenticated user's ID; only on routes behind the auth guard. */

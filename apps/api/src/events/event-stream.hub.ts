@@ -21,6 +21,7 @@ export interface ClosableStream {
 export class EventStreamHub implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly streams = new Set<ClosableStream>();
+  private readonly slots = new Map<string, number>();
   private readonly listener: ChannelListener;
 
   constructor(
@@ -50,6 +51,25 @@ export class EventStreamHub implements OnApplicationBootstrap, OnModuleDestroy {
   register(stream: ClosableStream): () => void {
     this.streams.add(stream);
     return () => this.streams.delete(stream);
+  }
+
+  /**
+   * Takes one of the user's stream slots on this replica; null when all `max` are taken. The
+   * returned release is idempotent. Per replica, like the submit rate limit: N replicas allow up
+   * to N × max streams per user, and no stream waits on a shared counter.
+   */
+  acquireSlot(userId: string, max: number): (() => void) | null {
+    const open = this.slots.get(userId) ?? 0;
+    if (open >= max) return null;
+    this.slots.set(userId, open + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.slots.get(userId) ?? 1) - 1;
+      if (left <= 0) this.slots.delete(userId);
+      else this.slots.set(userId, left);
+    };
   }
 
   /** Resolves on news for the thread, after `ms`, or when `wake` is called by the stream. */

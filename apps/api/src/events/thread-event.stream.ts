@@ -17,6 +17,15 @@ export interface StreamLog {
   warn(obj: object, msg: string): void;
 }
 
+/** How long a stream lives and how it re-checks who it serves. */
+export interface StreamLimits {
+  /** Verifies the caller's token again; false ends the stream (revoked key, expired JWT). */
+  reverify: () => Promise<boolean>;
+  recheckIntervalMs: number;
+  /** The stream ends after this long; the client reconnects with Last-Event-ID. */
+  maxAgeMs: number;
+}
+
 /**
  * One client's server-sent event stream of a thread: everything after its cursor, from the
  * database, then new events as they settle. Writes respect backpressure; any failure ends the
@@ -33,6 +42,7 @@ export class ThreadEventStream {
     private readonly scope: { userId: string; threadId: string; trackingDegradedAfter: number },
     private cursor: EventCursor,
     private readonly log: StreamLog,
+    private readonly limits: StreamLimits,
   ) {}
 
   close(): void {
@@ -54,15 +64,37 @@ export class ThreadEventStream {
     // `retry` sets EventSource's reconnect delay; the comment flushes headers through proxies.
     this.res.write('retry: 2000\n: connected\n\n');
     const heartbeat = setInterval(() => this.res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    const recheck = setInterval(() => void this.recheck(), this.limits.recheckIntervalMs);
+    // The comment tells a human reader why; EventSource simply reconnects with Last-Event-ID.
+    const maxAge = setTimeout(() => this.end('max age reached; reconnect'), this.limits.maxAgeMs);
     try {
       await this.pump();
     } catch (error) {
       this.log.warn({ err: error, thread_id: this.scope.threadId }, 'event stream failed');
     } finally {
       clearInterval(heartbeat);
+      clearInterval(recheck);
+      clearTimeout(maxAge);
       unregister();
       this.close();
     }
+  }
+
+  /** Ends the stream once the caller's token no longer verifies (a failing check counts too). */
+  private async recheck(): Promise<void> {
+    let valid = false;
+    try {
+      valid = await this.limits.reverify();
+    } catch {
+      valid = false;
+    }
+    if (!valid) this.end('authorization ended');
+  }
+
+  private end(why: string): void {
+    if (this.closed) return;
+    this.res.write(`: ${why}\n\n`);
+    this.close();
   }
 
   private async pump(): Promise<void> {

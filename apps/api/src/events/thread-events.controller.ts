@@ -1,4 +1,4 @@
-import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiExtraModels,
@@ -15,7 +15,7 @@ import type { Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
 import { EventCursor, EventRepository, STREAM_START } from '@app/persistence';
-import { CurrentUser } from '../auth/current-user.decorator';
+import { AuthenticatedRequest, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';
 import { ThreadIdPipe } from '../tasks/id-params.pipe';
@@ -67,12 +67,13 @@ export class ThreadEventsController {
     // OpenAPI 3.0 cannot type the items of a stream; the schema is that of each `data:` line.
     content: { 'text/event-stream': { schema: { $ref: getSchemaPath(TaskEventDto) } } },
   })
-  @ApiProblems(400, 401)
+  @ApiProblems(400, 401, [429, 'Too many open event streams for this user'])
   async stream(
     @CurrentUser() userId: string,
     @Param('thread_id', ThreadIdPipe) threadId: string,
     @Headers('last-event-id') header: string | undefined,
     @Query('last_event_id') query: string | undefined,
+    @Req() req: AuthenticatedRequest,
     @Res() res: Response,
   ): Promise<void> {
     // A repeated query parameter arrives as an array (or an object with `[x]`): not a position.
@@ -92,19 +93,34 @@ export class ThreadEventsController {
         },
       ]);
     }
-    const stream = new ThreadEventStream(
-      res,
-      this.events,
-      this.hub,
-      {
-        userId,
-        threadId,
-        trackingDegradedAfter: this.settings.scheduling.trackingDegradedAfter,
-      },
-      cursor,
-      this.log,
-    );
-    await stream.run();
+    const { maxStreamsPerUser, recheckIntervalMs, maxAgeMs } = this.settings.api.sse;
+    const release = this.hub.acquireSlot(userId, maxStreamsPerUser);
+    if (!release) {
+      throw new ProblemException(
+        429,
+        `At most ${maxStreamsPerUser} event streams per user at once; close one or retry later.`,
+        undefined,
+        { 'Retry-After': String(Math.ceil(recheckIntervalMs / 1000)) },
+      );
+    }
+    try {
+      const stream = new ThreadEventStream(
+        res,
+        this.events,
+        this.hub,
+        {
+          userId,
+          threadId,
+          trackingDegradedAfter: this.settings.scheduling.trackingDegradedAfter,
+        },
+        cursor,
+        this.log,
+        { reverify: req.reverify ?? (async () => false), recheckIntervalMs, maxAgeMs },
+      );
+      await stream.run();
+    } finally {
+      release();
+    }
   }
 
   /** The stream position a Last-Event-ID names, looked up (any replica can); null if none. */
