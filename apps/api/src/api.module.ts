@@ -19,6 +19,8 @@ import { StatusController } from './status/status.controller';
 import { ArgumentsValidator } from './tasks/arguments-validator.service';
 import { SubmitRateLimiter } from './tasks/submit-rate-limiter.service';
 import { TaskPresenter } from './tasks/task-presenter.service';
+import { TaskInputController } from './tasks/task-input.controller';
+import { TaskInputService } from './tasks/task-input.service';
 import { TaskQueryService } from './tasks/task-query.service';
 import { TaskSubmitService } from './tasks/task-submit.service';
 import { TaskWaiter } from './tasks/task-waiter.service';
@@ -60,6 +62,7 @@ export class ApiModule {
         HealthController,
         ToolsetsController,
         ThreadTasksController,
+        TaskInputController,
         ThreadsController,
         UserTasksController,
         StatusController,
@@ -95,6 +98,7 @@ export class ApiModule {
         McpToolCalls,
         Mcp2025Handler,
         Mcp2026Handler,
+        TaskInputService,
       ],
     };
   }

@@ -8,6 +8,7 @@ export type { Queryable } from './database';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
 export type { ClaimedTask, TaskLease } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
+export { TaskInputRepository } from './task-input.repository';
 export type { ClaimRequest, RemoteHandle, WriteOutcome } from './task-lease.repository';
 export { TaskRepository } from './task.repository';
 export type { NewTask, CreateResult, StatusFilter, CancelResult } from './task.repository';

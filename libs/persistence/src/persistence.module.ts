@@ -4,6 +4,7 @@ import { CatalogRepository } from './catalog.repository';
 import { createDataSource } from './data-source';
 import { Database } from './database';
 import { assertSchemaCurrent } from './migrator';
+import { TaskInputRepository } from './task-input.repository';
 import { TaskLeaseRepository } from './task-lease.repository';
 import { TaskRepository } from './task.repository';
 import { WorkerRepository } from './worker.repository';
@@ -65,6 +66,11 @@ export class PersistenceModule {
           useFactory: (db: Database) => new TaskLeaseRepository(db),
         },
         {
+          provide: TaskInputRepository,
+          inject: [Database],
+          useFactory: (db: Database) => new TaskInputRepository(db),
+        },
+        {
           provide: WorkerRepository,
           inject: [Database],
           useFactory: (db: Database) => new WorkerRepository(db),
@@ -81,6 +87,7 @@ export class PersistenceModule {
         Database,
         TaskRepository,
         TaskLeaseRepository,
+        TaskInputRepository,
         WorkerRepository,
         CatalogRepository,
       ],

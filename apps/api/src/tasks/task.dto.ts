@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { TaskErrorCode, TaskStatus } from '@app/common';
+import { InputRequiredDto } from './task-input.dto';
 
 // OpenAPI shapes only: the API builds its answers with task.projection.ts, and a test checks
 // that the documented fields are exactly the projected ones.
@@ -109,8 +110,12 @@ export class TaskDto extends TaskSummaryDto {
     description: 'A reference `{uri, mime_type}` to a result kept elsewhere',
   })
   result_artifact!: Record<string, unknown> | null;
-  @ApiProperty({ ...ANY_JSON, description: 'What the upstream asks for while input_required' })
-  input_required!: unknown;
+  @ApiProperty({
+    type: () => InputRequiredDto,
+    nullable: true,
+    description: 'While input_required: the open questions by key; answer them with POST …/input',
+  })
+  input_required!: InputRequiredDto | null;
 }
 
 export class TaskListDto {
