@@ -13,12 +13,14 @@ import {
   ClaimedTask,
   FleetRepository,
   RemoteHandle,
+  TaskInputRepository,
   TaskLeaseRepository,
   WriteOutcome,
 } from '@app/persistence';
 import type { Logger } from 'pino';
 import type { Preflight } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
+import { InputDelivery } from './input-delivery';
 import { PollScheduler } from './poll-scheduler';
 import { ProgressWriter } from './progress.writer';
 
@@ -37,6 +39,7 @@ export interface PhaseRunnerDeps {
   metrics: GatewayMetrics;
   scheduler: PollScheduler;
   heldCalls: Set<HeldCallGuard>;
+  inputs: TaskInputRepository;
 }
 
 export interface ItemScope {
@@ -59,7 +62,11 @@ const HANDLE_WRITE_MAX_PAUSE_MS = 2000;
  * into the row's next state and the attempt's outcome.
  */
 export class PhaseRunner {
-  constructor(private readonly deps: PhaseRunnerDeps) {}
+  private readonly answers: InputDelivery;
+
+  constructor(private readonly deps: PhaseRunnerDeps) {
+    this.answers = new InputDelivery(deps.inputs);
+  }
 
   async run(
     item: ClaimedTask,
@@ -149,9 +156,11 @@ export class PhaseRunner {
   }
 
   private async poll(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
-    const snapshot = await this.deps.drivers
-      .forToolset(scope.toolset)
-      .poll(this.context(item, scope));
+    const driver = this.deps.drivers.forToolset(scope.toolset);
+    // Answers a consumer stored go first; a call retried with them may replace the handle.
+    const next = await this.answers.deliver(item, driver, this.context(item, scope));
+    if (next) return this.record(item, next, scope.log);
+    const snapshot = await driver.poll(this.context(item, scope));
     let written: WriteOutcome;
     let delay: number | undefined;
     if (isTerminal(snapshot.status)) {

@@ -17,7 +17,12 @@ import { McpServersConfig, ServerConfig, Settings, ToolsetConfig } from '@app/co
 import { DriverRegistry } from '@app/drivers';
 import { taskLogger } from '@app/logging';
 import { AttemptOutcome, GatewayMetrics } from '@app/metrics';
-import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
+import {
+  ClaimedTask,
+  FleetRepository,
+  TaskInputRepository,
+  TaskLeaseRepository,
+} from '@app/persistence';
 import { preflight, trackingMessage } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
 import { abortKind } from './item-abort';
@@ -47,6 +52,7 @@ export class TaskRunnerService {
     @Inject(MCP_SERVERS) private readonly config: McpServersConfig,
     @Inject(WORKER_ID) private readonly workerId: string,
     private readonly leases: TaskLeaseRepository,
+    private readonly inputs: TaskInputRepository,
     private readonly fleet: FleetRepository,
     private readonly drivers: DriverRegistry,
     private readonly metrics: GatewayMetrics,
@@ -62,6 +68,7 @@ export class TaskRunnerService {
       metrics,
       scheduler: this.scheduler,
       heldCalls: this.heldCalls,
+      inputs,
     });
   }
 

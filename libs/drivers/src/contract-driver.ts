@@ -46,6 +46,8 @@ export interface PendingAnswers {
   responses: Record<string, unknown>;
   /** Keys a previous attempt may have sent already (it stopped before confirming). */
   uncertain: string[];
+  /** Marks keys as sent, durably and fenced: call it right before sending them, and only then. */
+  beforeSend(keys: string[]): Promise<void>;
 }
 
 /** What `answer` did. */

@@ -1,5 +1,7 @@
 export type {
+  AnswerOutcome,
   ContractDriver,
+  PendingAnswers,
   DriverContext,
   DriverTask,
   ResultLimits,

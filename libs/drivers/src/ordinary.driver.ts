@@ -83,6 +83,7 @@ export class OrdinaryDriver implements ContractDriver {
     let result: CallToolResult;
     try {
       const session = await this.port.session(ctx.server.name);
+      await answers.beforeSend(Object.keys(answers.responses));
       result = await session.callTool(
         toolset.inputTool,
         { task_id: remoteTaskId, responses: answers.responses },

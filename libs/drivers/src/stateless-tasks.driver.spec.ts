@@ -30,6 +30,21 @@ const task = (status: string, extra: Record<string, unknown> = {}): Record<strin
   ...extra,
 });
 const onTask = { remoteTaskId: 'tk-1', remoteProtocolVersion: '2026-07-28' };
+/** Pending answers whose beforeSend records the keys marked sent. */
+function pending(
+  responses: Record<string, unknown>,
+  uncertain: string[] = [],
+  marked: string[][] = [],
+) {
+  return {
+    responses,
+    uncertain,
+    beforeSend: (keys: string[]) => {
+      marked.push(keys);
+      return Promise.resolve();
+    },
+  };
+}
 
 async function failure(work: Promise<unknown>): Promise<PermanentTaskError> {
   const error = await work.then(
@@ -113,10 +128,11 @@ describe('McpTasksDriver on 2026-07-28', () => {
     expect(upstream.calls).toEqual([]);
     upstream.handler = () => ({ ...task('working'), resultType: 'task' });
     const answer = { action: 'accept', content: { ok: true } };
-    const answered = await driver.answer(context(TOOLSET, { ...round, input: { n: 1 } }), {
-      responses: { confirm: answer },
-      uncertain: [],
-    });
+    const marked: string[][] = [];
+    const answered = await driver.answer(
+      context(TOOLSET, { ...round, input: { n: 1 } }),
+      pending({ confirm: answer }, [], marked),
+    );
     expect(upstream.calls[0].params).toEqual({
       name: 'slow_compute',
       arguments: { n: 1 },
@@ -124,6 +140,7 @@ describe('McpTasksDriver on 2026-07-28', () => {
       requestState: 'opaque-1',
     });
     expect(answered.sent).toEqual(['confirm']);
+    expect(marked).toEqual([['confirm']]);
     expect(answered.next?.handle?.remoteTaskId).toBe('tk-1');
   });
 
@@ -141,22 +158,22 @@ describe('McpTasksDriver on 2026-07-28', () => {
       remoteProtocolVersion: '2026-07-28',
       driverState,
     });
-    await expect(driver.answer(ctx, { responses: { a: 1 }, uncertain: [] })).resolves.toEqual({
+    await expect(driver.answer(ctx, pending({ a: 1 }))).resolves.toEqual({
       sent: [],
     });
     expect(upstream.calls).toEqual([]);
-    const error = await failure(
-      driver.answer(ctx, { responses: { a: 1, b: 2 }, uncertain: ['a'] }),
-    );
+    const error = await failure(driver.answer(ctx, pending({ a: 1, b: 2 }, ['a'])));
     expect(error.code).toBe(TaskErrorCode.OutcomeUncertain);
   });
 
   it('a task answer goes in tasks/update with Mcp-Name = taskId', async () => {
     upstream.handler = () => ({ resultType: 'complete' });
-    const answered = await driver.answer(context(TOOLSET, onTask), {
-      responses: { name: { action: 'accept', content: { name: 'Ada' } } },
-      uncertain: [],
-    });
+    const marked: string[][] = [];
+    const answered = await driver.answer(
+      context(TOOLSET, onTask),
+      pending({ name: { action: 'accept', content: { name: 'Ada' } } }, [], marked),
+    );
+    expect(marked).toEqual([['name']]);
     expect(answered).toEqual({ sent: ['name'] });
     expect(upstream.calls[0]).toMatchObject({
       name: 'tasks/update',

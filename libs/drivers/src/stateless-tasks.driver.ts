@@ -119,10 +119,12 @@ export class StatelessTasksDriver implements ContractDriver {
       const inputResponses = Object.fromEntries(keys.map((k) => [k, answers.responses[k]]));
       const retry: Record<string, unknown> = { inputResponses };
       if (round.requestState !== undefined) retry.requestState = round.requestState;
+      await answers.beforeSend(keys);
       return { sent: keys, next: await this.call(ctx, retry) };
     }
     const taskId = requireRemoteId(ctx);
     const keys = Object.keys(answers.responses);
+    await answers.beforeSend(keys);
     try {
       await this.client(ctx).request(
         'tasks/update',

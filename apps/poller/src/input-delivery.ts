@@ -1,0 +1,58 @@
+import { TransientTaskError } from '@app/common';
+import type { ContractDriver, DriverContext, PendingAnswers, SubmitOutcome } from '@app/drivers';
+import type { ClaimedTask, TaskInputRepository } from '@app/persistence';
+
+/**
+ * Sends a claimed task's stored answers upstream (docs/contracts.md, "Answering questions"), at
+ * most once per key: the driver marks the keys sent, durably and fenced, right before it sends
+ * them; they are marked delivered once the upstream acknowledged. A key marked sent but not
+ * delivered (the previous holder stopped in between) is passed to the driver as uncertain.
+ */
+export class InputDelivery {
+  constructor(private readonly inputs: TaskInputRepository) {}
+
+  /**
+   * @returns the call's new state when answering replaced the upstream handle (a
+   *   multi-round-trip call); null when the task is simply polled next.
+   */
+  async deliver(
+    item: ClaimedTask,
+    driver: ContractDriver,
+    ctx: DriverContext,
+  ): Promise<SubmitOutcome | null> {
+    const pending = pendingAnswers(item);
+    if (!pending || !driver.answer) return null;
+    const marked: string[] = [];
+    const answers: PendingAnswers = {
+      ...pending,
+      beforeSend: async (keys) => {
+        await this.inputs.markSent(item.lease, keys);
+        marked.push(...keys);
+      },
+    };
+    let outcome;
+    try {
+      outcome = await driver.answer(ctx, answers);
+    } catch (error) {
+      // Transient: provably not sent, or safe to send again (the driver decides which): pending.
+      if (error instanceof TransientTaskError && marked.length > 0) {
+        await this.inputs.unmarkSent(item.lease, marked);
+      }
+      throw error;
+    }
+    await this.inputs.markDelivered(item.lease, outcome.sent);
+    return outcome.next ?? null;
+  }
+}
+
+/** The answers not yet delivered; those marked sent are uncertain. */
+export function pendingAnswers(item: ClaimedTask): Omit<PendingAnswers, 'beforeSend'> | null {
+  const responses: Record<string, unknown> = {};
+  const uncertain: string[] = [];
+  for (const [key, answer] of Object.entries(item.inputResponses ?? {})) {
+    if (answer.delivered_at !== undefined) continue;
+    responses[key] = answer.response;
+    if (answer.sent_at !== undefined) uncertain.push(key);
+  }
+  return Object.keys(responses).length > 0 ? { responses, uncertain } : null;
+}
