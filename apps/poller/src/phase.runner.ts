@@ -159,7 +159,7 @@ export class PhaseRunner {
     const driver = this.deps.drivers.forToolset(scope.toolset);
     // Answers a consumer stored go first; a call retried with them may replace the handle.
     const next = await this.answers.deliver(item, driver, this.context(item, scope));
-    if (next) return this.record(item, next, scope.log);
+    if (next) return this.record(item, next, scope);
     const snapshot = await driver.poll(this.context(item, scope));
     let written: WriteOutcome;
     let delay: number | undefined;
