@@ -120,10 +120,10 @@ const SUCCESS: Record<string, Record<string, [string, string, string | null]>> =
   '/v1/webhooks/{id}/deliveries': { get: ['200', 'application/json', 'WebhookAttemptListDto'] },
 };
 const ERRORS: Record<string, Record<string, string[]>> = {
-  '/v1/threads/{thread_id}/events': { get: ['400', '401'] },
-  '/v1/webhooks': { post: ['400', '401', '413', '415', '422'], get: ['401'] },
-  '/v1/webhooks/{id}': { delete: ['400', '401', '404'] },
-  '/v1/webhooks/{id}/deliveries': { get: ['400', '401', '404'] },
+  '/v1/threads/{thread_id}/events': { get: ['400', '401', '405', '429'] },
+  '/v1/webhooks': { post: ['400', '401', '405', '413', '415', '422'], get: ['401', '405'] },
+  '/v1/webhooks/{id}': { delete: ['400', '401', '404', '405'] },
+  '/v1/webhooks/{id}/deliveries': { get: ['400', '401', '404', '405'] },
 };
 
 describe('the document', () => {

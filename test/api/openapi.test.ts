@@ -1,12 +1,13 @@
 // Guards against the OpenAPI document missing a route, an error, or a field of the task view.
 import request from 'supertest';
-import { ApiHarness, startApi } from './api-harness';
+import { ApiHarness, apiKeyFor, startApi } from './api-harness';
 
 let api: ApiHarness;
+type Headers = Record<string, { schema?: { example?: unknown } }>;
 let doc: {
   paths: Record<
     string,
-    Record<string, { responses: Record<string, unknown>; security?: unknown[] }>
+    Record<string, { responses: Record<string, { headers?: Headers }>; security?: unknown[] }>
   >;
   components: {
     schemas: Record<string, { properties?: Record<string, unknown>; allOf?: unknown[] }>;
@@ -42,7 +43,7 @@ it('describes every route with its success and error answers', () => {
         path,
         method,
         statuses: Object.keys(doc.paths[path][method].responses).sort(),
-      }).toEqual({ path, method, statuses: [...statuses].sort() });
+      }).toEqual({ path, method, statuses: [...statuses, '405'].sort() });
     }
   }
 });
@@ -89,6 +90,42 @@ it('documents the task, its summary, the problem body and the toolset field by f
     'unavailable_reason',
   ]);
   expect(props('SubmitTaskDto')).toEqual(['arguments', 'metadata', 'toolset']);
+});
+
+it('declares the response headers the API sends, and 405 with Allow on every operation', async () => {
+  const headers = (path: string, method: string, status: string): string[] =>
+    Object.keys(doc.paths[path][method].responses[status]?.headers ?? {}).sort();
+  const submit = '/v1/threads/{thread_id}/tasks';
+  expect(headers(submit, 'post', '201')).toEqual(['Location', 'Preference-Applied']);
+  expect(headers(submit, 'post', '200')).toEqual(['Location', 'Preference-Applied']);
+  expect(headers(submit, 'post', '429')).toEqual(['Retry-After']);
+  expect(headers('/v1/webhooks', 'post', '201')).toEqual(['Location']);
+  expect(headers('/v1/threads/{thread_id}/events', 'get', '429')).toEqual(['Retry-After']);
+  let operations = 0;
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      operations++;
+      if (op.responses['401']) expect(headers(path, method, '401')).toContain('WWW-Authenticate');
+      if (op.responses['429']) expect(headers(path, method, '429')).toContain('Retry-After');
+      expect({ path, method, allow: headers(path, method, '405') }).toEqual({
+        path,
+        method,
+        allow: ['Allow'],
+      });
+    }
+  }
+  expect(operations).toBeGreaterThan(10);
+  // The documented headers are what the API answers.
+  const key = await apiKeyFor(api, 'openapi-reader');
+  const allow = doc.paths[submit].post.responses['405'].headers?.Allow.schema?.example;
+  const wrong = await request(api.url)
+    .patch('/v1/threads/t/tasks')
+    .set('Authorization', `Bearer ${key}`);
+  expect(wrong.status).toBe(405);
+  expect(wrong.headers.allow).toBe(allow);
+  const anonymous = await request(api.url).get('/v1/tasks');
+  expect(anonymous.status).toBe(401);
+  expect(anonymous.headers['www-authenticate']).toBe('Bearer');
 });
 
 it('serves a browsable page at /docs', async () => {

@@ -13,7 +13,39 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A JWT or an mtg_ API key' })
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return withMethodNotAllowed(SwaggerModule.createDocument(app, config));
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * Every path answers any method it does not route with 405 and `Allow` (the problem filter
+ * does it). OpenAPI has no operation for an unrouted method, so each operation of the path
+ * carries the 405 its siblings would give, with the path's own `Allow` list.
+ */
+function withMethodNotAllowed(doc: OpenAPIObject): OpenAPIObject {
+  for (const item of Object.values(doc.paths)) {
+    const routed = METHODS.filter((m) => item[m] !== undefined).map((m) => m.toUpperCase());
+    if (routed.includes('GET')) routed.push('HEAD');
+    const allow = [...new Set(routed)].sort().join(', ');
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation || operation.responses['405']) continue;
+      operation.responses['405'] = {
+        description: `A method other than ${allow} on this path`,
+        headers: {
+          Allow: {
+            description: "The path's methods",
+            schema: { type: 'string', example: allow },
+          },
+        },
+        content: {
+          'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDto' } },
+        },
+      };
+    }
+  }
+  return doc;
 }
 
 /**

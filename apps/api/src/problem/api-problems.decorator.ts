@@ -15,6 +15,30 @@ const MEANINGS: Readonly<Record<number, string>> = {
   503: 'Not ready (draining or database unreachable)',
 };
 
+/** The headers an error status always carries (the problem filter sets them). */
+export const PROBLEM_HEADERS: Readonly<
+  Record<number, Record<string, { description: string; schema: object }>>
+> = {
+  401: {
+    'WWW-Authenticate': {
+      description: 'The challenge: `Bearer`',
+      schema: { type: 'string', example: 'Bearer' },
+    },
+  },
+  405: {
+    Allow: {
+      description: "The path's methods",
+      schema: { type: 'string', example: 'GET, HEAD, POST' },
+    },
+  },
+  429: {
+    'Retry-After': {
+      description: 'Seconds to wait before trying again',
+      schema: { type: 'integer', minimum: 1 },
+    },
+  },
+};
+
 /**
  * Documents the given error statuses, each with the problem+json body. A `[status, meaning]`
  * pair replaces the default meaning where a route's reasons differ (a webhook's 422 is its URL,
@@ -31,6 +55,7 @@ export function ApiProblems(
         status,
         description: meaning ?? MEANINGS[status] ?? 'Error',
         content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) } } },
+        ...(PROBLEM_HEADERS[status] ? { headers: PROBLEM_HEADERS[status] } : {}),
       });
     }),
   );

@@ -29,6 +29,18 @@ const THREAD_PARAM = ApiParam({
 const TASK_PARAM = ApiParam({ name: 'task_id', description: 'Task ID, ^task_[a-z2-7]{26}$' });
 
 /** Tasks within one thread of the caller: submit, list, read, cancel. */
+
+/** What a submit answer (201, or 200 for a retry) carries besides the task. */
+const SUBMIT_HEADERS = {
+  Location: {
+    description: 'The task: `/v1/threads/{thread_id}/tasks/{task_id}`',
+    schema: { type: 'string' },
+  },
+  'Preference-Applied': {
+    description: 'With `Prefer: wait=N`: the wait used, `wait=N` (N capped at 30)',
+    schema: { type: 'string', example: 'wait=5' },
+  },
+};
 @ApiTags('tasks')
 @ApiBearerAuth()
 @ApiProblems(400, 401)
@@ -57,8 +69,18 @@ export class ThreadTasksController {
     description:
       '`wait=N` (N ≤ 30): hold the answer until the task leaves queued or N seconds pass',
   })
-  @ApiResponse({ status: 201, type: TaskDto, description: 'Created; Location names the task' })
-  @ApiResponse({ status: 200, type: TaskDto, description: 'The same task, for a retried request' })
+  @ApiResponse({
+    status: 201,
+    type: TaskDto,
+    description: 'Created; Location names the task',
+    headers: SUBMIT_HEADERS,
+  })
+  @ApiResponse({
+    status: 200,
+    type: TaskDto,
+    description: 'The same task, for a retried request',
+    headers: SUBMIT_HEADERS,
+  })
   @ApiProblems(413, 415, 422, 429)
   async submit(
     @CurrentUser() userId: string,

@@ -49,6 +49,12 @@ export class WebhooksController {
   @ApiCreatedResponse({
     type: CreatedWebhookDto,
     description: 'Created (Location header); the secret is in this answer only',
+    headers: {
+      Location: {
+        description: 'The subscription: `/v1/webhooks/{id}`',
+        schema: { type: 'string' },
+      },
+    },
   })
   @ApiProblems([400, 'The body is not valid JSON'], 401, 413, 415, [
     422,
