@@ -276,6 +276,16 @@ it('a multi-round-trip call: questions before any task, the call retried with th
   expect(task.status).toBe('completed');
   expect(task.result.structuredContent).toMatchObject({ approved: true });
   expect((await stats(t)).submits).toBe(1);
+  // Waiting started straight from queued: that is a task.input_required event too.
+  const events = await api.db.db.query<{ type: string }>(
+    `SELECT type FROM task_events WHERE task_id = $1 ORDER BY sequence`,
+    [id],
+  );
+  expect(events.map((event) => event.type)).toEqual([
+    'task.input_required',
+    'task.working',
+    'task.completed',
+  ]);
 });
 
 it('a task lost by an upstream restart ends upstream_task_lost', async () => {

@@ -132,4 +132,55 @@ describe('OrdinaryDriver', () => {
     const other = { ...ORDINARY, contract: Contract.SyncCall, tool: 'x', callTimeoutMs: 1 };
     await expect(driver.submit(context(other as never))).rejects.toThrow(/not ordinary/);
   });
+
+  describe('questions and answers', () => {
+    const asking = structured({
+      task_id: 'job_1',
+      status: 'input_required',
+      input_required: { question: 'Which region?' },
+    });
+
+    it('without an inputTool the question is shown but marked not answerable', async () => {
+      upstream.handler = () => asking;
+      const snapshot = await driver.poll(context(ORDINARY, { remoteTaskId: 'job_1' }));
+      expect(snapshot.inputRequired).toMatchObject({ answerable: false });
+      const sent = await driver.answer(context(ORDINARY, { remoteTaskId: 'job_1' }), {
+        responses: { k: {} },
+        uncertain: [],
+        beforeSend: () => Promise.reject(new Error('nothing may be sent')),
+      });
+      expect(sent).toEqual({ sent: [] });
+      expect(upstream.calls).toHaveLength(1);
+    });
+
+    it('an inputTool gets {task_id, responses}, marked sent first; isError is retried', async () => {
+      const toolset = { ...ORDINARY, inputTool: 'demo_input' };
+      upstream.handler = () => asking;
+      const snapshot = await driver.poll(context(toolset, { remoteTaskId: 'job_1' }));
+      expect(snapshot.inputRequired).not.toHaveProperty('answerable');
+      const order: string[] = [];
+      upstream.handler = (name) => {
+        order.push(name);
+        return structured({ ok: true });
+      };
+      const answers = {
+        responses: { q: { action: 'accept', content: { region: 'eu' } } },
+        uncertain: [],
+        beforeSend: (keys: string[]) => {
+          order.push(`mark ${keys.join(',')}`);
+          return Promise.resolve();
+        },
+      };
+      const ctx = context(toolset, { remoteTaskId: 'job_1' });
+      await expect(driver.answer(ctx, answers)).resolves.toEqual({ sent: ['q'] });
+      expect(order).toEqual(['mark q', 'demo_input']);
+      expect(upstream.calls.at(-1)).toMatchObject({
+        name: 'demo_input',
+        params: { task_id: 'job_1', responses: answers.responses },
+        options: { idempotent: false },
+      });
+      upstream.handler = () => toolError('not now');
+      await expect(driver.answer(ctx, answers)).rejects.toBeInstanceOf(TransientTaskError);
+    });
+  });
 });
