@@ -50,7 +50,13 @@ export interface FrontDoor {
 }
 
 export async function startFrontDoor(
-  options: { pollers?: number; apiEnv?: Record<string, string>; toolsets?: unknown[] } = {},
+  options: {
+    pollers?: number;
+    apiEnv?: Record<string, string>;
+    toolsets?: unknown[];
+    /** Extra fields of the upstream server's entry (e.g. protocolVersion). */
+    server?: Record<string, unknown>;
+  } = {},
 ): Promise<FrontDoor> {
   const api = await startApi(options.apiEnv);
   const demo = startNode('apps/demo-server/src/main.js', ['--transport', 'http', '--port', '0']);
@@ -62,7 +68,9 @@ export async function startFrontDoor(
   writeFileSync(
     serversFile,
     JSON.stringify({
-      mcpServers: { 'fd-upstream': { url: `${demoUrl}/mcp`, taskToolsets: toolsets } },
+      mcpServers: {
+        'fd-upstream': { url: `${demoUrl}/mcp`, ...options.server, taskToolsets: toolsets },
+      },
     }),
   );
   const pollers: NodeProcess[] = [];

@@ -72,6 +72,7 @@ export class EnvSchema {
   @IsOptional()
   @IsUrl({ protocols: ['http', 'https'], require_tld: false })
   MCP_PUBLIC_URL?: string = undefined;
+  @IsOptional() @Matches(/^[A-Za-z0-9._:@-]{1,255}$/) MCP_ANONYMOUS_USER?: string = undefined;
 
   @IsOptional() @IsString() MCP_SERVERS_FILE?: string = undefined;
   @IsOptional() @IsString() WORKER_ID?: string = undefined;

@@ -65,6 +65,9 @@ function crossCheck(dto: EnvSchema): string[] {
   if (dto.AUTH_JWT_SECRET !== undefined && dto.AUTH_JWT_SECRET.length < 32) {
     problems.push('AUTH_JWT_SECRET: must be at least 32 characters');
   }
+  if (dto.MCP_ANONYMOUS_USER !== undefined && dto.NODE_ENV === 'production') {
+    problems.push('MCP_ANONYMOUS_USER: must not be set when NODE_ENV is production');
+  }
   return problems.map((line) => `invalid environment:\n  - ${line}`);
 }
 
@@ -126,6 +129,7 @@ function toSettings(dto: EnvSchema): Settings {
         .filter((origin) => origin.length > 0),
       defaultThread: dto.MCP_DEFAULT_THREAD,
       publicUrl: dto.MCP_PUBLIC_URL,
+      anonymousUser: dto.MCP_ANONYMOUS_USER,
     },
     mcpServersFile: dto.MCP_SERVERS_FILE,
   };

@@ -51,6 +51,11 @@ export interface Settings {
     defaultThread: string;
     /** The public URL of `/mcp`, for the protected-resource metadata (else from the request). */
     publicUrl?: string;
+    /**
+     * Local testing only (refused in production): `/mcp` requests without an Authorization
+     * header act as this user, for clients that cannot send one (the conformance suite).
+     */
+    anonymousUser?: string;
   };
   mcpServersFile?: string;
 }

@@ -4,10 +4,13 @@ import { Settings } from '@app/config';
 import { API_KEY_PREFIX, ApiKeyRepository } from '@app/persistence';
 import { SETTINGS } from '../settings.token';
 
-/** Who a request acts for. `userId` is a JWT's `sub` or an API key's user: one namespace. */
+/**
+ * Who a request acts for. `userId` is a JWT's `sub` or an API key's user: one namespace.
+ * `anonymous` is only ever the MCP front door's local-testing user (MCP_ANONYMOUS_USER).
+ */
 export interface Principal {
   userId: string;
-  via: 'jwt' | 'api_key';
+  via: 'jwt' | 'api_key' | 'anonymous';
 }
 
 /** Clock skew tolerated on `exp`/`nbf` between the issuer and this pod. */

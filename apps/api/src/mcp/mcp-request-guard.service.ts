@@ -42,6 +42,10 @@ export class McpRequestGuard {
   }
 
   async principal(req: Request): Promise<Principal | Refusal> {
+    const anonymous = this.settings.mcp.anonymousUser;
+    if (anonymous !== undefined && req.headers.authorization === undefined) {
+      return { userId: anonymous, via: 'anonymous' };
+    }
     const match = BEARER.exec(req.headers.authorization ?? '');
     const principal = match ? await this.verifier.verify(match[1]) : null;
     if (principal) return principal;
