@@ -1,5 +1,6 @@
 import { ERROR_MESSAGE_SHOWN_CHARS, TaskStatus, cutText } from '@app/common';
 import { TaskRow } from '@app/persistence';
+import { consumerError } from '@app/views';
 import { isRecord } from '@app/mcp-wire';
 
 /** The MCP statuses of both task designs (2025-11-25 and 2026-07-28 share the names). */
@@ -40,9 +41,9 @@ export function mcpStatus(row: TaskRow): McpTaskStatus {
 
 /** What a person or model reads about the task now (never upstream internals). */
 export function statusMessage(row: TaskRow): string | undefined {
-  if (row.errorCode !== null) {
-    return cutText(`${row.errorCode}: ${row.errorMessage ?? ''}`, ERROR_MESSAGE_SHOWN_CHARS);
-  }
+  // The consumer's sentence (libs/views), never the stored operator text.
+  const error = consumerError(row);
+  if (error) return cutText(`${error.code}: ${error.message}`, ERROR_MESSAGE_SHOWN_CHARS);
   if (row.status === TaskStatus.Queued) return 'Accepted; waiting for a gateway worker.';
   if (row.status === TaskStatus.Cancelled) return 'The task was cancelled.';
   const progress = row.progress as { message?: unknown } | null;
