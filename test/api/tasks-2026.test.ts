@@ -288,6 +288,18 @@ it('a multi-round-trip call: questions before any task, the call retried with th
   ]);
 });
 
+it('a multi-round-trip call that answers complete after the round ends with that result', async () => {
+  const t = tag();
+  const id = await submit('m-mrtr', { tag: t, then: 'complete' });
+  await until(id, (task) => task.status === 'input_required', 'asking first');
+  const res = await answer(id, { approval: { action: 'accept', content: { approve: true } } });
+  expect(res.status).toBe(202);
+  const task = await until(id, ended, 'completed');
+  expect(task.status).toBe('completed');
+  expect(task.result.structuredContent).toMatchObject({ approved: true });
+  expect((await stats(t)).submits).toBe(0);
+});
+
 it('a task lost by an upstream restart ends upstream_task_lost', async () => {
   const id = await submit('r-long', {});
   await until(id, (task) => task.status === 'working', 'working');

@@ -40,6 +40,10 @@ export class InputDelivery {
       }
       throw error;
     }
+    // A call that answered at once ends the task in the very next write; marking its keys first
+    // would leave a waiting round with nothing to send if this worker stopped in between. Left
+    // sent-but-unconfirmed, they make the next holder judge the retry uncertain instead.
+    if (outcome.next && !outcome.next.handle) return outcome.next;
     await this.inputs.markDelivered(item.lease, outcome.sent);
     return outcome.next ?? null;
   }
