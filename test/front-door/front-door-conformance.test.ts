@@ -29,11 +29,6 @@ const CONFIG = JSON.parse(
  * too, so the list cannot go stale.
  */
 const KNOWN_FAILURES: Record<string, string> = {
-  'tasks-mrtr-tasks-update-resumes': 'tasks/update is not wired to the durable answer path yet',
-  'tasks-result-type-complete-on-non-task-responses':
-    'its tasks/update step: tasks/update is not wired to the durable answer path yet',
-  'tasks-mrtr-partial-fulfillment':
-    'the task shows the questions the poller relayed; both keys of multi_input need tasks/update to be wired first',
   'sep-2663-mrtr-synchronous-before-task-creation':
     'the front door always answers with a task: multi-round-trip rounds before a task exists are not relayed',
 };

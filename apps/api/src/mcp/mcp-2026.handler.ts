@@ -128,16 +128,16 @@ export class Mcp2026Handler {
     return { ...COMPLETE, ...detailedTask(await this.row(call), this.access.timing) };
   }
 
-  /** Answers keyed by input request. Not yet wired to the durable answer path: refused. */
+  /**
+   * Answers keyed by input request, stored through the durable path of `POST /v1/…/input`; an
+   * empty ack either way (keys that are not open are ignored, partial answers are fine).
+   */
   private async update(call: Call2026): Promise<Record<string, unknown>> {
-    await this.row(call);
-    if (call.params.inputResponses !== undefined && !isRecord(call.params.inputResponses)) {
-      throw invalidParams('params.inputResponses must be an object');
-    }
-    throw new JsonRpcWireError(
-      ErrorCode2026.InternalError,
-      'Answering input requests is not available on this gateway version yet',
-    );
+    const row = await this.row(call);
+    const responses = call.params.inputResponses ?? {};
+    if (!isRecord(responses)) throw invalidParams('params.inputResponses must be an object');
+    await this.access.answer(row, responses);
+    return { ...COMPLETE };
   }
 
   /** Cancelling is durable and idempotent; a task that has ended gets the same empty ack. */

@@ -6,6 +6,9 @@ import { Database, TaskRepository, TaskRow, listTaskPage } from '@app/persistenc
 import { invalidParams } from '@app/mcp-wire';
 import { SETTINGS } from '../settings.token';
 import { decodeCursor, encodeCursor } from '../tasks/list-cursor';
+import { inputRequiredView } from '@app/views';
+import { ProblemException } from '../problem/problem.exception';
+import { TaskInputService } from '../tasks/task-input.service';
 import { TaskQueryService } from '../tasks/task-query.service';
 import { TaskSubmitService } from '../tasks/task-submit.service';
 import { TaskTiming } from './mcp-task.view';
@@ -41,6 +44,7 @@ export class McpTaskAccess {
     private readonly tasks: TaskRepository,
     private readonly submitter: TaskSubmitService,
     private readonly query: TaskQueryService,
+    private readonly inputs: TaskInputService,
   ) {
     this.timing = { ttlMs: settings.retention.days * DAY_MS, pollIntervalMs: POLL_INTERVAL_MS };
   }
@@ -87,6 +91,31 @@ export class McpTaskAccess {
       // Ended between the read and the cancel (a 409): the task is as it ended.
     }
     return this.find(userId, taskId);
+  }
+
+  /**
+   * Stores answers through the same durable path as `POST /v1/…/input` (a poller delivers
+   * them upstream, once per key). As the tasks extension asks, keys that are not open questions
+   * (never asked, or answered already) are ignored, and a partial set is fine. False when
+   * nothing was stored (the task is not waiting, or no key was open).
+   */
+  async answer(row: TaskRow, responses: Record<string, unknown>): Promise<boolean> {
+    const open = inputRequiredView(row)?.requests ?? {};
+    const fresh = Object.fromEntries(Object.entries(responses).filter(([key]) => key in open));
+    if (Object.keys(fresh).length === 0) return false;
+    try {
+      await this.inputs.answer(row.userId, row.threadId, row.id, { responses: fresh });
+      return true;
+    } catch (error) {
+      if (!(error instanceof ProblemException)) throw error;
+      if (error.problem.status === 409 || error.problem.status === 404) return false;
+      throw invalidParams(
+        [
+          error.problem.detail,
+          ...(error.problem.errors ?? []).map((e) => `${e.path} ${e.message}`),
+        ].join('; '),
+      );
+    }
   }
 
   /**

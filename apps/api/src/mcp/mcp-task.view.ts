@@ -2,6 +2,7 @@ import { ERROR_MESSAGE_SHOWN_CHARS, TaskStatus, cutText } from '@app/common';
 import { TaskRow } from '@app/persistence';
 import { consumerError } from '@app/views';
 import { isRecord } from '@app/mcp-wire';
+import { inputRequiredView } from '@app/views';
 
 /** The MCP statuses of both task designs (2025-11-25 and 2026-07-28 share the names). */
 export type McpTaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -119,30 +120,11 @@ export function detailedTask(row: TaskRow, timing: TaskTiming): Record<string, u
 }
 
 /**
- * The outstanding questions as `inputRequests`: kept as they are when the stored question is
- * already a map of `{method, params}` entries, else offered as one form elicitation.
+ * The outstanding questions as `inputRequests`: the task's open requests (keys answered through
+ * any face are gone), in the one shape the gateway stores them, `{method, params}` by key.
  */
 export function inputRequests(row: TaskRow): Record<string, unknown> {
-  const stored = row.inputRequired;
-  if (isRecord(stored)) {
-    const entries = Object.entries(stored);
-    if (
-      entries.length > 0 &&
-      entries.every(([, v]) => isRecord(v) && typeof v.method === 'string')
-    ) {
-      return stored;
-    }
-  }
-  const text =
-    isRecord(stored) && typeof stored.message === 'string'
-      ? stored.message
-      : JSON.stringify(stored ?? null);
-  return {
-    input: {
-      method: 'elicitation/create',
-      params: { mode: 'form', message: text, requestedSchema: { type: 'object', properties: {} } },
-    },
-  };
+  return inputRequiredView(row)?.requests ?? {};
 }
 
 function isCallToolResult(value: unknown): value is ToolResult {

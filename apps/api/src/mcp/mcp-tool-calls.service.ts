@@ -3,6 +3,7 @@ import { isTerminal } from '@app/common';
 import { Settings } from '@app/config';
 import { CatalogEntry, TaskRow } from '@app/persistence';
 import { invalidParams, isRecord } from '@app/mcp-wire';
+import { inputRequiredView } from '@app/views';
 import { SETTINGS } from '../settings.token';
 import { COMPANION_TOOLS } from './companion-tools';
 import { McpCall, argumentsOf, submitError, threadOf } from './mcp-call.context';
@@ -101,15 +102,15 @@ export class McpToolCalls {
     }
     if (action === 'answer') {
       if (!isRecord(args.responses)) throw invalidParams('responses must be an object');
-      return {
-        content: [
-          {
-            type: 'text',
-            text: 'Answering a task over MCP is not available on this gateway version yet.',
-          },
-        ],
-        isError: true,
-      };
+      const stored = await this.access.answer(row, args.responses);
+      const fresh = (await this.access.find(userId, taskId)) ?? row;
+      return summaryResult(
+        fresh,
+        stored
+          ? `Answers stored for task ${row.id}; they reach the upstream shortly.`
+          : `Nothing stored: task ${row.id} has no open question with those keys.`,
+        this.access,
+      );
     }
     if (action === 'get' && isTerminal(row.status)) {
       const result = toolResult(row);
@@ -127,7 +128,7 @@ export class McpToolCalls {
 
 function summaryResult(row: TaskRow, text: string, access: McpTaskAccess): ToolResult {
   const task = legacyTask(row, access.timing);
-  const question = row.inputRequired ?? undefined;
+  const question = inputRequiredView(row)?.requests;
   return {
     content: [{ type: 'text', text }],
     structuredContent: {
