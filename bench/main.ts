@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claimGrowthBench } from './claim-growth.bench';
+import { frontDoorBench } from './front-door.bench';
 import { leaseEngineBench } from './lease-engine.bench';
 import { memoryBench } from './memory.bench';
 import { recoveryBench } from './recovery.bench';
@@ -24,6 +25,7 @@ const BENCHMARKS: Benchmark[] = [
   steadyPollingBench,
   recoveryBench,
   memoryBench,
+  frontDoorBench,
 ];
 
 async function main(): Promise<void> {
