@@ -249,3 +249,52 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
   const survivorLines = attemptLines([survivor]);
   expect(survivorLines.filter((l) => l.taskId === again).map((l) => l.outcome)).toEqual(['ok']);
 });
+
+// Guards invariant 8 for held calls: a rolling restart must not fail the sync calls in flight.
+it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, until it ends', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: syncEntry(demo.url, 'held-drain', false) });
+  // A 6 s lease (renewed every 2 s): a loaded machine's late renewal must not be what hands
+  // the row over; only the drain is under test here.
+  const env = { LEASE_MS: '6000' };
+  const leaving = await startPoller({
+    databaseUrl: database.url,
+    serversFile,
+    env: { ...env, DRAIN_TIMEOUT_MS: '200' },
+  });
+  const [id] = await insertFleetTasks(database.db, [
+    { toolset: 'held-drain', server: 'demo', input: { duration_ms: 4000, tag: 'held-drain' } },
+  ]);
+  await waitUntil(async () => {
+    const rows = await database.db.query(
+      `SELECT 1 FROM tasks WHERE id = $1 AND status = 'working' AND lease_owner = $2`,
+      [id, leaving.workerId],
+    );
+    return rows.length > 0 ? true : undefined;
+  }, 'the call held by the leaving poller');
+  // A second poller stands by: had the call been given back, it would take the row over.
+  const staying = await startPoller({ databaseUrl: database.url, serversFile, env });
+  leaving.child.kill('SIGTERM');
+  const final = await waitUntil(
+    async () => {
+      const rows = await database.db.query<HeldRow>(
+        `SELECT * FROM tasks WHERE id = $1 AND completed_at IS NOT NULL`,
+        [id],
+      );
+      return rows[0];
+    },
+    'the held call to end',
+    20_000,
+    100,
+  );
+  expect([final.status, final.error_code]).toEqual(['completed', null]);
+  // It ran on the leaving poller to the end: one call upstream, never claimed by the other.
+  expect((await syncStats(demo, 'held-drain')).by_tag['held-drain']?.submits).toBe(1);
+  expect(attemptLines([staying]).filter((l) => l.taskId === id)).toEqual([]);
+  expect(
+    attemptLines([leaving])
+      .filter((l) => l.taskId === id)
+      .map((l) => l.outcome),
+  ).toEqual(['ok']);
+  expect(await leaving.terminate(10_000)).toBe(0);
+});

@@ -74,9 +74,17 @@ export class ClaimLoopService {
     await this.loopDone;
   }
 
-  /** Resolves when every in-flight item settled, or false at the deadline. */
-  async drain(timeoutMs: number): Promise<boolean> {
-    const all = Promise.all([...this.inflight.values()].map((i) => i.done)).then(() => true);
+  /**
+   * Resolves true when every in-flight item (or every one `which` selects) settled, or false at
+   * the deadline; without a deadline it waits as long as they run.
+   */
+  async drain(
+    timeoutMs: number,
+    which: (item: ClaimedTask) => boolean = () => true,
+  ): Promise<boolean> {
+    const waited = [...this.inflight.values()].filter((i) => which(i.item));
+    const all = Promise.all(waited.map((i) => i.done)).then(() => true);
+    if (!Number.isFinite(timeoutMs)) return all;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<boolean>(
       (resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)),
@@ -86,14 +94,16 @@ export class ClaimLoopService {
     return drained;
   }
 
-  /** Aborts what is still in flight; returns the claims of items that did not settle in time. */
-  abortAll(): void {
-    for (const entry of this.inflight.values()) entry.controller.abort(new ItemAbort('shutdown'));
+  /** Aborts the in-flight items `which` selects (at shutdown: those safe to repeat). */
+  abort(which: (item: ClaimedTask) => boolean): void {
+    for (const entry of this.inflight.values()) {
+      if (which(entry.item)) entry.controller.abort(new ItemAbort('shutdown'));
+    }
   }
 
-  /** The items still in flight (after abort and grace: their leases are released directly). */
-  remaining(): ClaimedTask[] {
-    return [...this.inflight.values()].map((entry) => entry.item);
+  /** The items still in flight (or those `which` selects). */
+  remaining(which: (item: ClaimedTask) => boolean = () => true): ClaimedTask[] {
+    return [...this.inflight.values()].map((entry) => entry.item).filter(which);
   }
 
   private async loop(deadWorkerAfterMs: number): Promise<void> {
@@ -171,10 +181,11 @@ export class ClaimLoopService {
       .run(item, controller)
       .catch(() => ({ nextDueInMs: undefined })) // run() never rejects; this keeps the loop safe if it did
       .then((result) => {
-        this.inflight.delete(item.id);
+        this.inflight.delete(item.lease.token);
         this.slots.release(item.server);
         this.wake.slotFreed(this.starved, result.nextDueInMs);
       });
-    this.inflight.set(item.id, { item, controller, done });
+    // Keyed by claim, not task: a row claimed again after a lost lease is another item.
+    this.inflight.set(item.lease.token, { item, controller, done });
   }
 }

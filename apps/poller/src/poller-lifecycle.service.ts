@@ -7,7 +7,8 @@ import {
 import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
 import { UpstreamPool } from '@app/mcp';
-import { Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
+import { Phase } from '@app/common';
+import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { BacklogSamplingService } from './backlog-sampling.service';
 import { CatalogPublisherService } from './catalog-publisher.service';
 import { CatalogSweepJob } from './catalog-sweep.job';
@@ -16,19 +17,26 @@ import { NotifyListenerService } from './notify-listener.service';
 import { POLLER_SETTINGS } from './poller.tokens';
 import { RetentionJob } from './retention.job';
 import { TaskRunnerService } from './task-runner.service';
+import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
 import { WorkerRegistryService } from './worker-registry.service';
 
-// After DRAIN_TIMEOUT_MS the rest is aborted; an aborted call settles (and releases its own
-// claim) within this grace, or its claim is released from here.
+// After DRAIN_TIMEOUT_MS the repeatable rest is aborted; an aborted call settles (and releases
+// its own claim) within this grace, or its claim is released from here.
 const ABORT_GRACE_MS = 2000;
+
+/** Items a draining worker may abort and give back: a repeat costs nothing (invariant 8). */
+function repeatable(item: ClaimedTask): boolean {
+  return item.phase !== Phase.Submit;
+}
 const DB_WAIT_MAX_MS = 5000;
 
 /**
  * Start and stop of the whole worker, in the order leases.md fixes. Start: connect upstream,
  * wait until the database answers, register, listen, then claim (readiness turns true only
- * then). Stop (SIGTERM): stop claiming → drain up to DRAIN_TIMEOUT_MS → abort the rest →
- * release their claims due now without an error count → wake the other pollers → mark the
- * worker stopped → close upstream connections; the database pool closes last (persistence).
+ * then). Stop (SIGTERM): stop all claiming (tasks and webhooks) → drain both in parallel up to
+ * DRAIN_TIMEOUT_MS → abort the repeatable rest (polls, cancels) and release their claims due
+ * now without an error count → keep submits and held calls until they end → wake the other
+ * pollers → mark the worker stopped → close upstream connections; the database pool closes last.
  */
 @Injectable()
 export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -49,6 +57,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly sampler: BacklogSamplingService,
     private readonly retention: RetentionJob,
     private readonly sweep: CatalogSweepJob,
+    private readonly webhooks: WebhookDeliveryService,
     private readonly log: PinoLogger,
   ) {}
 
@@ -66,13 +75,27 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     await this.starting;
+    const drainMs = this.settings.worker.drainTimeoutMs;
+    // All claiming stops at once (tasks and webhook deliveries); both drain in parallel under
+    // the one DRAIN_TIMEOUT_MS budget (docs/leases.md, "Graceful shutdown").
+    const webhooks = this.webhooks.stop(drainMs);
     await this.loop.stopClaiming();
     const inflight = this.loop.remaining().length;
-    this.log.info({ inflight, drainTimeoutMs: this.settings.worker.drainTimeoutMs }, 'draining');
-    if (!(await this.loop.drain(this.settings.worker.drainTimeoutMs))) {
-      this.loop.abortAll();
-      if (!(await this.loop.drain(ABORT_GRACE_MS))) await this.releaseStragglers();
+    this.log.info({ inflight, drainTimeoutMs: drainMs }, 'draining');
+    if (!(await this.loop.drain(drainMs))) {
+      // Polls and cancels are safe to repeat: give them back. Submits are not (a released
+      // submit that may have been sent ends outcome_uncertain on the next claim), and a held
+      // sync call is the submit: those keep running, their leases renewed, until they end or
+      // the pod is killed ("Held calls at shutdown").
+      this.loop.abort(repeatable);
+      if (!(await this.loop.drain(ABORT_GRACE_MS, repeatable))) await this.releaseStragglers();
+      const held = this.loop.remaining().length;
+      if (held > 0) {
+        this.log.warn({ held }, 'keeping submits and held calls in flight until they end');
+        await this.loop.drain(Infinity);
+      }
     }
+    await webhooks;
     await this.fleet.notifyDue('release').catch(() => undefined);
     await Promise.all([
       this.retention.stop(),
@@ -116,7 +139,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
 
   /** Calls that ignored the abort: give their claims back here; their late writes are fenced off. */
   private async releaseStragglers(): Promise<void> {
-    for (const item of this.loop.remaining()) {
+    for (const item of this.loop.remaining(repeatable)) {
       await this.leases.release(item.lease).catch((error: unknown) => {
         this.log.warn({ err: error, task_id: item.id }, 'could not release a claim at shutdown');
       });

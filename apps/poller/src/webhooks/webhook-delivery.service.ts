@@ -33,6 +33,7 @@ const FALLBACK_INTERVAL_MS = 1000;
 export class WebhookDeliveryService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly worker: WebhookDeliveryWorker;
   private readonly listener: ChannelListener;
+  private stopping?: Promise<void>;
 
   constructor(
     @Inject(WEBHOOK_SETTINGS) private readonly settings: Settings,
@@ -72,8 +73,19 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, BeforeApp
     this.worker.start();
   }
 
+  /**
+   * Stops claiming deliveries and drains them within `drainMs`. The poller's lifecycle calls it
+   * at the start of its shutdown, in parallel with the task drain; later calls share the first.
+   */
+  stop(drainMs: number): Promise<void> {
+    this.stopping ??= (async () => {
+      await this.listener.stop();
+      await this.worker.stop(drainMs);
+    })();
+    return this.stopping;
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
-    await this.listener.stop();
-    await this.worker.stop(this.settings.worker.drainTimeoutMs);
+    await this.stop(this.settings.worker.drainTimeoutMs);
   }
 }

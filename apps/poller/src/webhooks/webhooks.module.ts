@@ -29,6 +29,8 @@ export class PollerWebhooksModule {
         WebhookDeliveryService,
         EventRetentionJob,
       ],
+      // The poller's lifecycle stops webhook claiming together with task claiming.
+      exports: [WebhookDeliveryService],
     };
   }
 }
