@@ -25,6 +25,8 @@ const fakeMetrics = {
   webhookDeliveries: { inc: (l: { outcome: string }) => bump(l.outcome) },
   webhookDeliveryDuration: { observe: () => undefined },
   webhookDeadLetters: { inc: () => bump('dead_letters_total') },
+  claims: { inc: () => undefined },
+  claimedRows: { inc: () => undefined },
 } as unknown as GatewayMetrics;
 
 function bump(key: string): void {

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
+import { publicEventId } from '@app/webhooks';
 import { ApiHarness, apiKeyFor, bearer, startApi } from '../api/api-harness';
 import {
   DemoServerProcess,
@@ -220,9 +221,20 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
     byTask.set(event.task.task_id, events);
   }
   expect([...byTask.keys()].sort()).toEqual([...taskIds].sort());
+  // Public event IDs are opaque: the outbox order comes from the outbox itself.
+  const outboxOrder = new Map(
+    (
+      await api.db.db.query<{ id: string; task_id: string; sequence: number }>(
+        `SELECT id::text AS id, task_id, sequence FROM task_events`,
+      )
+    ).map((e) => [publicEventId(e.task_id, e.sequence), Number(e.id)]),
+  );
+  const outboxId = (id: string): number => outboxOrder.get(id) ?? Number.NaN;
   for (const [taskId, events] of byTask) {
     // In outbox order (the event ID), each task's sequence strictly increases, ending terminal.
-    const ordered = [...events].sort(([a], [b]) => Number(a.slice(4)) - Number(b.slice(4)));
+    for (const [id] of events)
+      expect({ id, known: outboxOrder.has(id) }).toEqual({ id, known: true });
+    const ordered = [...events].sort(([a], [b]) => outboxId(a) - outboxId(b));
     const sequences = ordered.map(([, sequence]) => sequence);
     for (let i = 1; i < sequences.length; i++)
       expect({ taskId, sequences, ok: sequences[i] > sequences[i - 1] }).toMatchObject({

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CatalogEntry, CatalogRepository } from '@app/persistence';
+import { scrubUpstreamText } from '@app/views';
 
 /** A toolset as shown (api.md): never the server it runs on. */
 export interface ToolsetView {
@@ -59,11 +60,12 @@ export function toToolsetView(entry: CatalogEntry): ToolsetView {
 }
 
 /**
- * The unavailability reason with the internal server name replaced: pollers write reasons for
- * operators, and may name the server, which consumers must not learn.
+ * The unavailability reason with the internal server name replaced and addresses, URLs, paths
+ * and opaque IDs redacted: pollers write reasons for operators, which consumers must not learn.
  */
 export function publicReason(entry: CatalogEntry): string {
   const reason = entry.unavailableReason ?? '';
-  if (!entry.server) return reason;
-  return reason.split(entry.server).join('the upstream server');
+  const named = entry.server ? reason.split(entry.server).join('the upstream server') : reason;
+  // Connect failures quote addresses, URLs and command paths: the same scrub as upstream words.
+  return scrubUpstreamText(named, {});
 }
