@@ -56,6 +56,8 @@ export async function startFrontDoor(
     toolsets?: unknown[];
     /** Extra fields of the upstream server's entry (e.g. protocolVersion). */
     server?: Record<string, unknown>;
+    /** Extra environment of every poller (e.g. a short LEASE_MS). */
+    pollerEnv?: Record<string, string>;
   } = {},
 ): Promise<FrontDoor> {
   const api = await startApi(options.apiEnv);
@@ -84,6 +86,7 @@ export async function startFrontDoor(
       CLAIM_FALLBACK_INTERVAL_MS: '200',
       HEARTBEAT_INTERVAL_MS: '500',
       LOG_LEVEL: 'warn',
+      ...options.pollerEnv,
     });
     pollers.push(poller);
     return poller;

@@ -1,0 +1,152 @@
+// Guards against an MCP task depending on the API replica or the poller that handled it: the
+// client creates a task on one replica, that replica is killed, and the client finishes the
+// task on a second replica while a poller is killed mid-task; and against a second user
+// reaching the task through tasks/update or the companion tools.
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AUDIENCE, ISSUER, JWT_SECRET } from '../api/api-harness';
+import { NodeProcess, startNode } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
+import { FrontDoor, postMcp, sdkClient, startFrontDoor } from './front-door-harness';
+
+let fd: FrontDoor;
+let second: NodeProcess;
+let secondUrl: string;
+
+beforeAll(async () => {
+  // A short lease, so a poller killed while it holds the task's claim is replaced in seconds.
+  fd = await startFrontDoor({
+    pollers: 2,
+    server: { connectTimeoutMs: 2000, callTimeoutMs: 5000 },
+    pollerEnv: { LEASE_MS: '10000' },
+  });
+  second = startNode('apps/api/src/main.js', [], {
+    DATABASE_URL: fd.api.db.url,
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+    AUTH_JWT_SECRET: JWT_SECRET,
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: AUDIENCE,
+    SUBMIT_RATE_LIMIT_PER_MINUTE: '0',
+  });
+  const line = await second.waitForLine(/api listening on port \d+/);
+  secondUrl = `http://127.0.0.1:${/port (\d+)/.exec(line)![1]}`;
+}, 120_000);
+
+afterAll(async () => {
+  await second?.kill('SIGTERM');
+  await fd?.close();
+});
+
+it('a task created on a replica that dies, with a poller killed mid-task, completes for the client on another replica', async () => {
+  const first = await sdkClient(fd.api.url, fd.keys.alice);
+  const created = await first.request(
+    {
+      method: 'tools/call',
+      params: {
+        name: 'report',
+        arguments: { duration_ms: 4000, result: { survived: true } },
+        task: {},
+      },
+    },
+    CreateTaskResultSchema,
+  );
+  const taskId = created.task.taskId;
+  await fd.api.process.kill('SIGKILL');
+  await first.close().catch(() => undefined);
+
+  const client = await sdkClient(secondUrl, fd.keys.alice);
+  await waitUntil(
+    async () => {
+      const task = await client.experimental.tasks.getTask(taskId);
+      return task.status === 'working' ? task : undefined;
+    },
+    'the task to be submitted upstream',
+    30_000,
+  );
+  // Kill the poller holding the task's claim if one does at this moment, else the first one.
+  const held = await fd.api.db.db.query<{ pid: number }>(
+    `SELECT w.pid FROM tasks t JOIN workers w ON w.id = t.lease_owner WHERE t.id = $1`,
+    [taskId],
+  );
+  const victim = fd.pollers.find((p) => p.child.pid === held[0]?.pid) ?? fd.pollers[0];
+  await victim.kill('SIGKILL');
+  const ended = await waitUntil(
+    async () => {
+      const task = await client.experimental.tasks.getTask(taskId);
+      return task.status === 'completed' || task.status === 'failed' ? task : undefined;
+    },
+    'the task to end after the poller was killed',
+    60_000,
+  );
+  expect(ended.status).toBe('completed');
+  const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+  expect(JSON.stringify(result.content)).toContain('survived');
+  await client.close();
+});
+
+it("tasks/update and the companion tools answer another user's task as one that never existed", async () => {
+  const bobKey = fd.keys.bob;
+  const aliceKey = fd.keys.alice;
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {
+      extensions: { 'io.modelcontextprotocol/tasks': {} },
+    },
+  };
+  const headers = (key: string, method: string, name: string) => ({
+    authorization: `Bearer ${key}`,
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    'mcp-name': name,
+  });
+  const created = await postMcp(
+    secondUrl,
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'demo-sync', arguments: { duration_ms: 100 }, _meta: meta },
+    },
+    headers(aliceKey, 'tools/call', 'demo-sync'),
+  );
+  const mine = created.body.result.taskId as string;
+  const never = 'task_cccccccccccccccccccccccccc';
+  const update = async (taskId: string) =>
+    (
+      await postMcp(
+        secondUrl,
+        {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tasks/update',
+          params: { taskId, inputResponses: { input: { action: 'accept' } }, _meta: meta },
+        },
+        headers(bobKey, 'tasks/update', taskId),
+      )
+    ).body.error;
+  expect(await update(mine)).toEqual(await update(never));
+  expect((await update(never)).code).toBe(-32602);
+  const bob = await sdkClient(secondUrl, bobKey);
+  for (const tool of ['gateway_task_cancel', 'gateway_task_answer']) {
+    const args = (taskId: string) =>
+      tool === 'gateway_task_answer' ? { task_id: taskId, responses: {} } : { task_id: taskId };
+    const a = JSON.stringify(await bob.callTool({ name: tool, arguments: args(mine) })).replace(
+      mine,
+      '<id>',
+    );
+    const b = JSON.stringify(await bob.callTool({ name: tool, arguments: args(never) })).replace(
+      never,
+      '<id>',
+    );
+    expect(a).toEqual(b);
+  }
+  await bob.close();
+  // Alice's task was not cancelled by Bob's attempt.
+  const row = await fd.api.db.db.query<{ cancel_requested_at: Date | null }>(
+    `SELECT cancel_requested_at FROM tasks WHERE id = $1`,
+    [mine],
+  );
+  expect(row[0].cancel_requested_at).toBeNull();
+});
