@@ -241,9 +241,39 @@ it('answers junk bodies on every route that reads one with a 4xx problem', async
   expect(faults.filter(Boolean)).toEqual([]);
 });
 
+it('answers junk in the headers it reads without a 5xx', async () => {
+  const faults: (string | null)[] = [];
+  const junk: Record<string, string>[] = [
+    { 'idempotency-key': 'k'.repeat(300) },
+    { 'idempotency-key': '\u00e9\u00ff' },
+    { 'idempotency-key': '' },
+    { prefer: 'wait=1e309' },
+    { prefer: 'wait=-1' },
+    { prefer: 'wait=99999999999999999999, wait=2' },
+    { 'last-event-id': '\u00e9' },
+    { 'content-type': 'application/json; charset=latin-7' },
+    { authorization: `Bearer ${'a'.repeat(10_000)}` },
+  ];
+  for (const op of operations) {
+    for (const headers of junk) {
+      const answer = await send(op.method, fill(op.path), op.hasBody ? '{}' : undefined, headers);
+      faults.push(fault(answer, `${op.method} ${op.path} ${JSON.stringify(headers).slice(0, 80)}`));
+    }
+  }
+  expect(faults.filter(Boolean)).toEqual([]);
+});
+
 it('answers junk cursors and Last-Event-ID values with a 400 problem', async () => {
   const faults: (string | null)[] = [];
-  const junk = ['%00', '%FF', 'evt_abc', 'evt_-1', '1-2-3', 'evt_99999999999999999999999', '\u00e9'];
+  const junk = [
+    '%00',
+    '%FF',
+    'evt_abc',
+    'evt_-1',
+    '1-2-3',
+    'evt_99999999999999999999999',
+    '\u00e9',
+  ];
   for (const value of junk) {
     const answer = await send('GET', `/v1/threads/t/events`, undefined, {
       'last-event-id': encodeURIComponent(value).replace(/%25/g, '%'),
