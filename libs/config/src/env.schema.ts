@@ -74,6 +74,11 @@ export class EnvSchema {
   MCP_PUBLIC_URL?: string = undefined;
   @IsOptional() @Matches(/^[A-Za-z0-9._:@-]{1,255}$/) MCP_ANONYMOUS_USER?: string = undefined;
 
+  /** OTLP/HTTP collector base URL; tracing is off when unset (docs/operations.md, Traces). */
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string = undefined;
+
   @IsOptional() @IsString() MCP_SERVERS_FILE?: string = undefined;
   @IsOptional() @IsString() WORKER_ID?: string = undefined;
 }

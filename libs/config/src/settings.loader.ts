@@ -93,6 +93,7 @@ function toSettings(dto: EnvSchema): Settings {
       removedToolsetGraceMs: dto.REMOVED_TOOLSET_GRACE_MS,
     },
     lease: { ms: dto.LEASE_MS },
+    tracing: { endpoint: dto.OTEL_EXPORTER_OTLP_ENDPOINT },
     worker: {
       id: dto.WORKER_ID,
       slots: dto.WORKER_SLOTS,

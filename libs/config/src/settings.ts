@@ -19,6 +19,8 @@ export interface Settings {
     removedToolsetGraceMs: number;
   };
   lease: { ms: number };
+  /** OpenTelemetry traces: exported over OTLP/HTTP to `endpoint`; off when it is unset. */
+  tracing: { endpoint?: string };
   worker: {
     id?: string;
     slots: number;
