@@ -4,6 +4,7 @@ import { ToolsetLiveness1796088318485 } from './1796088318485-ToolsetLiveness';
 import { InputResponses1796089639290 } from './1796089639290-InputResponses';
 import { OperatorActions1796100000000 } from './1796100000000-OperatorActions';
 import { McpExposure1796200000000 } from './1796200000000-McpExposure';
+import { TraceContext1796300000000 } from './1796300000000-TraceContext';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   InputResponses1796089639290,
   OperatorActions1796100000000,
   McpExposure1796200000000,
+  TraceContext1796300000000,
 ];

@@ -2,12 +2,14 @@ import 'reflect-metadata';
 import { AddressInfo } from 'node:net';
 import { Logger } from 'nestjs-pino';
 import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
+import { startTracing } from '@app/tracing';
 import { createApiApp } from './api-app.factory';
 import { ApiMetricsServer } from './http/api-metrics.server';
 
 runMain('api', async () => {
   const settings = loadSettings();
   requireDatabaseUrl(settings.database.url);
+  startTracing('mcp-task-gateway-api', settings.tracing.endpoint);
   const app = await createApiApp(settings);
   app.enableShutdownHooks();
   await app.listen(settings.http.port);

@@ -60,6 +60,13 @@ function emptyCounters(): Counters {
   };
 }
 
+/** The trace context one request arrived with: its method, the HTTP header and `_meta`. */
+export interface ReceivedTrace {
+  method: string;
+  header?: string;
+  meta?: string;
+}
+
 /**
  * Every job of every contract plus the counters demo_stats reports. One instance per process,
  * shared by all sessions, so "submitted at most once" can be proved across reconnects; with a
@@ -68,6 +75,8 @@ function emptyCounters(): Counters {
 export class JobRegistry {
   private readonly jobs = new Map<string, JobRecord>();
   private counters = emptyCounters();
+  /** The latest requests' W3C trace context, header and `_meta` (not persisted). */
+  private readonly traces: ReceivedTrace[] = [];
 
   constructor(
     private readonly stateFile?: StateFileRepository<PersistedState>,
@@ -158,6 +167,12 @@ export class JobRegistry {
   }
 
   /** `stateOf` names the state of a tag's latest task that is not a job (the 2026 side's). */
+  /** Keeps what a request carried as its `traceparent`, newest last, at most 200. */
+  recordTrace(trace: ReceivedTrace): void {
+    this.traces.push(trace);
+    if (this.traces.length > 200) this.traces.shift();
+  }
+
   stats(tag?: string, stateOf?: (tag: string) => string | undefined): Record<string, unknown> {
     const live = [...this.jobs.values()].filter((job) => !isTerminalStatus(this.phase(job).status));
     const byTag: Record<string, unknown> = {};
@@ -174,7 +189,15 @@ export class JobRegistry {
       };
     }
     const { ordinary, tasks, sync, tasks_2026 } = this.counters;
-    return { ordinary, tasks, sync, tasks_2026, live_jobs: live.length, by_tag: byTag };
+    return {
+      ordinary,
+      tasks,
+      sync,
+      tasks_2026,
+      live_jobs: live.length,
+      by_tag: byTag,
+      traceparents: [...this.traces],
+    };
   }
 
   /** Writes the whole state; called after every change (the demo's job counts are small). */

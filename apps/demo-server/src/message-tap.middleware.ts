@@ -31,7 +31,10 @@ export function tapTransport(
   let initialized = false;
   transport.onmessage = (message, extra) => {
     const name = method(message);
-    if (isRequest(message)) countTaskRequest(context, message);
+    if (isRequest(message)) {
+      countTaskRequest(context, message);
+      recordTrace(context, message, extra?.requestInfo?.headers.traceparent);
+    }
     if (name === 'initialize' && context.options.slowInitializeMs > 0) {
       setTimeout(() => deliver(message, extra), context.options.slowInitializeMs);
       return;
@@ -48,6 +51,19 @@ export function tapTransport(
     if (name === 'notifications/initialized') initialized = true;
     deliver(message, extra);
   };
+}
+
+/** Notes a `traceparent` the request carried (HTTP header or `_meta`), for demo_stats. */
+function recordTrace(context: DemoContext, message: JSONRPCMessage, header: unknown): void {
+  const meta = 'params' in message ? message.params?._meta : undefined;
+  const fromMeta = typeof meta?.traceparent === 'string' ? meta.traceparent : undefined;
+  const fromHeader = typeof header === 'string' ? header : undefined;
+  if (fromMeta === undefined && fromHeader === undefined) return;
+  context.registry.recordTrace({
+    method: method(message) ?? '',
+    ...(fromHeader === undefined ? {} : { header: fromHeader }),
+    ...(fromMeta === undefined ? {} : { meta: fromMeta }),
+  });
 }
 
 function countTaskRequest(context: DemoContext, message: JSONRPCMessage): void {

@@ -24,6 +24,7 @@ function row(overrides: Partial<ClaimedTask> = {}): ClaimedTask {
     status: TaskStatus.Working,
     input: {},
     metadata: null,
+    traceContext: null,
     remoteTaskId: 'job_1',
     remoteSessionId: null,
     remoteProtocolVersion: null,

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { loadMcpServersFile, loadSettings, requireDatabaseUrl, runMain } from '@app/config';
 import { ConfigError } from '@app/common';
+import { startTracing } from '@app/tracing';
 import { PollerModule } from './poller.module';
 import { installShutdownSignals } from './shutdown-signals';
 
@@ -12,6 +13,7 @@ runMain('poller', async () => {
   if (!settings.mcpServersFile) {
     throw new ConfigError('invalid environment:\n  - MCP_SERVERS_FILE: is required by the poller');
   }
+  startTracing('mcp-task-gateway-poller', settings.tracing.endpoint);
   const servers = loadMcpServersFile(settings.mcpServersFile, process.env, settings.lease.ms);
   const app = await NestFactory.createApplicationContext(PollerModule.forRoot(settings, servers), {
     bufferLogs: true,

@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { stopTracing } from '@app/tracing';
 
 /**
  * SIGTERM/SIGINT: the first closes the app (the lifecycle drains, then the pool closes) and
@@ -16,8 +17,9 @@ export function installShutdownSignals(app: INestApplicationContext, log: Logger
     }
     closing = true;
     log.info({ signal }, 'shutting down');
+    // Buffered spans are exported before the exit (a no-op when tracing is off).
     app.close().then(
-      () => process.exit(process.exitCode ?? 0),
+      () => stopTracing().then(() => process.exit(process.exitCode ?? 0)),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
         process.exit(1);

@@ -29,6 +29,7 @@ import { abortKind } from './item-abort';
 import { PhaseRunner, SubmitNotLandedError } from './phase.runner';
 import { PollScheduler } from './poll-scheduler';
 import { MCP_SERVERS, POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+import { annotateTaskSpan, runInTaskSpan } from '@app/tracing';
 
 /** When the row should next be looked at (for the loop's wake-up timer), if it is still active. */
 export type AttemptResult = { nextDueInMs?: number };
@@ -77,7 +78,15 @@ export class TaskRunnerService {
     for (const guard of this.heldCalls) void guard.checkNow();
   }
 
-  async run(item: ClaimedTask, controller: AbortController): Promise<AttemptResult> {
+  /** One attempt, traced as a child of the task's submit (a no-op when tracing is off). */
+  run(item: ClaimedTask, controller: AbortController): Promise<AttemptResult> {
+    const attributes = { 'task.phase': item.phase, 'task.toolset': item.toolset };
+    return runInTaskSpan(`poller.${item.phase}`, item.traceContext, attributes, () =>
+      this.attempt(item, controller),
+    );
+  }
+
+  private async attempt(item: ClaimedTask, controller: AbortController): Promise<AttemptResult> {
     const log = taskLogger(this.pino.logger, {
       task_id: item.id,
       phase: item.phase,
@@ -110,6 +119,7 @@ export class TaskRunnerService {
       [outcome, result] = await this.fail(item, error, controller.signal, log);
     }
     this.metrics.attempts.inc({ phase: item.phase, toolset: item.toolset, outcome });
+    annotateTaskSpan({ 'task.outcome': outcome });
     const line = { outcome, ms: Math.round(performance.now() - started), error: detail };
     if (outcome === 'ok' || outcome === 'aborted') log.info(line, 'attempt');
     else log.warn(line, 'attempt');

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { withTraceHeaders } from '@app/tracing';
 
 /** A JSON-RPC request ID. */
 export type RequestId = string | number;
@@ -44,7 +45,9 @@ export function signalIsolatingFetch(
   base: FetchLike = fetch,
   onPostBodyBroken?: (error: unknown, requestIds: RequestId[]) => void,
 ): FetchLike {
-  return async (url, init) => {
+  return async (url, given) => {
+    // Every upstream request carries the current attempt's traceparent (none when tracing is off).
+    const init = withTraceHeaders(given);
     const parent = init?.signal;
     if (!parent || parent.aborted) return base(url, init);
     // One bridge per request in flight, each removed when its body is done: the count follows

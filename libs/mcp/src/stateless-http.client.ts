@@ -1,5 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
+import { withTraceMeta } from '@app/tracing';
 import {
   META_CLIENT_CAPABILITIES,
   META_CLIENT_INFO,
@@ -65,7 +66,7 @@ export class StatelessHttpClient implements StatelessSession {
       jsonrpc: '2.0',
       id,
       method,
-      params: { ...params, _meta: { ...metaOf(params), ...envelope() } },
+      params: withTraceMeta({ ...params, _meta: { ...metaOf(params), ...envelope() } }),
     });
     const headers: Record<string, string> = {
       ...this.config.headers,

@@ -9,6 +9,7 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '@app/config';
+import { withTraceMeta } from '@app/tracing';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
 import { mapRequestError } from './request-error.mapper';
 import type { TransportFactory } from './transport.factory';
@@ -173,7 +174,8 @@ export class UpstreamConnection {
         this.sending = own;
         try {
           this.client
-            .request({ method, params }, schema, {
+            // The attempt's trace context rides in _meta (a no-op when tracing is off).
+            .request({ method, params: withTraceMeta(params) }, schema, {
               // Always explicit: the SDK's silent default is 60 s (requirement 3).
               timeout: timeoutMs,
               resetTimeoutOnProgress: false,

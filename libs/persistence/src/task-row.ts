@@ -38,6 +38,8 @@ export interface TaskRow {
   /** Answers by request key (task-input.repository.ts); null before the first. */
   inputResponses: Record<string, StoredAnswer> | null;
   progress: unknown;
+  /** The submit's W3C trace context (`traceparent`, `tracestate`); null when tracing was off. */
+  traceContext: Record<string, string> | null;
   errorCode: string | null;
   errorMessage: string | null;
   lastError: string | null;
@@ -82,6 +84,7 @@ export function toTaskRow(row: Record<string, unknown>): TaskRow {
     inputRequired: row.input_required,
     inputResponses: (row.input_responses ?? null) as Record<string, StoredAnswer> | null,
     progress: row.progress,
+    traceContext: (row.trace_context ?? null) as Record<string, string> | null,
     errorCode: row.error_code as string | null,
     errorMessage: row.error_message as string | null,
     lastError: row.last_error as string | null,

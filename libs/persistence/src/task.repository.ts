@@ -13,6 +13,8 @@ export interface NewTask {
   idempotencyKey?: string | null;
   /** A hash of the request body: the same key with another body is a conflict. */
   requestHash?: string | null;
+  /** The submit's trace context (libs/tracing), when tracing is on. */
+  traceContext?: object | null;
 }
 
 export type CreateResult =
@@ -38,8 +40,8 @@ export class TaskRepository {
   async create(task: NewTask): Promise<CreateResult> {
     const rows = await this.db.query(
       `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
-                          idempotency_key, request_hash, next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, now())
+                          idempotency_key, request_hash, trace_context, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, now())
        ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING *`,
       [
@@ -53,6 +55,7 @@ export class TaskRepository {
         jsonParam(task.metadata),
         task.idempotencyKey ?? null,
         task.requestHash ?? null,
+        task.traceContext ? JSON.stringify(task.traceContext) : null,
       ],
     );
     if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };

@@ -52,6 +52,8 @@ export interface ClaimedDelivery {
   /** The database clock at the claim, in seconds (the `webhook-timestamp`). */
   dbNowS: number;
   event: TaskEventRow;
+  /** The task's stored trace context (libs/tracing); null when tracing was off at submit. */
+  traceContext: Record<string, string> | null;
 }
 
 /** What one attempt ended as; `nextRetryMs` only with status `pending`. */
@@ -163,6 +165,7 @@ export class WebhookRepository {
       ageMs: Number(r.age_ms),
       dbNowS: Number(r.db_now_s),
       event: toTaskEventRow({ ...r, id: r.event_id, tx: r.event_tx }),
+      traceContext: (r.trace_context ?? null) as Record<string, string> | null,
     }));
   }
 

@@ -1,5 +1,6 @@
 import { AttemptRecord, ClaimedDelivery, WebhookRepository } from '@app/persistence';
 import type { GatewayMetrics, WebhookOutcome } from '@app/metrics';
+import { annotateTaskSpan, runInTaskSpan } from '@app/tracing';
 import {
   HostResolver,
   WebhookDestinationError,
@@ -129,8 +130,15 @@ export class WebhookDeliveryWorker {
     });
   }
 
-  /** One delivery, start to recorded outcome; never throws. */
-  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+  /** One delivery, traced in the task's trace (a no-op when tracing is off); never throws. */
+  private deliver(delivery: ClaimedDelivery): Promise<void> {
+    const attributes = { 'webhook.event': delivery.event.type };
+    return runInTaskSpan('webhook.deliver', delivery.traceContext, attributes, () =>
+      this.deliverOnce(delivery),
+    );
+  }
+
+  private async deliverOnce(delivery: ClaimedDelivery): Promise<void> {
     let record: AttemptRecord;
     let outcome: WebhookOutcome;
     try {
@@ -148,6 +156,7 @@ export class WebhookDeliveryWorker {
       outcome = 'lease_lost';
     }
     this.metrics?.webhookDeliveries.inc({ outcome });
+    annotateTaskSpan({ 'webhook.outcome': outcome });
     if (record.statusCode !== null || record.error?.startsWith('timed out')) {
       this.metrics?.webhookDeliveryDuration.observe(record.durationMs / 1000);
     }

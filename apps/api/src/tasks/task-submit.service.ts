@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayMetrics, SubmitRefusalReason } from '@app/metrics';
 import { TaskRepository, TaskRow } from '@app/persistence';
+import { TraceCarrier, startSubmitSpan } from '@app/tracing';
 import { ProblemException } from '../problem/problem.exception';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import { ArgumentsValidator } from './arguments-validator.service';
@@ -21,6 +22,8 @@ export interface SubmitCommand {
   waitSeconds?: number;
   /** Fires when the client disconnects, ending a wait early. */
   abort?: AbortSignal;
+  /** The request's W3C `traceparent`/`tracestate` headers, continued when valid. */
+  trace?: { traceparent?: string; tracestate?: string };
 }
 
 /** The outcome: a new task (201) or the earlier task of the same idempotent request (200). */
@@ -46,6 +49,22 @@ export class TaskSubmitService {
   ) {}
 
   async submit(command: SubmitCommand): Promise<SubmitOutcome> {
+    // The submit span's context is stored on the task: its attempts join this trace.
+    const span = startSubmitSpan(command.trace ?? {});
+    let outcome = 'refused';
+    try {
+      const accepted = await this.accept(command, span?.carrier ?? null);
+      outcome = accepted.created ? 'created' : 'replayed';
+      return accepted;
+    } finally {
+      span?.end({ 'task.outcome': outcome });
+    }
+  }
+
+  private async accept(
+    command: SubmitCommand,
+    traceContext: TraceCarrier | null,
+  ): Promise<SubmitOutcome> {
     const retryAfter = this.limiter.take(command.userId);
     if (retryAfter > 0) {
       throw this.refused(
@@ -98,6 +117,7 @@ export class TaskSubmitService {
       metadata: request.metadata,
       idempotencyKey: key ?? null,
       requestHash: key === undefined ? null : requestHash(command.threadId, request),
+      traceContext,
     });
     if (result.kind === 'conflict') {
       throw this.refused(

@@ -88,6 +88,8 @@ export class ThreadTasksController {
     @Body() body: unknown,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Headers('prefer') prefer: string | undefined,
+    @Headers('traceparent') traceparent: string | undefined,
+    @Headers('tracestate') tracestate: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<TaskView> {
     const waitSeconds = parsePreferWait(prefer);
@@ -100,6 +102,7 @@ export class ThreadTasksController {
       idempotencyKey,
       waitSeconds,
       abort: abort.signal,
+      trace: { traceparent, tracestate },
     });
     res.status(outcome.created ? 201 : 200);
     res.setHeader('Location', `/v1/threads/${threadId}/tasks/${outcome.task.id}`);

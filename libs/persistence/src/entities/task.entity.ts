@@ -34,6 +34,7 @@ export class TaskEntity {
   @Column('jsonb', { name: 'input_required', nullable: true }) inputRequired!: unknown;
   @Column('jsonb', { name: 'input_responses', nullable: true }) inputResponses!: unknown;
   @Column('jsonb', { nullable: true }) progress!: unknown;
+  @Column('jsonb', { name: 'trace_context', nullable: true }) traceContext!: unknown;
   @Column('text', { name: 'error_code', nullable: true }) errorCode!: string | null;
   @Column('text', { name: 'error_message', nullable: true }) errorMessage!: string | null;
   @Column('text', { name: 'last_error', nullable: true }) lastError!: string | null;

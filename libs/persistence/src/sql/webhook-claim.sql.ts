@@ -36,7 +36,8 @@ RETURNING d.id::text AS id, d.lease_token, d.attempts, d.subscription_id,
           extract(epoch FROM now() - d.created_at) * 1000 AS age_ms,
           floor(extract(epoch FROM now()))::bigint AS db_now_s,
           e.id::text AS event_id, e.tx::text AS event_tx, e.task_id, e.user_id, e.thread_id,
-          e.sequence, e.type, e.task, e.data, e.created_at`;
+          e.sequence, e.type, e.task, e.data, e.created_at,
+          (SELECT t.trace_context FROM tasks t WHERE t.id = e.task_id) AS trace_context`;
 
 /**
  * Records one attempt's outcome, fenced like every write about a claimed row: it lands only

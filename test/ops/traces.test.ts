@@ -1,0 +1,178 @@
+// Guards the task-life trace: one trace links the API submit, attempts on two pollers and the upstream call.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { ApiHarness, apiKeyFor, bearer, startApi } from '../api/api-harness';
+import {
+  demoServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+/** One exported span as the loopback collector keeps it (OTLP/HTTP JSON encoding). */
+interface CollectedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  pid: number;
+  attributes: Record<string, unknown>;
+}
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+}
+interface OtlpKeyValue {
+  key: string;
+  value: OtlpValue;
+}
+interface OtlpExport {
+  resourceSpans?: {
+    resource?: { attributes?: OtlpKeyValue[] };
+    scopeSpans?: {
+      spans?: (Omit<CollectedSpan, 'pid' | 'attributes'> & { attributes?: OtlpKeyValue[] })[];
+    }[];
+  }[];
+}
+
+const valueOf = (v: OtlpValue): unknown => v.stringValue ?? v.intValue ?? undefined;
+const toMap = (kvs: OtlpKeyValue[] = []) =>
+  Object.fromEntries(kvs.map((kv) => [kv.key, valueOf(kv.value)]));
+
+/** A loopback OTLP/HTTP collector that keeps every span in memory. */
+async function startCollector(): Promise<{ url: string; spans: CollectedSpan[]; server: Server }> {
+  const spans: CollectedSpan[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.url === '/v1/traces' && req.headers['content-type']?.includes('json')) {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as OtlpExport;
+        for (const rs of body.resourceSpans ?? []) {
+          const pid = Number(toMap(rs.resource?.attributes)['process.pid']);
+          for (const ss of rs.scopeSpans ?? []) {
+            for (const span of ss.spans ?? []) {
+              spans.push({ ...span, pid, attributes: toMap(span.attributes) });
+            }
+          }
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, server };
+}
+
+let api: ApiHarness | undefined;
+let collector: Awaited<ReturnType<typeof startCollector>>;
+
+beforeAll(async () => {
+  collector = await startCollector();
+});
+afterAll(async () => {
+  await stopAllProcesses();
+  await api?.close();
+  collector.server.close();
+});
+
+it('one trace: the API submit, a submit on one poller, a poll on another, and the upstream call', async () => {
+  const tracing = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+  };
+  api = await startApi(tracing);
+  const auth = bearer(await apiKeyFor(api, 'user-1'));
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'traced') });
+  const first = await startPoller({ databaseUrl: api.db.url, serversFile, env: tracing });
+  const db = api.db.db;
+  await waitUntil(async () => {
+    const res = await request(api!.url).get('/v1/toolsets').set('Authorization', auth);
+    return (res.body.items as { name: string }[] | undefined)?.some((t) => t.name === 'traced')
+      ? true
+      : undefined;
+  }, 'the toolset in the catalog');
+
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const submitted = await request(api.url)
+    .post('/v1/threads/thread-1/tasks')
+    .set('Authorization', auth)
+    .set('traceparent', `00-${traceId}-00f067aa0ba902b7-01`)
+    .send({ toolset: 'traced', arguments: { duration_ms: 10_000, tag: 'traced' } })
+    .expect(201);
+  const taskId = submitted.body.task_id as string;
+
+  // Submitted upstream by the first poller, which then stops gracefully (flushing its spans).
+  await waitUntil(async () => {
+    const rows = await db.query<{ remote: string | null }>(
+      `SELECT remote_task_id AS remote FROM tasks WHERE id = $1`,
+      [taskId],
+    );
+    return rows[0]?.remote ? true : undefined;
+  }, 'the task submitted upstream');
+  expect(await first.terminate(15_000)).toBe(0);
+  const second = await startPoller({ databaseUrl: api.db.url, serversFile, env: tracing });
+  await waitUntil(
+    async () => {
+      const rows = await db.query<{ status: string }>(`SELECT status FROM tasks WHERE id = $1`, [
+        taskId,
+      ]);
+      return rows[0]?.status === 'completed' ? true : undefined;
+    },
+    'the task completed by the second poller',
+    30_000,
+  );
+
+  const inTrace = () => collector.spans.filter((s) => s.traceId === traceId);
+  const spans = await waitUntil(
+    async () => {
+      const all = inTrace();
+      const polled = all.some((s) => s.name === 'poller.poll' && s.pid === second.child.pid);
+      return all.some((s) => s.name === 'task.submit') && polled ? all : undefined;
+    },
+    'the spans of the task exported',
+    15_000,
+  );
+  const submit = spans.find((s) => s.name === 'task.submit' && s.pid === api!.process.child.pid);
+  expect(submit).toBeDefined();
+  expect(submit!.parentSpanId).toBe('00f067aa0ba902b7');
+  expect(submit!.attributes['task.outcome']).toBe('created');
+
+  const upstreamSubmit = spans.find((s) => s.name === 'poller.submit');
+  expect(upstreamSubmit?.pid).toBe(first.child.pid);
+  expect(upstreamSubmit?.parentSpanId).toBe(submit!.spanId);
+  expect(upstreamSubmit?.attributes).toEqual({
+    'task.phase': 'submit',
+    'task.toolset': 'traced',
+    'task.outcome': 'ok',
+  });
+  const polls = spans.filter((s) => s.name === 'poller.poll' && s.pid === second.child.pid);
+  expect(polls.length).toBeGreaterThan(0);
+  for (const poll of polls) expect(poll.parentSpanId).toBe(submit!.spanId);
+
+  // The upstream saw the attempts' own spans, in the HTTP header and in _meta alike.
+  const stats = (await demo.stats()) as unknown as {
+    traceparents: { method: string; header?: string; meta?: string }[];
+  };
+  const attemptIds = new Set([upstreamSubmit!.spanId, ...polls.map((p) => p.spanId)]);
+  const seen = stats.traceparents.filter((t) => t.header?.split('-')[1] === traceId);
+  expect(seen.length).toBeGreaterThan(1);
+  for (const t of seen) {
+    // The session's initialize (sent by the SDK inside the first attempt) has the header only.
+    if (t.meta !== undefined) expect(t.meta).toBe(t.header);
+    expect(attemptIds.has(t.header!.split('-')[2])).toBe(true);
+  }
+  expect(seen.filter((t) => t.method === 'tools/call' && t.meta === t.header).length).toBe(
+    seen.filter((t) => t.method === 'tools/call').length,
+  );
+  expect(new Set(seen.map((t) => t.header!.split('-')[2])).size).toBeGreaterThan(1);
+
+  // Nothing in the trace names a remote handle.
+  const remote = (await db.query<{ r: string }>(`SELECT remote_task_id AS r FROM tasks`))[0].r;
+  expect(JSON.stringify(spans)).not.toContain(remote);
+});
