@@ -159,18 +159,32 @@ it('one trace: the API submit, a submit on one poller, a poll on another, and th
   const stats = (await demo.stats()) as unknown as {
     traceparents: { method: string; header?: string; meta?: string }[];
   };
-  const attemptIds = new Set([upstreamSubmit!.spanId, ...polls.map((p) => p.spanId)]);
   const seen = stats.traceparents.filter((t) => t.header?.split('-')[1] === traceId);
   expect(seen.length).toBeGreaterThan(1);
+  // Each one names an attempt span of this trace (the last may still be on its way here).
+  const attempts = await waitUntil(
+    () => {
+      const ids = new Set(
+        inTrace()
+          .filter((s) => s.name.startsWith('poller.') && s.parentSpanId === submit!.spanId)
+          .map((s) => s.spanId),
+      );
+      return seen.every((t) => ids.has(t.header!.split('-')[2])) ? ids : undefined;
+    },
+    'the attempt spans the upstream saw',
+    10_000,
+  );
   for (const t of seen) {
     // The session's initialize (sent by the SDK inside the first attempt) has the header only.
     if (t.meta !== undefined) expect(t.meta).toBe(t.header);
-    expect(attemptIds.has(t.header!.split('-')[2])).toBe(true);
+    expect(attempts.has(t.header!.split('-')[2])).toBe(true);
   }
   expect(seen.filter((t) => t.method === 'tools/call' && t.meta === t.header).length).toBe(
     seen.filter((t) => t.method === 'tools/call').length,
   );
-  expect(new Set(seen.map((t) => t.header!.split('-')[2])).size).toBeGreaterThan(1);
+  const seenSpans = new Set(seen.map((t) => t.header!.split('-')[2]));
+  expect(seenSpans.has(upstreamSubmit!.spanId)).toBe(true);
+  expect(polls.some((p) => seenSpans.has(p.spanId))).toBe(true);
 
   // Nothing in the trace names a remote handle.
   const remote = (await db.query<{ r: string }>(`SELECT remote_task_id AS r FROM tasks`))[0].r;
