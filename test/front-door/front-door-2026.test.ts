@@ -251,3 +251,62 @@ it('a held call whose client disconnects cancels its task', async () => {
   );
   expect(ended.status).toBe('cancelled');
 });
+
+it("subscriptions/listen streams notifications/tasks until the task ends; other users' IDs are dropped", async () => {
+  const created = await call2026('tools/call', {
+    name: 'demo-sync',
+    arguments: { duration_ms: 500, result: { pushed: true } },
+  });
+  const mine = created.body.result.taskId as string;
+  const bobs = (
+    await call2026('tools/call', { name: 'demo-sync', arguments: {} }, { key: fd.keys.bob })
+  ).body.result.taskId as string;
+  const undeclared = await call2026(
+    'subscriptions/listen',
+    { notifications: { taskIds: [mine] } },
+    { declare: false },
+  );
+  expect([undeclared.status, undeclared.body.error.code]).toEqual([400, -32021]);
+  const res = await fetch(`${fd.api.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${fd.keys.alice}`,
+      'mcp-protocol-version': V,
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 77,
+      method: 'subscriptions/listen',
+      params: {
+        notifications: { taskIds: [mine, bobs] },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V,
+          'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+        },
+      },
+    }),
+  });
+  expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+  const messages = (await res.text())
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice(6)));
+  expect(messages[0].method).toBe('notifications/subscriptions/acknowledged');
+  expect(messages[0].params.notifications.taskIds).toEqual([mine]);
+  const notes = messages.filter((m) => m.method === 'notifications/tasks');
+  for (const note of notes) {
+    expect(note.params._meta['io.modelcontextprotocol/subscriptionId']).toBe(77);
+    expect(note.params.taskId).toBe(mine);
+    expect(note.params.resultType).toBeUndefined();
+  }
+  const last = notes[notes.length - 1];
+  expect(last.params.status).toBe('completed');
+  expect(JSON.stringify(last.params.result)).toContain('pushed');
+  expect(messages[messages.length - 1]).toMatchObject({
+    id: 77,
+    result: { resultType: 'complete' },
+  });
+});

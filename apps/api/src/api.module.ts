@@ -38,6 +38,7 @@ import { McpTaskAccess } from './mcp/mcp-task-access.service';
 import { McpToolCalls } from './mcp/mcp-tool-calls.service';
 import { McpToolsService } from './mcp/mcp-tools.service';
 import { McpController } from './mcp/mcp.controller';
+import { TaskSubscriptions } from './mcp/task-subscriptions.service';
 
 /**
  * The API's root module: HTTP only; it never talks to upstream MCP servers. Every route needs a
@@ -98,6 +99,7 @@ export class ApiModule {
         McpToolCalls,
         Mcp2025Handler,
         Mcp2026Handler,
+        TaskSubscriptions,
         TaskInputService,
       ],
     };

@@ -16,6 +16,7 @@ import { LEGACY_VERSIONS, Mcp2025Handler } from './mcp-2025.handler';
 import { Mcp2026Handler } from './mcp-2026.handler';
 import { McpCall } from './mcp-call.context';
 import { McpRequestGuard, Refusal } from './mcp-request-guard.service';
+import { TaskSubscriptions } from './task-subscriptions.service';
 
 type JsonRpcId = string | number | null;
 
@@ -38,6 +39,7 @@ export class McpController {
     private readonly legacy: Mcp2025Handler,
     private readonly modern: Mcp2026Handler,
     private readonly held: HeldCallsRegistry,
+    private readonly subscriptions: TaskSubscriptions,
   ) {}
 
   @Get('.well-known/oauth-protected-resource/mcp')
@@ -105,14 +107,19 @@ export class McpController {
     const body = req.body as Record<string, unknown>;
     try {
       const request = validateRequest2026(req.headers, body);
-      const result = await this.modern.handle({
+      const call = {
         ...request,
         principal,
         headers: req.headers,
         urlThread: urlThread(req),
         abort: abort.signal,
-      });
-      this.answer(res, request.id, result);
+      };
+      if (call.method === 'subscriptions/listen') {
+        const tasks = await this.subscriptions.open(call);
+        await this.subscriptions.stream(call, tasks, res);
+        return;
+      }
+      this.answer(res, request.id, await this.modern.handle(call));
     } catch (error) {
       const wire = this.wireError(error);
       this.answerError(res, idOf(body), wire, wire.httpStatus);
