@@ -78,7 +78,7 @@ describe('claim plan', () => {
     const { CLAIM_SQL } = await import('../../libs/persistence/src/sql/claim.sql');
     const plan = await t.db.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN (ANALYZE, COSTS OFF) ${CLAIM_SQL}`,
-      ['w-plan', 50, ['poll'], 30000, 15000, []],
+      ['w-plan', 50, ['poll'], 30000, 15000, [], [], []],
     );
     const text = plan.map((row) => row['QUERY PLAN']).join('\n');
     expect(text).toContain('tasks_due_idx');
