@@ -9,7 +9,8 @@ const POLLER_APP = 'mcp-task-gateway-poller';
  * - a claim never takes a row whose previous lease was still live (two live leases at once);
  * - every other poller write lands only under a lease that was live at that instant (the
  *   fencing predicate, re-checked from outside: a write from a paused or slow worker whose
- *   lease expired shows up here);
+ *   lease expired shows up here), except the first store of a remote handle by the worker
+ *   whose token is still on the row (the rule of invariant 6 beats the fence);
  * - a terminal row never changes; a stored remote handle is never replaced or cleared.
  */
 export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
@@ -31,6 +32,10 @@ export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
             `${taskId}: claimed by ${row.new_owner} at ${at} while ${row.old_owner}'s lease ran until ${expires}`,
           );
         }
+      } else if (lateHandleStore(row)) {
+        // docs/leases.md, "Remote handles": the holder's token was still on the row (nobody
+        // claimed it since), so storing the handle the upstream returned beats orphaning it.
+        continue;
       } else if (row.old_token === null || row.old_expires === null || row.old_expires <= row.at) {
         problems.push(
           `${taskId}: poller write at ${at} (${row.old_status} → ${row.new_status}) without a live lease ` +
@@ -40,4 +45,15 @@ export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
     }
   }
   return problems;
+}
+
+/** The first store of a remote handle under the row's current token, after the lease expired. */
+function lateHandleStore(row: AuditRow): boolean {
+  return (
+    row.old_token !== null &&
+    row.new_token === null &&
+    row.old_remote === null &&
+    row.new_remote !== null &&
+    row.old_status === 'queued'
+  );
 }
