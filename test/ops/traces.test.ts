@@ -2,7 +2,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { ApiHarness, apiKeyFor, bearer, startApi } from '../api/api-harness';
+import {
+  ApiHarness,
+  apiKeyFor,
+  bearer,
+  catalogEntry,
+  publishCatalog,
+  startApi,
+} from '../api/api-harness';
 import {
   demoServerEntry,
   startDemoServer,
@@ -189,4 +196,24 @@ it('one trace: the API submit, a submit on one poller, a poll on another, and th
   // Nothing in the trace names a remote handle.
   const remote = (await db.query<{ r: string }>(`SELECT remote_task_id AS r FROM tasks`))[0].r;
   expect(JSON.stringify(spans)).not.toContain(remote);
+});
+
+it('an API stopped by SIGTERM exports the spans it still buffers', async () => {
+  const stopped = await startApi({
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_BSP_SCHEDULE_DELAY: '600000',
+  });
+  const auth = bearer(await apiKeyFor(stopped, 'user-1'));
+  await publishCatalog(stopped, [catalogEntry({ name: 'flushed' })]);
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  await request(stopped.url)
+    .post('/v1/threads/thread-1/tasks')
+    .set('Authorization', auth)
+    .set('traceparent', `00-${traceId}-b7ad6b7169203331-01`)
+    .send({ toolset: 'flushed', arguments: { title: 'x' } })
+    .expect(201);
+  expect(collector.spans.filter((s) => s.traceId === traceId)).toEqual([]);
+  await stopped.close();
+  const names = collector.spans.filter((s) => s.traceId === traceId).map((s) => s.name);
+  expect(names).toEqual(['task.submit']);
 });

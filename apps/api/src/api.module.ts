@@ -9,6 +9,7 @@ import {
   OperatorRepository,
   PersistenceModule,
 } from '@app/persistence';
+import { TracingFlush } from '@app/tracing';
 import { AdminController } from './admin/admin.controller';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier.service';
@@ -72,6 +73,7 @@ export class ApiModule {
       ],
       providers: [
         { provide: SETTINGS, useValue: settings },
+        TracingFlush,
         {
           provide: ApiKeyRepository,
           inject: [Database],

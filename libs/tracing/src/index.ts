@@ -1,4 +1,5 @@
 export { startTracing, stopTracing } from './tracing.setup';
+export { TracingFlush } from './tracing-flush.service';
 export {
   type SubmitSpan,
   type TraceCarrier,
