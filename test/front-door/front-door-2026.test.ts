@@ -310,3 +310,52 @@ it("subscriptions/listen streams notifications/tasks until the task ends; other 
     result: { resultType: 'complete' },
   });
 });
+
+it('notifications/cancelled for a held call cancels its task and ends the call', async () => {
+  const held = postMcp(
+    `${fd.api.url}`,
+    {
+      jsonrpc: '2.0',
+      id: 'held-1',
+      method: 'tools/call',
+      params: {
+        name: 'demo-sync',
+        arguments: { duration_ms: 600_000, result: { held: 'cancel' } },
+        _meta: { 'mcp-task-gateway/thread': 'cancel-thread' },
+      },
+    },
+    { authorization: `Bearer ${fd.keys.alice}` },
+  );
+  const running = await waitUntil(
+    async () => {
+      const res = await fetch(`${fd.api.url}/v1/threads/cancel-thread/tasks`, {
+        headers: { authorization: `Bearer ${fd.keys.alice}` },
+      });
+      const items = ((await res.json()) as { items: { task_id: string; status: string }[] }).items;
+      return items.find((t) => t.status === 'working');
+    },
+    'the held task to start upstream',
+    30_000,
+  );
+  const cancel = await postMcp(
+    fd.api.url,
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'held-1' } },
+    { authorization: `Bearer ${fd.keys.alice}` },
+  );
+  expect(cancel.status).toBe(202);
+  const answer = await held;
+  expect(answer.body.result.isError).toBe(true);
+  const ended = await waitUntil(
+    async () => {
+      const res = await fetch(`${fd.api.url}/v1/tasks`, {
+        headers: { authorization: `Bearer ${fd.keys.alice}` },
+      });
+      const items = ((await res.json()) as { items: { task_id: string; status: string }[] }).items;
+      const row = items.find((t) => t.task_id === running.task_id);
+      return row?.status === 'cancelled' ? row : undefined;
+    },
+    'the held task to end cancelled',
+    30_000,
+  );
+  expect(ended.status).toBe('cancelled');
+});

@@ -119,7 +119,12 @@ export class McpController {
         await this.subscriptions.stream(call, tasks, res);
         return;
       }
-      this.answer(res, request.id, await this.modern.handle(call));
+      const unregister = this.held.register(principal.userId, request.id, abort);
+      try {
+        this.answer(res, request.id, await this.modern.handle(call));
+      } finally {
+        unregister();
+      }
     } catch (error) {
       const wire = this.wireError(error);
       this.answerError(res, idOf(body), wire, wire.httpStatus);
