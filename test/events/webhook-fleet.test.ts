@@ -73,13 +73,12 @@ interface ReceivedEvent {
   task: { task_id: string; status: string };
 }
 
-/** SQL matching the webhook lease owner of a poller process (`webhooks-<host>-<pid>-<rand>`). */
+/** The live webhook leases of a poller: deliveries are leased under its WORKER_ID. */
 async function webhookLeasesOf(poller: PollerProcess): Promise<string[]> {
   const rows = await api.db.db.query<{ id: string }>(
     `SELECT id::text AS id FROM webhook_deliveries
-      WHERE lease_owner ~ ('^webhooks-.*-' || $1::text || '-[^-]+$')
-        AND lease_token IS NOT NULL AND lease_expires_at > now()`,
-    [String(poller.child.pid)],
+      WHERE lease_owner = $1 AND lease_token IS NOT NULL AND lease_expires_at > now()`,
+    [poller.workerId],
   );
   return rows.map((r) => r.id);
 }

@@ -24,6 +24,8 @@ import { PollerWebhooksModule } from './webhooks/webhooks.module';
 @Module({})
 export class PollerModule {
   static forRoot(settings: Settings, servers: McpServersConfig): DynamicModule {
+    // One identity for every lease this process takes, task or webhook delivery.
+    const workerId = resolveWorkerId(settings.worker.id);
     return {
       module: PollerModule,
       imports: [
@@ -35,12 +37,12 @@ export class PollerModule {
           appName: 'mcp-task-gateway-poller',
         }),
         ScheduleModule.forRoot(),
-        PollerWebhooksModule.forRoot(settings),
+        PollerWebhooksModule.forRoot(settings, workerId),
       ],
       providers: [
         { provide: POLLER_SETTINGS, useValue: settings },
         { provide: MCP_SERVERS, useValue: servers },
-        { provide: WORKER_ID, useValue: resolveWorkerId(settings.worker.id) },
+        { provide: WORKER_ID, useValue: workerId },
         {
           provide: FleetRepository,
           inject: [Database],

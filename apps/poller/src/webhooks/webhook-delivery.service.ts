@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -6,13 +5,12 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { randomId } from '@app/common';
 import { Settings } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
 import { WebhookRepository } from '@app/persistence';
 import { DEFAULT_RETRY_POLICY, WebhookDeliveryWorker } from '@app/webhooks';
 import { ChannelListener } from '@app/persistence';
-import { WEBHOOK_SETTINGS } from './webhooks.tokens';
+import { WEBHOOK_SETTINGS, WEBHOOK_WORKER_ID } from './webhooks.tokens';
 
 /** The channel the outbox trigger notifies when it creates deliveries. */
 export const WEBHOOKS_DUE_CHANNEL = 'mcp_webhooks_due';
@@ -37,6 +35,7 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, BeforeApp
 
   constructor(
     @Inject(WEBHOOK_SETTINGS) private readonly settings: Settings,
+    @Inject(WEBHOOK_WORKER_ID) workerId: string,
     repo: WebhookRepository,
     metrics: GatewayMetrics,
     private readonly log: PinoLogger,
@@ -44,7 +43,7 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, BeforeApp
     this.worker = new WebhookDeliveryWorker(
       repo,
       {
-        workerId: randomId(`webhooks-${hostname()}-${process.pid}-`, 6),
+        workerId,
         slots: WEBHOOK_SLOTS,
         // The lease must outlast the request, or a slow 2xx would be recorded by nobody.
         leaseMs: Math.max(settings.lease.ms, WEBHOOK_TIMEOUT_MS + 20_000),

@@ -3,7 +3,7 @@ import { Settings } from '@app/config';
 import { Database, EventRepository, WebhookRepository } from '@app/persistence';
 import { EventRetentionJob } from './event-retention.job';
 import { WebhookDeliveryService } from './webhook-delivery.service';
-import { WEBHOOK_SETTINGS } from './webhooks.tokens';
+import { WEBHOOK_SETTINGS, WEBHOOK_WORKER_ID } from './webhooks.tokens';
 
 /**
  * The poller's share of events: webhook delivery and event retention. Needs the global
@@ -11,11 +11,13 @@ import { WEBHOOK_SETTINGS } from './webhooks.tokens';
  */
 @Module({})
 export class PollerWebhooksModule {
-  static forRoot(settings: Settings): DynamicModule {
+  /** @param workerId the poller's WORKER_ID: delivery leases carry the same owner as task leases. */
+  static forRoot(settings: Settings, workerId: string): DynamicModule {
     return {
       module: PollerWebhooksModule,
       providers: [
         { provide: WEBHOOK_SETTINGS, useValue: settings },
+        { provide: WEBHOOK_WORKER_ID, useValue: workerId },
         {
           provide: WebhookRepository,
           inject: [Database],
