@@ -1,5 +1,5 @@
-// Compiles libs/mcp and the fixture scripts to plain CommonJS, for node processes of their own.
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+// The built libs/mcp and the fixture scripts compiled to plain CommonJS, for node processes of their own.
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformFileSync } from '@swc/core';
 import { FIXTURES, ROOT } from './mcp-test.helper';
@@ -18,10 +18,14 @@ function compileDir(source: string, target: string): void {
   }
 }
 
-/** Returns the path of the compiled libs/mcp index.js (under .data/, which git ignores). */
+/**
+ * Returns the path of libs/mcp's index.js as `npm test` built it (dist/, path aliases rewritten):
+ * libs/mcp imports values from other libraries, so a copy compiled on its own would not load.
+ */
 export function compileMcpLib(): string {
-  compileDir(join(ROOT, 'libs', 'mcp', 'src'), join(OUT, 'lib'));
-  return join(OUT, 'lib', 'index.js');
+  const built = join(ROOT, 'dist', 'libs', 'mcp', 'src', 'index.js');
+  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
+  return built;
 }
 
 /** Returns the path of a compiled fixture script, e.g. fixture('echo-server'). */
