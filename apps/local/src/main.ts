@@ -5,7 +5,7 @@ import { loadSettings, runMain } from '@app/config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
 import { createDataSource, runMigrations } from '@app/persistence';
 import { Child, hasExited, startChild, stopChild, waitForLine } from './child-process';
-import { ensureDevApiKey } from './dev-api-key';
+import { DEV_USER, ensureDevApiKey } from './dev-api-key';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
 const DIST = join(ROOT, 'dist', 'apps');
@@ -70,6 +70,8 @@ runMain('start', async () => {
     ...process.env,
     DATABASE_URL: databaseUrl,
     LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
+    // The development key may use the operator routes (/v1/admin/*), so the local default shows them.
+    ADMIN_USERS: process.env.ADMIN_USERS ?? DEV_USER,
   };
   const demo = startChild(
     'demo-server',
@@ -109,7 +111,10 @@ runMain('start', async () => {
   }
   const base = `http://127.0.0.1:${settings.http.port}`;
   log(`API:     ${base}/v1   (OpenAPI page: ${base}/docs)`);
-  log(`API key: ${devKey.created ? 'created' : 'kept'} in .data/dev-api-key`);
+  log(`MCP:     ${base}/mcp  (the front door: docs/mcp.md)`);
+  log(
+    `API key: ${devKey.created ? 'created' : 'kept'} in .data/dev-api-key (an operator: /v1/admin)`,
+  );
   log(`try:     curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${base}/v1/toolsets`);
 });
 
