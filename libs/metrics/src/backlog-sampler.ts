@@ -1,5 +1,6 @@
 import { GatewayMetrics } from './gateway-metrics';
 import { PHASES } from './metrics.enum';
+import { PeriodicRun } from './periodic-run';
 
 /** One row of the backlog query: numbers may arrive as strings (`bigint`/`numeric` from pg). */
 export interface BacklogRow {
@@ -29,25 +30,23 @@ export interface BacklogSamplerOptions {
  * never holds a process open; call {@link stop} during shutdown before closing the pool.
  */
 export class BacklogSampler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly run: PeriodicRun;
 
-  constructor(private readonly options: BacklogSamplerOptions) {}
+  constructor(private readonly options: BacklogSamplerOptions) {
+    this.run = new PeriodicRun(
+      () => this.sampleOnce().catch((err: unknown) => this.options.onError?.(err)),
+      options.intervalMs ?? 15_000,
+    );
+  }
 
   /** Takes a sample now and then every `intervalMs` until {@link stop}. Idempotent. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.tick();
+    this.run.start();
   }
 
   /** Cancels the timer and waits for a sample in progress, so the pool can close safely. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.run.stop();
   }
 
   /**
@@ -69,16 +68,5 @@ export class BacklogSampler {
       metrics.oldestDueAge.set({ phase }, 0);
     }
     if (alive !== undefined) metrics.workersAlive.set(alive);
-  }
-
-  private tick(): void {
-    this.running = this.sampleOnce()
-      .catch((err: unknown) => this.options.onError?.(err))
-      .finally(() => {
-        this.running = undefined;
-        if (this.stopped) return;
-        this.timer = setTimeout(() => this.tick(), this.options.intervalMs ?? 15_000);
-        this.timer.unref();
-      });
   }
 }

@@ -1,4 +1,5 @@
 import { GatewayMetrics } from './gateway-metrics';
+import { PeriodicRun } from './periodic-run';
 
 /** Options of {@link DatabaseProbe}. */
 export interface DatabaseProbeOptions {
@@ -19,27 +20,23 @@ export interface DatabaseProbeOptions {
  * gauge starts at 0 (nothing answered yet). Pings never overlap; the timer is unref'd.
  */
 export class DatabaseProbe {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly run: PeriodicRun;
 
   constructor(private readonly options: DatabaseProbeOptions) {
     options.metrics.databaseUp.set(0);
+    this.run = new PeriodicRun(async () => {
+      await this.probeOnce();
+    }, options.intervalMs ?? 15_000);
   }
 
   /** Pings now and then every `intervalMs` until {@link stop}. Idempotent. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.tick();
+    this.run.start();
   }
 
   /** Cancels the timer and waits for a ping in progress, so the pool can close safely. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.run.stop();
   }
 
   /** One ping; resolves to whether the database answered in time (and sets the gauge). */
@@ -58,16 +55,5 @@ export class DatabaseProbe {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  private tick(): void {
-    this.running = this.probeOnce()
-      .then(() => undefined)
-      .finally(() => {
-        this.running = undefined;
-        if (this.stopped) return;
-        this.timer = setTimeout(() => this.tick(), this.options.intervalMs ?? 15_000);
-        this.timer.unref();
-      });
   }
 }
