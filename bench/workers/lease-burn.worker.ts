@@ -8,7 +8,6 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
 import { Phase, TaskSnapshot, TaskStatus } from '@app/common';
 import { ClaimedTask, Database, TaskLease, TaskLeaseRepository } from '@app/persistence';
-import { TaskBatchRepository } from '../../libs/persistence/src/task-batch.repository';
 import { nextParentMessage, runWorker, send } from '../lib/ipc';
 import { Signal } from '../lib/signal';
 
@@ -60,7 +59,7 @@ runWorker(async () => {
     return tasks;
   };
   if (mode === 'per-row') await perRow(timedClaim, leases, slots, batch, counters);
-  else await batched(timedClaim, new TaskBatchRepository(db), slots, batch, counters);
+  else await batched(timedClaim, new TaskLeaseRepository(db), slots, batch, counters);
   const endedAt = Date.now();
   await pool.end();
   send({ type: 'done', startedAt, endedAt, ...counters });
@@ -78,7 +77,7 @@ async function noop(task: ClaimedTask): Promise<TaskLease> {
  */
 async function batched(
   claim: (limit: number) => Promise<ClaimedTask[]>,
-  batches: TaskBatchRepository,
+  batches: TaskLeaseRepository,
   slots: number,
   batch: number,
   counters: Counters,

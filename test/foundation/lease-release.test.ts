@@ -1,18 +1,16 @@
 // Guards against a released row making a pending cancel wait out its backoff, and against a
 // claim taking more rows of one server than that server has room for on the claiming worker.
 import { Phase } from '@app/common';
-import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
+import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 
 let t: TestDatabase;
 let leases: TaskLeaseRepository;
-let fleet: FleetRepository;
 
 beforeAll(async () => {
   t = await createTestDatabase();
   leases = new TaskLeaseRepository(t.db);
-  fleet = new FleetRepository(t.db);
 });
 afterEach(async () => {
   await t.db.query(`DELETE FROM tasks`);
@@ -44,8 +42,8 @@ async function dueInS(id: string): Promise<number> {
 describe('a cancel requested while the row is leased', () => {
   const releases: [string, (claim: ClaimedTask) => Promise<void>][] = [
     ['a transient error', (c) => leases.releaseAfterError(c.lease, 'boom', 60_000)],
-    ['an unsent submit', (c) => fleet.releaseUnsentSubmit(c.lease, 'refused', 60_000)],
-    ['an overflow give-back', (c) => fleet.releaseAfter(c.lease, 60_000)],
+    ['an unsent submit', (c) => leases.releaseUnsentSubmit(c.lease, 'refused', 60_000)],
+    ['an overflow give-back', (c) => leases.releaseAfter(c.lease, 60_000)],
   ];
 
   it.each(releases)('makes the row due at once after %s', async (_, release) => {

@@ -1,5 +1,6 @@
 // Guards pinned stdio native tasks: only the worker owning the child polls them; once it dies they end upstream_task_lost.
 import { readdirSync, readFileSync } from 'node:fs';
+import { deadAfterMs } from '@app/config';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
@@ -13,7 +14,7 @@ import {
 import { waitUntil } from '../helpers/wait';
 
 const HEARTBEAT_INTERVAL_MS = 300;
-const DEAD_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
+const DEAD_AFTER_MS = deadAfterMs(HEARTBEAT_INTERVAL_MS);
 // Heartbeat staleness plus one claim wake-up (fallback 1 s), generous for a loaded box.
 const TAKEOVER_DEADLINE_MS = DEAD_AFTER_MS + 10_000;
 

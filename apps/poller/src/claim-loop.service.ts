@@ -171,7 +171,7 @@ export class ClaimLoopService {
     if (item.rescued) this.metrics.rescued.inc({ phase: item.phase });
     if (!this.slots.tryAcquire(item.server)) {
       this.starved = true;
-      this.fleet.releaseAfter(item.lease, OVERFLOW_RELEASE_MS).catch((error: unknown) => {
+      this.leases.releaseAfter(item.lease, OVERFLOW_RELEASE_MS).catch((error: unknown) => {
         this.log.warn({ err: error, task_id: item.id }, 'could not give back an overflow row');
       });
       return;

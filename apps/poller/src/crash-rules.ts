@@ -75,11 +75,27 @@ export function preflight(
     );
   }
   if (item.phase === Phase.Submit) return { kind: 'submit' };
+  const silentMs = trackingTimedOut(item, trackingTimeoutMs);
+  if (silentMs !== undefined) {
+    return failed(TaskErrorCode.TrackingTimeout, trackingMessage(silentMs));
+  }
+  return { kind: 'poll' };
+}
+
+/**
+ * The tracking-timeout rule, in the one place it is computed (leases.md, "Scheduling after an
+ * attempt"): silence runs from `last_success_at`, else `submitted_at`, else `created_at`,
+ * measured against the claim's database time (never the pod's clock). Returns the silence once
+ * it has reached `trackingTimeoutMs`, else undefined. Used before an attempt (preflight) and
+ * after a transient error (the runner), so both judge the same row the same way.
+ */
+export function trackingTimedOut(
+  item: Pick<ClaimedTask, 'lastSuccessAt' | 'submittedAt' | 'createdAt' | 'dbNow'>,
+  trackingTimeoutMs: number,
+): number | undefined {
   const since = item.lastSuccessAt ?? item.submittedAt ?? item.createdAt;
   const silentMs = item.dbNow.getTime() - since.getTime();
-  if (silentMs >= trackingTimeoutMs)
-    return failed(TaskErrorCode.TrackingTimeout, trackingMessage(silentMs));
-  return { kind: 'poll' };
+  return silentMs >= trackingTimeoutMs ? silentMs : undefined;
 }
 
 /** The message of a tracking timeout, shared with the runner's transient-error path. */

@@ -1,5 +1,5 @@
 import { LeaseLostError } from '@app/common';
-import type { FleetRepository, TaskLease } from '@app/persistence';
+import type { TaskLease, TaskLeaseRepository } from '@app/persistence';
 import type { Logger } from 'pino';
 import { ItemAbort } from './item-abort';
 
@@ -14,7 +14,7 @@ export class HeldCallGuard {
   private checking?: Promise<void>;
 
   constructor(
-    private readonly fleet: Pick<FleetRepository, 'renewWatchingCancel'>,
+    private readonly leases: Pick<TaskLeaseRepository, 'renewWatchingCancel'>,
     private readonly lease: TaskLease,
     private readonly leaseMs: number,
     private readonly controller: AbortController,
@@ -40,7 +40,7 @@ export class HeldCallGuard {
 
   private async renew(): Promise<void> {
     try {
-      const outcome = await this.fleet.renewWatchingCancel(this.lease, this.leaseMs);
+      const outcome = await this.leases.renewWatchingCancel(this.lease, this.leaseMs);
       if (outcome === 'cancel_requested') this.abort('cancel');
     } catch (error) {
       if (error instanceof LeaseLostError) {

@@ -1,6 +1,6 @@
 import { TransientTaskError } from '@app/common';
 import type { ContractDriver, DriverContext, PendingAnswers, SubmitOutcome } from '@app/drivers';
-import type { ClaimedTask, TaskInputRepository } from '@app/persistence';
+import type { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
 
 /**
  * Sends a claimed task's stored answers upstream (docs/contracts.md, "Answering questions"), at
@@ -9,7 +9,7 @@ import type { ClaimedTask, TaskInputRepository } from '@app/persistence';
  * delivered (the previous holder stopped in between) is passed to the driver as uncertain.
  */
 export class InputDelivery {
-  constructor(private readonly inputs: TaskInputRepository) {}
+  constructor(private readonly leases: Pick<TaskLeaseRepository, 'markAnswers'>) {}
 
   /**
    * @returns the call's new state when answering replaced the upstream handle (a
@@ -26,7 +26,7 @@ export class InputDelivery {
     const answers: PendingAnswers = {
       ...pending,
       beforeSend: async (keys) => {
-        await this.inputs.markSent(item.lease, keys);
+        await this.leases.markAnswers(item.lease, 'sent', keys);
         marked.push(...keys);
       },
     };
@@ -36,7 +36,7 @@ export class InputDelivery {
     } catch (error) {
       // Transient: provably not sent, or safe to send again (the driver decides which): pending.
       if (error instanceof TransientTaskError && marked.length > 0) {
-        await this.inputs.unmarkSent(item.lease, marked);
+        await this.leases.markAnswers(item.lease, 'unsent', marked);
       }
       throw error;
     }
@@ -44,7 +44,7 @@ export class InputDelivery {
     // would leave a waiting round with nothing to send if this worker stopped in between. Left
     // sent-but-unconfirmed, they make the next holder judge the retry uncertain instead.
     if (outcome.next && !outcome.next.handle) return outcome.next;
-    await this.inputs.markDelivered(item.lease, outcome.sent);
+    await this.leases.markAnswers(item.lease, 'delivered', outcome.sent);
     return outcome.next ?? null;
   }
 }

@@ -9,14 +9,7 @@ import {
 import { ServerConfig, Settings, ToolsetConfig } from '@app/config';
 import { DriverContext, DriverRegistry, SubmitOutcome } from '@app/drivers';
 import { GatewayMetrics } from '@app/metrics';
-import {
-  ClaimedTask,
-  FleetRepository,
-  RemoteHandle,
-  TaskInputRepository,
-  TaskLeaseRepository,
-  WriteOutcome,
-} from '@app/persistence';
+import { ClaimedTask, RemoteHandle, TaskLeaseRepository, WriteOutcome } from '@app/persistence';
 import type { Logger } from 'pino';
 import type { Preflight } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
@@ -34,12 +27,10 @@ export interface PhaseRunnerDeps {
   settings: Settings;
   workerId: string;
   leases: TaskLeaseRepository;
-  fleet: FleetRepository;
   drivers: DriverRegistry;
   metrics: GatewayMetrics;
   scheduler: PollScheduler;
   heldCalls: Set<HeldCallGuard>;
-  inputs: TaskInputRepository;
 }
 
 export interface ItemScope {
@@ -65,7 +56,7 @@ export class PhaseRunner {
   private readonly answers: InputDelivery;
 
   constructor(private readonly deps: PhaseRunnerDeps) {
-    this.answers = new InputDelivery(deps.inputs);
+    this.answers = new InputDelivery(deps.leases);
   }
 
   async run(
@@ -129,12 +120,12 @@ export class PhaseRunner {
 
   /** sync-call: the submit is the call, held under a renewed lease until it ends the task. */
   private async holdCall(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
-    const { leases, fleet, settings, heldCalls } = this.deps;
+    const { leases, settings, heldCalls } = this.deps;
     await leases.markSubmitStarted(item.lease);
     await leases.markWorking(item.lease);
     this.transition(item, TaskStatus.Working);
     const guard = new HeldCallGuard(
-      fleet,
+      leases,
       item.lease,
       settings.lease.ms,
       scope.controller,

@@ -17,13 +17,8 @@ import { McpServersConfig, ServerConfig, Settings, ToolsetConfig } from '@app/co
 import { DriverRegistry } from '@app/drivers';
 import { taskLogger } from '@app/logging';
 import { AttemptOutcome, GatewayMetrics } from '@app/metrics';
-import {
-  ClaimedTask,
-  FleetRepository,
-  TaskInputRepository,
-  TaskLeaseRepository,
-} from '@app/persistence';
-import { preflight, trackingMessage } from './crash-rules';
+import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
+import { preflight, trackingMessage, trackingTimedOut } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
 import { abortKind } from './item-abort';
 import { PhaseRunner, SubmitNotLandedError } from './phase.runner';
@@ -53,8 +48,6 @@ export class TaskRunnerService {
     @Inject(MCP_SERVERS) private readonly config: McpServersConfig,
     @Inject(WORKER_ID) private readonly workerId: string,
     private readonly leases: TaskLeaseRepository,
-    private readonly inputs: TaskInputRepository,
-    private readonly fleet: FleetRepository,
     private readonly drivers: DriverRegistry,
     private readonly metrics: GatewayMetrics,
     private readonly pino: PinoLogger,
@@ -64,12 +57,10 @@ export class TaskRunnerService {
       settings,
       workerId,
       leases,
-      fleet,
       drivers,
       metrics,
       scheduler: this.scheduler,
       heldCalls: this.heldCalls,
-      inputs,
     });
   }
 
@@ -186,20 +177,20 @@ export class TaskRunnerService {
 
   private async transient(item: ClaimedTask, error: unknown): Promise<AttemptOutcome> {
     const text = cutText(error instanceof Error ? error.message : String(error), LAST_ERROR_CHARS);
-    const since = item.lastSuccessAt ?? item.submittedAt;
-    if (item.phase !== Phase.Submit && since) {
-      const silentMs = item.dbNow.getTime() - since.getTime();
-      if (silentMs >= this.settings.scheduling.trackingTimeoutMs) {
-        await this.phases.finish(item, {
-          status: TaskStatus.Failed,
-          error: { code: TaskErrorCode.TrackingTimeout, message: trackingMessage(silentMs, text) },
-        });
-        return 'permanent_error';
-      }
+    const silentMs =
+      item.phase === Phase.Submit
+        ? undefined
+        : trackingTimedOut(item, this.settings.scheduling.trackingTimeoutMs);
+    if (silentMs !== undefined) {
+      await this.phases.finish(item, {
+        status: TaskStatus.Failed,
+        error: { code: TaskErrorCode.TrackingTimeout, message: trackingMessage(silentMs, text) },
+      });
+      return 'permanent_error';
     }
     const delay = this.scheduler.afterError(item.consecutiveErrors);
     if (error instanceof SubmitNotLandedError) {
-      await this.fleet.releaseUnsentSubmit(item.lease, text, delay);
+      await this.leases.releaseUnsentSubmit(item.lease, text, delay);
     } else {
       await this.leases.releaseAfterError(item.lease, text, delay);
     }

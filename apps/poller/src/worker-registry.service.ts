@@ -10,7 +10,7 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /**
  * The `workers` row of this poller: registered before the first claim, heartbeated every
- * HEARTBEAT_INTERVAL_MS; a worker silent for three intervals is dead (leases.md, "Workers"), and
+ * HEARTBEAT_INTERVAL_MS; a worker silent for the dead-after window is dead (leases.md, "Workers"), and
  * its pinned rows go to anyone. A failed heartbeat is logged and retried on the next tick: a short
  * database outage must not stop the worker.
  */
@@ -27,9 +27,9 @@ export class WorkerRegistryService {
     private readonly log: PinoLogger,
   ) {}
 
-  /** Three missed heartbeats: the window the claim uses to judge a pinned row's worker dead. */
+  /** The dead-after window the claim uses to judge a pinned row's worker dead (settings). */
   get deadAfterMs(): number {
-    return this.settings.worker.heartbeatIntervalMs * 3;
+    return this.settings.worker.deadAfterMs;
   }
 
   async register(): Promise<void> {

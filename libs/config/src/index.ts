@@ -1,5 +1,11 @@
 export type { Settings } from './settings';
-export { parseSettings, loadSettings, resetSettingsCache } from './settings.loader';
+export {
+  DEAD_AFTER_HEARTBEATS,
+  deadAfterMs,
+  parseSettings,
+  loadSettings,
+  resetSettingsCache,
+} from './settings.loader';
 export type {
   TransportKind,
   OAuthClientCredentials,

@@ -7,6 +7,18 @@ import { Settings } from './settings';
 
 let cached: Settings | undefined;
 
+/** Missed heartbeats after which a worker is dead (leases.md, "Workers"). */
+export const DEAD_AFTER_HEARTBEATS = 3;
+
+/**
+ * The dead-after window of leases.md, "Workers", in its one place: three heartbeat intervals.
+ * The claim (pinned rows), the catalog sweep and the status endpoint all read
+ * `settings.worker.deadAfterMs`, which is this.
+ */
+export function deadAfterMs(heartbeatIntervalMs: number): number {
+  return heartbeatIntervalMs * DEAD_AFTER_HEARTBEATS;
+}
+
 /**
  * Validates the environment into {@link Settings}. Throws a {@link ConfigError} whose message
  * lists every bad variable with its rule; values are never included.
@@ -49,8 +61,10 @@ function crossCheck(dto: EnvSchema): string[] {
   if (dto.BACKOFF_BASE_MS > dto.MAX_BACKOFF_MS) {
     problems.push('BACKOFF_BASE_MS: must not be greater than MAX_BACKOFF_MS');
   }
-  if (dto.HEARTBEAT_INTERVAL_MS * 3 > dto.LEASE_MS * 10) {
-    problems.push('HEARTBEAT_INTERVAL_MS: three intervals must fit in ten leases');
+  if (deadAfterMs(dto.HEARTBEAT_INTERVAL_MS) > dto.LEASE_MS * 10) {
+    problems.push(
+      `HEARTBEAT_INTERVAL_MS: the dead-after window (${DEAD_AFTER_HEARTBEATS} intervals) must fit in ten leases`,
+    );
   }
   if (dto.AUTH_JWKS_URL && dto.AUTH_JWT_SECRET) {
     problems.push('AUTH_JWKS_URL: set either AUTH_JWKS_URL or AUTH_JWT_SECRET, not both');
@@ -99,6 +113,7 @@ function toSettings(dto: EnvSchema): Settings {
       slots: dto.WORKER_SLOTS,
       drainTimeoutMs: dto.DRAIN_TIMEOUT_MS,
       heartbeatIntervalMs: dto.HEARTBEAT_INTERVAL_MS,
+      deadAfterMs: deadAfterMs(dto.HEARTBEAT_INTERVAL_MS),
       claimFallbackIntervalMs: dto.CLAIM_FALLBACK_INTERVAL_MS,
     },
     results: { maxBytes: dto.MAX_RESULT_BYTES, previewChars: dto.RESULT_PREVIEW_CHARS },

@@ -26,6 +26,11 @@ export interface Settings {
     slots: number;
     drainTimeoutMs: number;
     heartbeatIntervalMs: number;
+    /**
+     * The dead-after window: a worker whose heartbeat is older than this is dead (leases.md,
+     * "Workers"). Derived from the heartbeat interval by `deadAfterMs`, never written again.
+     */
+    deadAfterMs: number;
     claimFallbackIntervalMs: number;
   };
   results: { maxBytes: number; previewChars: number };

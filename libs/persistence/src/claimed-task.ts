@@ -27,3 +27,38 @@ export function toClaimedTask(row: Record<string, unknown>): ClaimedTask {
     dbNow: row.db_now as Date,
   };
 }
+
+export interface ClaimRequest {
+  workerId: string;
+  /** Free slots: claim only what can start now. */
+  limit: number;
+  phases: readonly Phase[];
+  leaseMs: number;
+  /** A pinned row's worker counts as dead once its heartbeat is older than this (`deadAfterMs`). */
+  deadWorkerAfterMs: number;
+  /** Servers with no free slot on this worker: their rows are left to others. */
+  excludeServers?: readonly string[];
+  /** Free room per configured server: the claim takes no more of a server's rows than this. */
+  serverRoom?: ReadonlyMap<string, number>;
+}
+
+/** A remote handle as an upstream returned it; never dropped once received. */
+export interface RemoteHandle {
+  remoteTaskId: string;
+  sessionId?: string | null;
+  protocolVersion?: string | null;
+  driverState?: Record<string, unknown> | null;
+  pinnedWorkerId?: string | null;
+}
+
+/** Why a fenced write did not apply: the lease is gone, or a cancel request overtook it. */
+export type WriteOutcome = 'applied' | 'lease_lost' | 'cancel_pending';
+
+/** What a held call's renewal found: still ours, and whether a cancel was requested meanwhile. */
+export type RenewalOutcome = 'renewed' | 'cancel_requested';
+
+/** What a batched fenced write did: the rows it landed, and the leases found lost. */
+export interface BatchOutcome {
+  applied: string[];
+  lost: TaskLease[];
+}

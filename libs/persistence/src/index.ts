@@ -6,10 +6,17 @@ export { ENTITIES, MIGRATIONS_TABLE, dataSourceOptions, createDataSource } from 
 export { Database, jsonParam } from './database';
 export type { Queryable } from './database';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
-export type { ClaimedTask, TaskLease } from './claimed-task';
+export type {
+  BatchOutcome,
+  ClaimRequest,
+  ClaimedTask,
+  RemoteHandle,
+  RenewalOutcome,
+  TaskLease,
+  WriteOutcome,
+} from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
 export { TaskInputRepository } from './task-input.repository';
-export type { ClaimRequest, RemoteHandle, WriteOutcome } from './task-lease.repository';
 export { TaskRepository } from './task.repository';
 export type { NewTask, CreateResult, StatusFilter, CancelResult } from './task.repository';
 export type { StoredAnswer, TaskRow } from './task-row';
@@ -26,7 +33,7 @@ export type { ApiKeyInfo, ApiKeyOwner } from './api-key.repository';
 export { listTaskPage } from './task.repository';
 export type { TaskPage, TaskPagePosition, TaskPageQuery } from './task.repository';
 export { FleetRepository } from './fleet.repository';
-export type { BacklogSampleRow, RenewalOutcome } from './fleet.repository';
+export type { BacklogSampleRow } from './fleet.repository';
 export { EventRepository, STREAM_START, toTaskEventRow } from './event.repository';
 export type { EventCursor, TaskEventRow, ThreadEventPage } from './event.repository';
 export { WebhookRepository } from './webhook.repository';

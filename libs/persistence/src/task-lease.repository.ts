@@ -1,43 +1,34 @@
-import { LeaseLostError, Phase, TaskSnapshot, TaskStatus } from '@app/common';
-import { ClaimedTask, TaskLease, toClaimedTask } from './claimed-task';
+import { LeaseLostError, TaskSnapshot, TaskStatus } from '@app/common';
+import {
+  BatchOutcome,
+  ClaimRequest,
+  ClaimedTask,
+  RemoteHandle,
+  RenewalOutcome,
+  TaskLease,
+  WriteOutcome,
+  toClaimedTask,
+} from './claimed-task';
 import { Queryable, jsonParam } from './database';
 import { CLAIM_SQL } from './sql/claim.sql';
 import {
   CLEAR_LEASE,
   RELEASE_FOR_CANCEL_SQL,
+  RENEW_WATCHING_CANCEL_SQL,
+  TERMINAL_SET,
   afterMs,
   afterMsUnlessCancelled,
+  answerMarkSet,
   fencedUpdateSql,
 } from './sql/fenced-write.sql';
-
-export interface ClaimRequest {
-  workerId: string;
-  /** Free slots: claim only what can start now. */
-  limit: number;
-  phases: readonly Phase[];
-  leaseMs: number;
-  /** A pinned row's worker counts as dead once its heartbeat is older than this. */
-  deadWorkerAfterMs: number;
-  /** Servers with no free slot on this worker: their rows are left to others. */
-  excludeServers?: readonly string[];
-  /** Free room per configured server: the claim takes no more of a server's rows than this. */
-  serverRoom?: ReadonlyMap<string, number>;
-}
-
-/** A remote handle as an upstream returned it; never dropped once received. */
-export interface RemoteHandle {
-  remoteTaskId: string;
-  sessionId?: string | null;
-  protocolVersion?: string | null;
-  driverState?: Record<string, unknown> | null;
-  pinnedWorkerId?: string | null;
-}
-
-/** Why a fenced write did not apply: the lease is gone, or a cancel request overtook it. */
-export type WriteOutcome = 'applied' | 'lease_lost' | 'cancel_pending';
+import { FINISH_MANY_SQL } from './sql/finish-many.sql';
 
 /**
- * The poller's side of the task store: the claim and every fenced write of leases.md.
+ * The claim and every write about a claimed task row: what the lease guards. Each write is
+ * fenced (leases.md, "Fencing"), and no other class writes a leased row (pinned by
+ * test/foundation/fenced-writes.test.ts); fleet-wide statements that guard no lease live in
+ * `FleetRepository`, worker liveness in `WorkerRepository`.
+ *
  * Methods that cannot be overtaken by a cancel throw {@link LeaseLostError} on a lost lease;
  * those that can return a {@link WriteOutcome}.
  */
@@ -92,9 +83,9 @@ export class TaskLeaseRepository {
 
   /**
    * The handle write once the lease has expired: it still lands if the row's token is ours,
-   * that is, nobody claimed the row since (leases.md, "Remote handles"). A remote handle is the
-   * one result worth more than the fence: without it the upstream work is orphaned. Returns
-   * false when another claim took the row.
+   * that is, nobody claimed the row since (leases.md, "Remote handles"). The one write that is
+   * not fenced by the expiry: without it the upstream work is orphaned. Returns false when
+   * another claim took the row.
    */
   async recordSubmittedIfStillOurs(
     lease: TaskLease,
@@ -117,6 +108,29 @@ export class TaskLeaseRepository {
       fencedUpdateSql(`status = 'working', submitted_at = coalesce(submitted_at, now())`),
       [],
     );
+  }
+
+  /** Stores progress of a held call without touching the schedule. */
+  async updateProgress(lease: TaskLease, progress: TaskSnapshot['progress']): Promise<void> {
+    await this.mustApply(lease, fencedUpdateSql(`progress = $3::jsonb`), [jsonParam(progress)]);
+  }
+
+  /**
+   * Answers to a task's questions (docs/contracts.md, "Answering questions"): marked sent,
+   * durably, right before they may reach the upstream; unmarked when the send provably did not
+   * happen; marked delivered once the upstream acknowledged them (never sent again).
+   */
+  async markAnswers(
+    lease: TaskLease,
+    mark: 'sent' | 'unsent' | 'delivered',
+    keys: readonly string[],
+  ): Promise<void> {
+    if (keys.length === 0) return;
+    const set =
+      mark === 'delivered'
+        ? answerMarkSet('delivered_at')
+        : answerMarkSet('sent_at', mark === 'unsent');
+    await this.mustApply(lease, fencedUpdateSql(set), [keys]);
   }
 
   /**
@@ -156,32 +170,32 @@ export class TaskLeaseRepository {
     snapshot: TaskSnapshot,
     unlessCancelled = false,
   ): Promise<WriteOutcome> {
-    const sql = fencedUpdateSql(
-      `status = $3,
-       result = CASE WHEN $4::boolean THEN $5::jsonb ELSE result END,
-       result_preview = CASE WHEN $4::boolean THEN $6 ELSE result_preview END,
-       result_truncated = CASE WHEN $4::boolean THEN $7 ELSE result_truncated END,
-       result_artifact = coalesce($8::jsonb, result_artifact),
-       progress = CASE WHEN $9::boolean THEN $10::jsonb ELSE progress END,
-       input_required = NULL, error_code = $11, error_message = $12,
-       poll_count = poll_count + 1, ${CLEAR_LEASE}, next_attempt_at = NULL, completed_at = now()`,
-      unlessCancelled ? 'cancel_requested_at IS NULL' : '',
-    );
-    const params = [
-      snapshot.status,
-      snapshot.result !== undefined,
-      jsonParam(snapshot.result?.value),
-      snapshot.result?.preview ?? null,
-      snapshot.result?.truncated ?? false,
-      jsonParam(snapshot.resultArtifact),
-      snapshot.progress !== undefined,
-      jsonParam(snapshot.progress),
-      snapshot.error?.code ?? null,
-      snapshot.error?.message ?? null,
-    ];
+    const sql = fencedUpdateSql(TERMINAL_SET, unlessCancelled ? 'cancel_requested_at IS NULL' : '');
+    const params = terminalParams(snapshot);
     if (unlessCancelled) return this.applyUnlessCancelled(lease, sql, params);
     await this.mustApply(lease, sql, params);
     return 'applied';
+  }
+
+  /**
+   * Ends every row of `leases` with `snapshot` in one statement, like `finish(lease, snapshot)`
+   * for each (docs/benchmarks.md: per-row commits cap throughput). Rows whose lease was lost
+   * are returned in `lost` and left untouched; never retry them.
+   */
+  async finishMany(leases: readonly TaskLease[], snapshot: TaskSnapshot): Promise<BatchOutcome> {
+    if (leases.length === 0) return { applied: [], lost: [] };
+    const rows = await this.db.query<{ id: string }>(
+      FINISH_MANY_SQL,
+      [
+        leases.map((lease) => lease.taskId),
+        leases.map((lease) => lease.token),
+        ...terminalParams(snapshot),
+      ],
+      'mcp_tasks_finish_many',
+    );
+    const applied = rows.map((row) => row.id);
+    const landed = new Set(applied);
+    return { applied, lost: leases.filter((lease) => !landed.has(lease.taskId)) };
   }
 
   /**
@@ -199,23 +213,51 @@ export class TaskLeaseRepository {
     );
   }
 
+  /**
+   * A submit that provably never left this worker (nothing was sent): counts the error like
+   * `releaseAfterError` and also clears `submit_started_at`, so the next attempt is not mistaken
+   * for a crash mid-submit (which would end the task `outcome_uncertain`).
+   */
+  async releaseUnsentSubmit(lease: TaskLease, lastError: string, delayMs: number): Promise<void> {
+    await this.mustApply(
+      lease,
+      fencedUpdateSql(
+        `submit_started_at = NULL, consecutive_errors = consecutive_errors + 1, last_error = $3,
+         ${CLEAR_LEASE}, next_attempt_at = ${afterMsUnlessCancelled(4)}`,
+      ),
+      [lastError, delayMs],
+    );
+  }
+
+  /**
+   * Gives a claimed row back, due after `delayMs`, without counting an error: a row claimed for
+   * a server that filled up meanwhile.
+   */
+  async releaseAfter(lease: TaskLease, delayMs: number): Promise<void> {
+    await this.mustApply(
+      lease,
+      fencedUpdateSql(`${CLEAR_LEASE}, next_attempt_at = ${afterMsUnlessCancelled(3)}`),
+      [delayMs],
+    );
+  }
+
   /** Gives the row back, due now, without counting an error (graceful shutdown). */
   async release(lease: TaskLease): Promise<void> {
     await this.mustApply(lease, fencedUpdateSql(`${CLEAR_LEASE}, next_attempt_at = now()`), []);
   }
 
-  /** Extends a held claim (sync-call renews every lease/3); a lost renewal aborts the call. */
-  async renew(lease: TaskLease, leaseMs: number): Promise<void> {
-    await this.mustApply(
-      lease,
-      fencedUpdateSql(`lease_expires_at = ${afterMs(3)}, next_attempt_at = ${afterMs(3)}`),
-      [leaseMs],
-    );
-  }
-
-  /** Stores progress of a held call without touching the schedule. */
-  async updateProgress(lease: TaskLease, progress: TaskSnapshot['progress']): Promise<void> {
-    await this.mustApply(lease, fencedUpdateSql(`progress = $3::jsonb`), [jsonParam(progress)]);
+  /**
+   * Renews a held call's lease and reports a pending cancel request in the same statement, so a
+   * sync-call worker learns of a cancel within lease/3 even if the NOTIFY was lost.
+   */
+  async renewWatchingCancel(lease: TaskLease, leaseMs: number): Promise<RenewalOutcome> {
+    const rows = await this.db.query<{ cancel_requested: boolean }>(RENEW_WATCHING_CANCEL_SQL, [
+      lease.taskId,
+      lease.token,
+      leaseMs,
+    ]);
+    if (rows.length === 0) throw new LeaseLostError(lease.taskId);
+    return rows[0].cancel_requested ? 'cancel_requested' : 'renewed';
   }
 
   private async mustApply(lease: TaskLease, sql: string, params: unknown[]): Promise<void> {
@@ -233,6 +275,22 @@ export class TaskLeaseRepository {
     const released = await this.db.query(RELEASE_FOR_CANCEL_SQL, [lease.taskId, lease.token]);
     return released.length > 0 ? 'cancel_pending' : 'lease_lost';
   }
+}
+
+/** The `$3…$12` of `TERMINAL_SET`, in its order. */
+function terminalParams(snapshot: TaskSnapshot): unknown[] {
+  return [
+    snapshot.status,
+    snapshot.result !== undefined,
+    jsonParam(snapshot.result?.value),
+    snapshot.result?.preview ?? null,
+    snapshot.result?.truncated ?? false,
+    jsonParam(snapshot.resultArtifact),
+    snapshot.progress !== undefined,
+    jsonParam(snapshot.progress),
+    snapshot.error?.code ?? null,
+    snapshot.error?.message ?? null,
+  ];
 }
 
 /** The SET list and its parameters ($3…) that store a remote handle after a submit. */

@@ -5,9 +5,6 @@ import { CatalogRepository, WorkerRepository } from '@app/persistence';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { SETTINGS } from '../settings.token';
 
-/** Pollers are dead after this many missed heartbeats (operations.md). */
-const MISSED_HEARTBEATS = 3;
-
 export class StatusDto {
   @ApiProperty({
     enum: ['ok', 'degraded'],
@@ -37,7 +34,7 @@ export class StatusController {
   @ApiProblems(401)
   async status(): Promise<StatusDto> {
     const [alive, toolsets] = await Promise.all([
-      this.workers.countAlive(this.settings.worker.heartbeatIntervalMs * MISSED_HEARTBEATS),
+      this.workers.countAlive(this.settings.worker.deadAfterMs),
       this.catalog.list(),
     ]);
     const available = toolsets.filter((t) => t.available).length;

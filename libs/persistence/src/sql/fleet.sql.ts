@@ -1,6 +1,7 @@
 /**
- * The poller fleet's extra statements (issue 5). Each is one short statement on the claim
- * index or the retention index; none holds a lock longer than its own execution.
+ * The poller fleet's statements that guard no lease (FleetRepository). Each is one short
+ * statement on the claim index or the retention index; none holds a lock longer than its own
+ * execution.
  */
 
 /**
@@ -60,14 +61,3 @@ DELETE FROM tasks
                LIMIT $2
                FOR UPDATE SKIP LOCKED)
 RETURNING id`;
-
-/**
- * A held call's renewal (every lease/3), fenced like every write, returning whether a cancel was
- * requested: the worker then aborts the call and ends the task `cancelled`.
- */
-export const RENEW_WATCHING_CANCEL_SQL = `
-UPDATE tasks
-   SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000),
-       next_attempt_at  = now() + make_interval(secs => $3::float8 / 1000)
- WHERE id = $1 AND lease_token = $2 AND lease_expires_at > now()
-RETURNING (cancel_requested_at IS NOT NULL) AS cancel_requested`;
