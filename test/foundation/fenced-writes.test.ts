@@ -57,7 +57,7 @@ describe('finish and finishMany', () => {
   const FAILED: TaskSnapshot = {
     status: TaskStatus.Failed,
     error: { code: TaskErrorCode.ProtocolError, message: 'bad answer' },
-    progress: { progress: 3, total: 4 },
+    progress: { current: 3, total: 4 },
   };
   const COLUMNS = `status, error_code, error_message, progress, poll_count, next_attempt_at,
     lease_token, lease_owner, lease_expires_at, completed_at IS NOT NULL AS completed`;
