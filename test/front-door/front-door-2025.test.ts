@@ -2,9 +2,20 @@
 // tools from the config, task-augmented calls that are gateway tasks (same row as /v1), polling,
 // results, cancel, held calls, and one user reaching another's task.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  TaskStatusNotificationSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { waitUntil } from '../helpers/wait';
-import { FrontDoor, sdkClient, startFrontDoor } from './front-door-harness';
+import {
+  FrontDoor,
+  postMcp,
+  sdkClient,
+  startFrontDoor,
+  streamingClient,
+} from './front-door-harness';
 
 let fd: FrontDoor;
 let alice: Client;
@@ -228,4 +239,57 @@ it('companion tools: start answers a task ID at once; get reads it to its result
     arguments: {},
   })) as CallToolResult;
   expect(JSON.stringify(listed.structuredContent)).toContain(taskId);
+});
+
+it('the GET stream notifies the caller of status changes in its thread, and nobody else', async () => {
+  const opened = await Promise.all([
+    streamingClient(fd.api.url, fd.keys.alice, '?thread=notify'),
+    streamingClient(fd.api.url, fd.keys.bob, '?thread=notify'),
+  ]);
+  const [a, b] = opened.map(({ client }) => {
+    const seen: { taskId: string; status: string; ttl?: unknown }[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+      seen.push(n.params);
+    });
+    return { client, seen };
+  });
+  expect(await opened[0].streamOpen).toBe(200);
+  expect(await opened[1].streamOpen).toBe(200);
+  const create = async (client: Client) =>
+    (
+      await client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'demo-sync', arguments: { duration_ms: 200 }, task: {} },
+        },
+        CreateTaskResultSchema,
+      )
+    ).task.taskId;
+  const ended = (seen: { taskId: string; status: string }[], taskId: string) => () =>
+    seen.find((n) => n.taskId === taskId && n.status === 'completed');
+  const mine = await create(a.client);
+  const done = await waitUntil(ended(a.seen, mine), 'the completed notification', 30_000);
+  expect(done.ttl).toEqual(expect.any(Number));
+  const statuses = a.seen.filter((n) => n.taskId === mine).map((n) => n.status);
+  expect(statuses[0]).toBe('working');
+  expect(statuses.at(-1)).toBe('completed');
+  // Bob's stream, on the same thread name, carries his own task and never Alice's, though hers
+  // ended before his was created (the stream is in commit order).
+  const his = await create(b.client);
+  await waitUntil(ended(b.seen, his), "Bob's completed notification", 30_000);
+  expect(b.seen.map((n) => n.taskId)).not.toContain(mine);
+  await Promise.all([a.client.close(), b.client.close()]);
+});
+
+it('GET /mcp without a token is 401, and for the 2026 revision it is 405', async () => {
+  const get = (headers: Record<string, string>) =>
+    fetch(`${fd.api.url}/mcp`, { headers: { accept: 'text/event-stream', ...headers } });
+  expect((await get({})).status).toBe(401);
+  const modern = await get({
+    authorization: `Bearer ${fd.keys.alice}`,
+    'mcp-protocol-version': '2026-07-28',
+  });
+  expect(modern.status).toBe(405);
+  const bad = await postMcp(fd.api.url, { jsonrpc: '2.0', method: 'ping' }, {});
+  expect(bad.status).toBe(401);
 });

@@ -39,6 +39,7 @@ import { McpTaskAccess } from './mcp/mcp-task-access.service';
 import { McpToolCalls } from './mcp/mcp-tool-calls.service';
 import { McpToolsService } from './mcp/mcp-tools.service';
 import { McpController } from './mcp/mcp.controller';
+import { TaskStatusStream } from './mcp/task-status-stream.service';
 import { TaskSubscriptions } from './mcp/task-subscriptions.service';
 
 /**
@@ -102,6 +103,7 @@ export class ApiModule {
         Mcp2025Handler,
         Mcp2026Handler,
         TaskSubscriptions,
+        TaskStatusStream,
         TaskInputService,
       ],
     };

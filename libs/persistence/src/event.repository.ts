@@ -78,6 +78,29 @@ export class EventRepository {
     return rows.length > 0 ? { tx: String(rows[0].tx), id: String(rows[0].id) } : null;
   }
 
+  /**
+   * The thread's newest final event (its position, task and sequence), so a stream can start
+   * "from now" without replaying the retained log; null when the thread has none. Only settled
+   * events count: one still committing sorts after this position and is streamed.
+   */
+  async threadEnd(
+    userId: string,
+    threadId: string,
+  ): Promise<{ cursor: EventCursor; taskId: string; sequence: number } | null> {
+    const rows = await this.db.query(
+      `SELECT tx::text AS tx, id::text AS id, task_id, sequence FROM task_events
+        WHERE user_id = $1 AND thread_id = $2 AND tx < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY tx DESC, id DESC LIMIT 1`,
+      [userId, threadId],
+    );
+    if (rows.length === 0) return null;
+    return {
+      cursor: { tx: String(rows[0].tx), id: String(rows[0].id) },
+      taskId: rows[0].task_id as string,
+      sequence: rows[0].sequence as number,
+    };
+  }
+
   /** Deletes up to `batchSize` events older than `hours`; returns how many. */
   async deleteExpiredBatch(hours: number, batchSize: number): Promise<number> {
     const rows = await this.db.query(DELETE_EXPIRED_EVENTS_SQL, [hours, batchSize]);

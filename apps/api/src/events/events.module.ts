@@ -32,6 +32,8 @@ export class EventsModule {
         EventStreamHub,
         WebhookSubscriptionsService,
       ],
+      // The MCP front door's 2025-11-25 stream reads the same event log.
+      exports: [EventStreamHub, EventRepository],
     };
   }
 }

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { EventCursor, EventRepository } from '@app/persistence';
+import { EventCursor, EventRepository, TaskEventRow } from '@app/persistence';
 import { toEventView } from '@app/webhooks';
 import { formatEventCursor } from './event-cursor';
 import { EventStreamHub } from './event-stream.hub';
@@ -27,6 +27,13 @@ export interface StreamLimits {
 }
 
 /**
+ * How a stream writes each event: the SSE frame (with its `id:`), or null to pass over it (the
+ * cursor still moves). `/v1/…/events` writes the event view; the MCP front door writes JSON-RPC
+ * notifications from the same events.
+ */
+export type EventFrame = (event: TaskEventRow, id: string) => string | null;
+
+/**
  * One client's server-sent event stream of a thread: everything after its cursor, from the
  * database, then new events as they settle. Writes respect backpressure; any failure ends the
  * stream, and the client resumes from its Last-Event-ID without loss or repeats.
@@ -43,6 +50,12 @@ export class ThreadEventStream {
     private cursor: EventCursor,
     private readonly log: StreamLog,
     private readonly limits: StreamLimits,
+    private readonly frame: EventFrame = (event, id) => {
+      const view = toEventView(event, this.scope);
+      return `id: ${id}\nevent: ${view.type}\ndata: ${JSON.stringify(view)}\n\n`;
+    },
+    /** Written first: a priming `id:` line lets a client resume from where it began. */
+    private readonly opening = '',
   ) {}
 
   close(): void {
@@ -62,7 +75,7 @@ export class ThreadEventStream {
       'X-Accel-Buffering': 'no',
     });
     // `retry` sets EventSource's reconnect delay; the comment flushes headers through proxies.
-    this.res.write('retry: 2000\n: connected\n\n');
+    this.res.write(`retry: 2000\n: connected\n\n${this.opening}`);
     const heartbeat = setInterval(() => this.res.write(': heartbeat\n\n'), HEARTBEAT_MS);
     const recheck = setInterval(() => void this.recheck(), this.limits.recheckIntervalMs);
     // The comment tells a human reader why; EventSource simply reconnects with Last-Event-ID.
@@ -104,11 +117,9 @@ export class ThreadEventStream {
       for (const event of page.events) {
         if (this.closed) return;
         const position = { tx: event.tx, id: event.id };
-        const view = toEventView(event, this.scope);
-        const id = formatEventCursor(event.taskId, event.sequence);
-        const frame = `id: ${id}\nevent: ${view.type}\ndata: ${JSON.stringify(view)}\n\n`;
+        const frame = this.frame(event, formatEventCursor(event.taskId, event.sequence));
         this.cursor = position;
-        if (!this.res.write(frame)) await this.drained();
+        if (frame !== null && !this.res.write(frame)) await this.drained();
       }
       if (page.events.length === PAGE) continue;
       const wait = this.hub.wait(

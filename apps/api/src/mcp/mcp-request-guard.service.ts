@@ -9,7 +9,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** Why a request was refused before any JSON-RPC ran. */
 export interface Refusal {
-  status: 401 | 403;
+  status: 400 | 401 | 403 | 406 | 429;
   detail: string;
   headers: Record<string, string>;
 }

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Logger, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import {
@@ -8,6 +8,8 @@ import {
   isStatelessRequest,
   validateRequest2026,
 } from '@app/mcp-wire';
+import { THREAD_ID_PATTERN } from '@app/common';
+import { Settings } from '@app/config';
 import { Public } from '../auth/public.decorator';
 import { Principal } from '../auth/token-verifier.service';
 import { problemBody } from '../problem/problem.exception';
@@ -16,7 +18,9 @@ import { LEGACY_VERSIONS, Mcp2025Handler } from './mcp-2025.handler';
 import { Mcp2026Handler } from './mcp-2026.handler';
 import { McpCall } from './mcp-call.context';
 import { McpRequestGuard, Refusal } from './mcp-request-guard.service';
+import { TaskStatusStream } from './task-status-stream.service';
 import { TaskSubscriptions } from './task-subscriptions.service';
+import { SETTINGS } from '../settings.token';
 
 type JsonRpcId = string | number | null;
 
@@ -24,7 +28,8 @@ type JsonRpcId = string | number | null;
  * The MCP front door (docs/mcp.md): Streamable HTTP at `/mcp`, one POST per JSON-RPC message,
  * answered as JSON. Both eras share the endpoint: a request that carries the 2026-07-28
  * envelope (or asks `server/discover`) goes to the 2026 side, the rest to the 2025-11-25 side.
- * It has no sessions (tasks are bound to the caller's identity), so GET and DELETE answer 405.
+ * It has no sessions (tasks are bound to the caller's identity): GET is the 2025-11-25 status
+ * stream, keyed by identity and thread like everything else, and DELETE answers 405.
  * Authentication is the API's own (the same tokens as `/v1`), checked here after the Origin so
  * a rebinding page learns nothing.
  */
@@ -40,6 +45,8 @@ export class McpController {
     private readonly modern: Mcp2026Handler,
     private readonly held: HeldCallsRegistry,
     private readonly subscriptions: TaskSubscriptions,
+    private readonly statusStream: TaskStatusStream,
+    @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
   @Get('.well-known/oauth-protected-resource/mcp')
@@ -52,24 +59,57 @@ export class McpController {
     res.json(document);
   }
 
+  /**
+   * The 2025-11-25 side's server stream: task status notifications of the caller's tasks in the
+   * endpoint's thread (TaskStatusStream). The 2026-07-28 side has no such stream (it pushes only
+   * after `subscriptions/listen`), so a request that names that revision is answered 405.
+   */
   @Get('mcp')
-  getStream(@Req() req: Request, @Res() res: Response): void {
-    this.noSession(req, res);
+  async getStream(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const originRefusal = this.guard.originRefusal(req);
+    if (originRefusal) return this.refuse(res, originRefusal);
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !LEGACY_VERSIONS.includes(version)) {
+      return this.notAllowed(res, 'This revision has no server stream: use subscriptions/listen.');
+    }
+    const principal = await this.guard.principal(req);
+    if (McpRequestGuard.isRefusal(principal)) return this.refuse(res, principal);
+    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+      return this.refuse(res, {
+        status: 406,
+        detail: 'GET /mcp is an event stream: send Accept: text/event-stream.',
+        headers: {},
+      });
+    }
+    const thread = urlThread(req) ?? this.settings.mcp.defaultThread;
+    if (!THREAD_ID_PATTERN.test(thread)) {
+      return this.refuse(res, {
+        status: 400,
+        detail: `?thread= must match ${THREAD_ID_PATTERN.source}.`,
+        headers: {},
+      });
+    }
+    const reverify = async (): Promise<boolean> => {
+      const again = await this.guard.principal(req);
+      return !McpRequestGuard.isRefusal(again) && again.userId === principal.userId;
+    };
+    const refusal = await this.statusStream.serve(req, res, principal, thread, reverify);
+    if (refusal) this.refuse(res, refusal);
   }
 
   @Delete('mcp')
   deleteSession(@Req() req: Request, @Res() res: Response): void {
-    this.noSession(req, res);
-  }
-
-  private noSession(req: Request, res: Response): void {
     const refusal = this.guard.originRefusal(req);
     if (refusal) return this.refuse(res, refusal);
+    this.notAllowed(res, 'This endpoint keeps no sessions: there is nothing to end.');
+  }
+
+  private notAllowed(res: Response, detail: string): void {
     res
       .status(405)
-      .setHeader('Allow', 'POST')
+      .setHeader('Allow', 'GET, POST')
       .type('application/problem+json')
-      .json(problemBody(405, 'This endpoint keeps no sessions: send each message as a POST.'));
+      .json(problemBody(405, detail));
   }
 
   @Post('mcp')
