@@ -241,13 +241,15 @@ it('companion tools: start answers a task ID at once; get reads it to its result
   expect(JSON.stringify(listed.structuredContent)).toContain(taskId);
 });
 
+type Seen = { taskId: string; status: string; ttl?: unknown };
+
 it('the GET stream notifies the caller of status changes in its thread, and nobody else', async () => {
   const opened = await Promise.all([
     streamingClient(fd.api.url, fd.keys.alice, '?thread=notify'),
     streamingClient(fd.api.url, fd.keys.bob, '?thread=notify'),
   ]);
   const [a, b] = opened.map(({ client }) => {
-    const seen: { taskId: string; status: string; ttl?: unknown }[] = [];
+    const seen: Seen[] = [];
     client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
       seen.push(n.params);
     });
@@ -265,7 +267,7 @@ it('the GET stream notifies the caller of status changes in its thread, and nobo
         CreateTaskResultSchema,
       )
     ).task.taskId;
-  const ended = (seen: { taskId: string; status: string }[], taskId: string) => () =>
+  const ended = (seen: Seen[], taskId: string) => () =>
     seen.find((n) => n.taskId === taskId && n.status === 'completed');
   const mine = await create(a.client);
   const done = await waitUntil(ended(a.seen, mine), 'the completed notification', 30_000);
