@@ -5,6 +5,7 @@ import { InputResponses1796089639290 } from './1796089639290-InputResponses';
 import { OperatorActions1796100000000 } from './1796100000000-OperatorActions';
 import { McpExposure1796200000000 } from './1796200000000-McpExposure';
 import { TraceContext1796300000000 } from './1796300000000-TraceContext';
+import { SubmitQuotas1796416000000 } from './1796416000000-SubmitQuotas';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   OperatorActions1796100000000,
   McpExposure1796200000000,
   TraceContext1796300000000,
+  SubmitQuotas1796416000000,
 ];

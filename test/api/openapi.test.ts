@@ -80,7 +80,15 @@ it('documents the task, its summary, the problem body and the toolset field by f
       'input_required',
     ].sort(),
   );
-  expect(props('ProblemDto')).toEqual(['detail', 'errors', 'status', 'title', 'type']);
+  expect(props('ProblemDto')).toEqual([
+    'detail',
+    'errors',
+    'quota',
+    'retry_after_seconds',
+    'status',
+    'title',
+    'type',
+  ]);
   expect(props('ToolsetDto')).toEqual([
     'available',
     'contract',

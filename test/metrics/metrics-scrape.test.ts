@@ -256,6 +256,7 @@ describe('the API counts what it was asked', () => {
   it('counts refused submits by reason, every known reason exported from start-up', () => {
     const refusals = select(apiScrape, 'mcp_tasks_submit_refusals_total');
     expect(refusals.map((s) => s.labels.reason).sort()).toEqual([
+      'active_tasks_limited',
       'idempotency_conflict',
       'invalid_arguments',
       'invalid_request',

@@ -228,6 +228,7 @@ describe('labelled counters exported at 0 from start-up', () => {
     expect((await series(metrics, 'mcp_tasks_submit_refusals_total')).map((s) => s.labels)).toEqual(
       [
         { reason: 'rate_limited' },
+        { reason: 'active_tasks_limited' },
         { reason: 'invalid_request' },
         { reason: 'unknown_toolset' },
         { reason: 'invalid_arguments' },

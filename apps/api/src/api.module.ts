@@ -18,7 +18,6 @@ import { ApiMetricsServer } from './http/api-metrics.server';
 import { SETTINGS } from './settings.token';
 import { StatusController } from './status/status.controller';
 import { ArgumentsValidator } from './tasks/arguments-validator.service';
-import { SubmitRateLimiter } from './tasks/submit-rate-limiter.service';
 import { TaskPresenter } from './tasks/task-presenter.service';
 import { TaskInputController } from './tasks/task-input.controller';
 import { TaskInputService } from './tasks/task-input.service';
@@ -90,7 +89,6 @@ export class ApiModule {
         ApiMetricsServer,
         ToolsetCatalog,
         ArgumentsValidator,
-        SubmitRateLimiter,
         TaskWaiter,
         TaskPresenter,
         TaskSubmitService,

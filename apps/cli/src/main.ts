@@ -3,6 +3,7 @@ import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
 import { createDataSource, missingMigrations, runMigrations } from '@app/persistence';
 import { runAdminCommand } from './admin.command';
 import { runKeysCommand } from './keys.command';
+import { runQuotasCommand } from './quotas.command';
 
 const USAGE = `usage:
   migrate                                   apply pending migrations, then exit
@@ -11,7 +12,8 @@ const USAGE = `usage:
   keys create --user USER --name NAME       create an API key (printed once, on the last line)
   keys list [--user USER]                   list keys (never the key itself)
   keys revoke ID                            revoke a key
-  admin …                                   operator commands (admin --help)`;
+  admin …                                   operator commands (admin --help)
+  quotas list|set|clear …                   per-user submit quota overrides (quotas --help)`;
 
 /** Between two checks of `migrate --wait`. */
 const WAIT_INTERVAL_MS = 5_000;
@@ -26,10 +28,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-/** Operator commands: `npm run migrate`, `npm run keys -- …`. */
+/** Operator commands: `npm run migrate`, `npm run keys -- …`, `npm run quotas -- …`. */
 runMain('cli', async () => {
   const [command, ...args] = process.argv.slice(2);
-  if (command !== 'migrate' && command !== 'keys' && command !== 'admin') {
+  if (command !== 'migrate' && command !== 'keys' && command !== 'admin' && command !== 'quotas') {
     process.stderr.write(`${USAGE}\n`);
     process.exit(command === undefined || command === '--help' ? 0 : 64);
   }
@@ -65,6 +67,8 @@ runMain('cli', async () => {
       );
     } else if (command === 'admin') {
       await runAdminCommand(dataSource, args);
+    } else if (command === 'quotas') {
+      await runQuotasCommand(dataSource, args);
     } else {
       await runKeysCommand(dataSource, args);
     }

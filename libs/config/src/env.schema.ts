@@ -59,7 +59,9 @@ export class EnvSchema {
   @IsOptional() @IsString() AUTH_AUDIENCE?: string = undefined;
   /** Comma-separated user IDs allowed on the admin routes (docs/operations.md). */
   @IsOptional() @IsString() ADMIN_USERS?: string = undefined;
-  @Transform(toInt) @IsInt() @Min(0) SUBMIT_RATE_LIMIT_PER_MINUTE = 600;
+  // Submit quotas per user, shared by every API replica through Postgres (docs/api.md, Quotas).
+  @Transform(toInt) @IsInt() @Min(0) @Max(1000000) SUBMIT_RATE_LIMIT_PER_MINUTE = 600;
+  @Transform(toInt) @IsInt() @Min(0) @Max(10000000) MAX_ACTIVE_TASKS_PER_USER = 10000;
   // An event stream re-checks its token this often: at most 60 s may pass between a revoke (or an
   // expiry) and the stream ending.
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) SSE_RECHECK_INTERVAL_MS = 30000;

@@ -129,7 +129,10 @@ function toSettings(dto: EnvSchema): Settings {
         .filter((user) => user.length > 0),
     },
     api: {
-      submitRateLimitPerMinute: dto.SUBMIT_RATE_LIMIT_PER_MINUTE,
+      quotas: {
+        submitsPerMinute: dto.SUBMIT_RATE_LIMIT_PER_MINUTE,
+        maxActiveTasks: dto.MAX_ACTIVE_TASKS_PER_USER,
+      },
       sse: {
         recheckIntervalMs: dto.SSE_RECHECK_INTERVAL_MS,
         maxAgeMs: dto.SSE_MAX_AGE_MS,

@@ -44,7 +44,11 @@ export interface Settings {
     adminUsers: readonly string[];
   };
   api: {
-    submitRateLimitPerMinute: number;
+    /**
+     * Submit quotas per user, kept in Postgres so they hold across API replicas; a row of
+     * `principal_quotas` (`npm run quotas`) overrides either for one user. 0 = unlimited.
+     */
+    quotas: { submitsPerMinute: number; maxActiveTasks: number };
     /** Server-sent event streams: token re-check, maximum age, concurrent streams per user. */
     sse: { recheckIntervalMs: number; maxAgeMs: number; maxStreamsPerUser: number };
   };

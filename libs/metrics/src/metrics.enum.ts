@@ -42,10 +42,12 @@ export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
 /**
  * Why the API refused a submit (`mcp_tasks_submit_refusals_total{reason}`): a client sending
- * bad requests shows as `invalid_*`, a caller over its budget as `rate_limited`.
+ * bad requests shows as `invalid_*`, a caller over a quota as `rate_limited` (submits per
+ * minute) or `active_tasks_limited` (tasks active at once).
  */
 export const SUBMIT_REFUSAL_REASONS = [
   'rate_limited',
+  'active_tasks_limited',
   'invalid_request',
   'unknown_toolset',
   'invalid_arguments',

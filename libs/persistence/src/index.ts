@@ -18,7 +18,15 @@ export type {
 export { TaskLeaseRepository } from './task-lease.repository';
 export { TaskInputRepository } from './task-input.repository';
 export { TaskRepository } from './task.repository';
-export type { NewTask, CreateResult, StatusFilter, CancelResult } from './task.repository';
+export type {
+  NewTask,
+  CreateResult,
+  StatusFilter,
+  CancelResult,
+  QuotaName,
+  StoreResult,
+  SubmitQuota,
+} from './task.repository';
 export type { StoredAnswer, TaskRow } from './task-row';
 export { toTaskRow } from './task-row';
 export { WorkerRepository } from './worker.repository';
@@ -57,3 +65,5 @@ export type {
   StuckQuery,
   StuckTaskRow,
 } from './operator.repository';
+export { QuotaRepository } from './quota.repository';
+export type { PrincipalQuota, QuotaChange } from './quota.repository';

@@ -1,5 +1,6 @@
 import { Contract, TaskStatus, newTaskId } from '@app/common';
 import { Database, Queryable, jsonParam } from './database';
+import { QUOTA_ACTIVE_COUNT_SQL, QUOTA_GATE_SQL } from './sql/submit-quota.sql';
 import { TaskRow, toTaskRow } from './task-row';
 
 export interface NewTask {
@@ -17,10 +18,34 @@ export interface NewTask {
   traceContext?: object | null;
 }
 
-export type CreateResult =
+/** The two submit quotas (docs/api.md, "Quotas"). */
+export type QuotaName = 'active_tasks' | 'submits_per_minute';
+
+/** The quota defaults a submit is checked against; a `principal_quotas` row overrides each. */
+export interface SubmitQuota {
+  /** Tokens per minute of the user's bucket (a minute's worth may burst); 0 = unlimited. */
+  submitsPerMinute: number;
+  /** Tasks the user may have queued, working or waiting for input at once; 0 = unlimited. */
+  maxActiveTasks: number;
+  /** What a refusal on `active_tasks` tells the client to wait: no task's end is predictable. */
+  activeRetryAfterSeconds: number;
+}
+
+/** What storing a task did, when no quota can refuse it. */
+export type StoreResult =
   | { kind: 'created'; task: TaskRow }
   | { kind: 'replayed'; task: TaskRow }
   | { kind: 'conflict'; task: TaskRow };
+
+export type CreateResult =
+  StoreResult | { kind: 'refused'; quota: QuotaName; limit: number; retryAfterSeconds: number };
+
+/** Ends a quota transaction early with `result`, rolling back the token it took. */
+class Abandon extends Error {
+  constructor(readonly result: CreateResult) {
+    super(`submit ended without an insert: ${result.kind}`);
+  }
+}
 
 export type StatusFilter = 'active' | 'terminal' | TaskStatus;
 
@@ -37,8 +62,58 @@ const VISIBLE = 'thread_deleted_at IS NULL';
 export class TaskRepository {
   constructor(private readonly db: Database) {}
 
-  async create(task: NewTask): Promise<CreateResult> {
-    const rows = await this.db.query(
+  /**
+   * Stores a new task, once per idempotency key. With `quota`, the submit is checked against the
+   * user's quotas in the same transaction as the insert (QUOTA_GATE_SQL says how replicas stay
+   * within them); a refused submit writes nothing. A replay of an earlier idempotent submit is
+   * answered whatever the quotas say, and spends none of them.
+   */
+  async create(task: NewTask): Promise<StoreResult>;
+  async create(task: NewTask, quota: SubmitQuota): Promise<CreateResult>;
+  async create(task: NewTask, quota?: SubmitQuota): Promise<CreateResult> {
+    if (!quota) return this.insert(this.db, task);
+    try {
+      return await this.db.transaction(async (tx) => {
+        const [gate] = await tx.query<{
+          available: number;
+          per_minute: number;
+          max_active: number;
+        }>(
+          QUOTA_GATE_SQL,
+          [task.userId, quota.submitsPerMinute, quota.maxActiveTasks],
+          'quota_gate',
+        );
+        if (task.idempotencyKey) {
+          const earlier = await this.findByKey(tx, task);
+          if (earlier) throw new Abandon(earlier);
+        }
+        if (gate.per_minute > 0 && gate.available < 1) {
+          // The bucket refills per_minute tokens a minute: one token is this far away.
+          const seconds = Math.ceil(((1 - gate.available) * 60) / gate.per_minute);
+          throw new Abandon(refused('submits_per_minute', gate.per_minute, seconds));
+        }
+        if (gate.max_active > 0) {
+          const [{ active }] = await tx.query<{ active: number }>(
+            QUOTA_ACTIVE_COUNT_SQL,
+            [task.userId, gate.max_active],
+            'quota_active_count',
+          );
+          if (active >= gate.max_active) {
+            throw new Abandon(
+              refused('active_tasks', gate.max_active, quota.activeRetryAfterSeconds),
+            );
+          }
+        }
+        return this.insert(tx, task);
+      });
+    } catch (error) {
+      if (error instanceof Abandon) return error.result;
+      throw error;
+    }
+  }
+
+  private async insert(db: Queryable, task: NewTask): Promise<StoreResult> {
+    const rows = await db.query(
       `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
                           idempotency_key, request_hash, trace_context, next_attempt_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, now())
@@ -61,10 +136,16 @@ export class TaskRepository {
     if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };
     // The key was taken: by this same request retried (replay) or by another body (conflict).
     // The conflicting insert has committed by now, so READ COMMITTED sees it.
-    const existing = await this.db.query(
+    return (await this.findByKey(db, task))!;
+  }
+
+  /** The earlier task with this submit's idempotency key, as a replay or a conflict. */
+  private async findByKey(db: Queryable, task: NewTask): Promise<StoreResult | null> {
+    const existing = await db.query(
       `SELECT * FROM tasks WHERE user_id = $1 AND idempotency_key = $2`,
       [task.userId, task.idempotencyKey],
     );
+    if (existing.length === 0) return null;
     const found = toTaskRow(existing[0]);
     const same =
       found.requestHash === (task.requestHash ?? null) && found.threadId === task.threadId;
@@ -136,6 +217,10 @@ export class TaskRepository {
     onCancelled?.(result.cancelled);
     return result.hidden;
   }
+}
+
+function refused(quota: QuotaName, limit: number, retryAfterSeconds: number): CreateResult {
+  return { kind: 'refused', quota, limit, retryAfterSeconds: Math.max(1, retryAfterSeconds) };
 }
 
 /** The cancel request as one UPDATE over the rows `where` selects (all non-terminal). */

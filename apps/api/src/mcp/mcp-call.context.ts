@@ -44,8 +44,15 @@ export function argumentsOf(params: Record<string, unknown>): Record<string, unk
 }
 
 /**
+ * A spent submit quota (HTTP 429) on the front door: a server-defined code in the JSON-RPC
+ * range, chosen to read as 429, with the quota and the delay in `data` (docs/mcp.md, "Quotas").
+ */
+export const QUOTA_EXCEEDED_CODE = -32029;
+
+/**
  * A refused submit as a JSON-RPC error: a validation problem (422) is -32602 naming each
- * failing path; a rate limit is -32000 with the delay; anything else keeps its detail.
+ * failing path; a spent quota is QUOTA_EXCEEDED_CODE with the quota and the delay; anything
+ * else keeps its detail.
  */
 export function submitError(error: unknown): JsonRpcWireError {
   if (!(error instanceof ProblemException)) throw error;
@@ -59,8 +66,10 @@ export function submitError(error: unknown): JsonRpcWireError {
     );
   }
   if (problem.status === 429) {
-    return new JsonRpcWireError(-32000, problem.detail, {
-      retryAfterSeconds: Number(error.headers['Retry-After'] ?? 1),
+    const seconds = problem.retry_after_seconds ?? Number(error.headers['Retry-After'] ?? 1);
+    return new JsonRpcWireError(QUOTA_EXCEEDED_CODE, problem.detail, {
+      quota: problem.quota,
+      retryAfterSeconds: seconds,
     });
   }
   return new JsonRpcWireError(-32000, problem.detail);

@@ -11,7 +11,7 @@ const MEANINGS: Readonly<Record<number, string>> = {
   413: 'Request body over 1 MiB',
   415: 'Request body is not application/json',
   422: 'Body invalid: unknown toolset, arguments failing the input schema (each path listed), metadata over 4 KiB, or an Idempotency-Key reused with another body',
-  429: 'Submit rate limit reached (per user, per API replica); see Retry-After',
+  429: 'A submit quota of the user is spent (quota names which); see Retry-After',
   503: 'Not ready (draining or database unreachable)',
 };
 

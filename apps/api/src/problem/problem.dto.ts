@@ -38,4 +38,18 @@ export class ProblemDto {
     description: 'Each failing location, for 400 and 422',
   })
   errors?: ProblemFieldErrorDto[];
+
+  @ApiPropertyOptional({
+    enum: ['active_tasks', 'submits_per_minute'],
+    description: 'For 429: the quota that refused the submit',
+    example: 'submits_per_minute',
+  })
+  quota?: string;
+
+  @ApiPropertyOptional({
+    description: 'For 429: seconds to wait before trying again (as the Retry-After header)',
+    example: 6,
+    minimum: 1,
+  })
+  retry_after_seconds?: number;
 }

@@ -13,6 +13,10 @@ export interface ProblemBody {
   status: number;
   detail: string;
   errors?: ProblemFieldError[];
+  /** 429 only: which quota refused the request (docs/api.md, "Quotas"). */
+  quota?: string;
+  /** 429 only: the same delay as the `Retry-After` header, in the body for clients that drop headers. */
+  retry_after_seconds?: number;
 }
 
 /** Base of the `type` URIs; they name the problem kind, and the OpenAPI page documents each. */
@@ -63,6 +67,18 @@ export class ProblemException extends HttpException {
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(problemBody(status, detail, errors), status);
+  }
+
+  /**
+   * A 429 for a spent quota: the delay goes in `Retry-After` and in the body, with the quota's
+   * name, so a client can back off per quota without parsing `detail`.
+   */
+  static quota(quota: string, detail: string, retryAfterSeconds: number): ProblemException {
+    const exception = new ProblemException(429, detail, undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    });
+    Object.assign(exception.problem, { quota, retry_after_seconds: retryAfterSeconds });
+    return exception;
   }
 
   get problem(): ProblemBody {

@@ -1,8 +1,6 @@
-// Guards against cursor, Prefer and rate-limit parsing drifting from what the API promises.
-import { parseSettings } from '@app/config';
+// Guards against cursor and Prefer parsing drifting from what the API promises.
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { parsePreferWait } from './prefer-wait';
-import { SubmitRateLimiter } from './submit-rate-limiter.service';
 import { canonicalJson, jsonDepth } from './submit-request';
 
 describe('list cursor', () => {
@@ -32,24 +30,6 @@ describe('Prefer: wait', () => {
     ['return=minimal', undefined],
     [undefined, undefined],
   ])('%s → %s', (header, seconds) => expect(parsePreferWait(header)).toBe(seconds));
-});
-
-describe('submit rate limiter', () => {
-  it('allows a minute of burst, then refills evenly', () => {
-    const limiter = new SubmitRateLimiter(parseSettings({ SUBMIT_RATE_LIMIT_PER_MINUTE: '2' }));
-    let now = 0;
-    limiter.now = () => now;
-    expect([limiter.take('u'), limiter.take('u')]).toEqual([0, 0]);
-    expect(limiter.take('u')).toBe(30);
-    expect(limiter.take('v')).toBe(0);
-    now = 30_000;
-    expect(limiter.take('u')).toBe(0);
-  });
-
-  it('is off at 0', () => {
-    const limiter = new SubmitRateLimiter(parseSettings({ SUBMIT_RATE_LIMIT_PER_MINUTE: '0' }));
-    for (let i = 0; i < 1000; i++) expect(limiter.take('u')).toBe(0);
-  });
 });
 
 describe('canonical JSON', () => {

@@ -1,13 +1,26 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { Settings } from '@app/config';
 import { GatewayMetrics, SubmitRefusalReason } from '@app/metrics';
-import { TaskRepository, TaskRow } from '@app/persistence';
+import { QuotaName, SubmitQuota, TaskRepository, TaskRow } from '@app/persistence';
 import { TraceCarrier, startSubmitSpan } from '@app/tracing';
 import { ProblemException } from '../problem/problem.exception';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import { ArgumentsValidator } from './arguments-validator.service';
-import { SubmitRateLimiter } from './submit-rate-limiter.service';
+import { SETTINGS } from '../settings.token';
 import { parseSubmitBody, requestHash } from './submit-request';
 import { TaskWaiter } from './task-waiter.service';
+
+/** The metric reason of each quota's refusals. */
+const QUOTA_REASONS: Readonly<Record<QuotaName, SubmitRefusalReason>> = {
+  submits_per_minute: 'rate_limited',
+  active_tasks: 'active_tasks_limited',
+};
+
+const QUOTA_DETAILS: Readonly<Record<QuotaName, (limit: number) => string>> = {
+  submits_per_minute: (limit) => `Too many submits: the quota is ${limit} a minute; retry later.`,
+  active_tasks: (limit) =>
+    `Too many active tasks: the quota is ${limit} queued or running at once; retry once some end.`,
+};
 
 /** Printable ASCII, 1..255 chars: a key travels in a header and is compared byte for byte. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
@@ -33,8 +46,8 @@ export interface SubmitOutcome {
 }
 
 /**
- * Accepts a task: rate limit, body shape, toolset, arguments against its schema, then one
- * idempotent insert. The API's whole part in running a task is this durable row; pollers do
+ * Accepts a task: body shape, toolset, arguments against its schema, then one idempotent insert
+ * checked against the user's quotas in the same transaction (a refusal leaves nothing behind). The API's whole part in running a task is this durable row; pollers do
  * the rest. A toolset that is unavailable still takes tasks: they wait in `queued`.
  */
 @Injectable()
@@ -43,10 +56,18 @@ export class TaskSubmitService {
     private readonly tasks: TaskRepository,
     private readonly catalog: ToolsetCatalog,
     private readonly validator: ArgumentsValidator,
-    private readonly limiter: SubmitRateLimiter,
     private readonly waiter: TaskWaiter,
     private readonly metrics: GatewayMetrics,
-  ) {}
+    @Inject(SETTINGS) settings: Settings,
+  ) {
+    this.quota = {
+      ...settings.api.quotas,
+      // A task ends on a poll at the earliest: waiting less than one poll interval is pointless.
+      activeRetryAfterSeconds: Math.max(1, Math.ceil(settings.scheduling.pollIntervalMs / 1000)),
+    };
+  }
+
+  private readonly quota: SubmitQuota;
 
   async submit(command: SubmitCommand): Promise<SubmitOutcome> {
     // The submit span's context is stored on the task: its attempts join this trace.
@@ -65,15 +86,6 @@ export class TaskSubmitService {
     command: SubmitCommand,
     traceContext: TraceCarrier | null,
   ): Promise<SubmitOutcome> {
-    const retryAfter = this.limiter.take(command.userId);
-    if (retryAfter > 0) {
-      throw this.refused(
-        'rate_limited',
-        new ProblemException(429, 'Too many submits; retry later.', undefined, {
-          'Retry-After': String(retryAfter),
-        }),
-      );
-    }
     const key = command.idempotencyKey;
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
       throw this.refused(
@@ -107,18 +119,31 @@ export class TaskSubmitService {
         new ProblemException(422, "The arguments do not match the toolset's input schema.", errors),
       );
     }
-    const result = await this.tasks.create({
-      userId: command.userId,
-      threadId: command.threadId,
-      toolset: entry.name,
-      contract: entry.contract,
-      server: entry.server,
-      input: request.arguments,
-      metadata: request.metadata,
-      idempotencyKey: key ?? null,
-      requestHash: key === undefined ? null : requestHash(command.threadId, request),
-      traceContext,
-    });
+    const result = await this.tasks.create(
+      {
+        userId: command.userId,
+        threadId: command.threadId,
+        toolset: entry.name,
+        contract: entry.contract,
+        server: entry.server,
+        input: request.arguments,
+        metadata: request.metadata,
+        idempotencyKey: key ?? null,
+        requestHash: key === undefined ? null : requestHash(command.threadId, request),
+        traceContext,
+      },
+      this.quota,
+    );
+    if (result.kind === 'refused') {
+      throw this.refused(
+        QUOTA_REASONS[result.quota],
+        ProblemException.quota(
+          result.quota,
+          QUOTA_DETAILS[result.quota](result.limit),
+          result.retryAfterSeconds,
+        ),
+      );
+    }
     if (result.kind === 'conflict') {
       throw this.refused(
         'idempotency_conflict',

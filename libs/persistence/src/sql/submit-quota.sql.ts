@@ -1,0 +1,49 @@
+/**
+ * The submit quota gate: the first statement of a quota-checked submit's transaction. It locks
+ * the user's bucket row (creating it full on a first submit), refills it by the time since its
+ * last refill, and takes one token, all in one round trip. `$1` user, `$2` default submits per
+ * minute, `$3` default maximum active tasks; a `principal_quotas` row overrides either.
+ *
+ * Why this shape:
+ * - The row lock serialises one user's checked submits across every API replica until the
+ *   transaction ends, so the active count (QUOTA_ACTIVE_COUNT_SQL, a later statement with a
+ *   fresh READ COMMITTED snapshot) sees every committed insert of that user: two replicas can
+ *   never both pass the check at limit − 1. A single statement could not do that: all its CTEs
+ *   share the snapshot taken before it waited on the lock.
+ * - The token is taken unconditionally here; a refused submit rolls the transaction back, so a
+ *   refusal spends nothing and leaves no row (nor event, nor outbox entry) behind.
+ * - `ON CONFLICT DO UPDATE` makes the first submits of a new user race-free without a separate
+ *   insert: a concurrent first insert waits and then takes the update path.
+ * - The bucket uses the database's clock, the same for every replica: `clock_timestamp()`, not
+ *   `now()` (the transaction's start), and never backwards. A transaction that began first may
+ *   take the lock last; with `now()` it would see negative elapsed time and drain the bucket.
+ *
+ * Contention is per user only: other users' submits never wait on this row.
+ */
+export const QUOTA_GATE_SQL = `
+WITH limits AS (
+  SELECT coalesce(o.submits_per_minute, $2::int) AS per_minute,
+         coalesce(o.max_active_tasks, $3::int) AS max_active
+    FROM (VALUES (1)) AS one(x)
+    LEFT JOIN principal_quotas o ON o.user_id = $1
+)
+INSERT INTO submit_buckets AS b (user_id, per_minute, tokens, refilled_at)
+SELECT $1, l.per_minute, l.per_minute - 1, clock_timestamp() FROM limits l
+    ON CONFLICT (user_id) DO UPDATE
+   SET per_minute = excluded.per_minute,
+       tokens = least(excluded.per_minute::float8,
+                      b.tokens + greatest(0, extract(epoch FROM clock_timestamp() - b.refilled_at))::float8
+                                 * excluded.per_minute / 60.0) - 1,
+       refilled_at = greatest(b.refilled_at, clock_timestamp())
+RETURNING b.tokens + 1 AS available, b.per_minute,
+          (SELECT max_active FROM limits) AS max_active`;
+
+/**
+ * The user's active tasks, counted through `tasks_user_active_idx` and stopped at `$2` (the
+ * limit): the cost is bounded by the quota, never by the user's backlog beyond it.
+ */
+export const QUOTA_ACTIVE_COUNT_SQL = `
+SELECT count(*)::int AS active
+  FROM (SELECT 1 FROM tasks
+         WHERE user_id = $1 AND status IN ('queued', 'working', 'input_required')
+         LIMIT $2) AS a`;
