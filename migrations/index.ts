@@ -6,6 +6,7 @@ import { OperatorActions1796100000000 } from './1796100000000-OperatorActions';
 import { McpExposure1796200000000 } from './1796200000000-McpExposure';
 import { TraceContext1796300000000 } from './1796300000000-TraceContext';
 import { SubmitQuotas1796416000000 } from './1796416000000-SubmitQuotas';
+import { FairShare1796420000000 } from './1796420000000-FairShare';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   McpExposure1796200000000,
   TraceContext1796300000000,
   SubmitQuotas1796416000000,
+  FairShare1796420000000,
 ];

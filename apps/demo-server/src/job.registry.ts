@@ -75,6 +75,8 @@ export interface ReceivedTrace {
 export class JobRegistry {
   private readonly jobs = new Map<string, JobRecord>();
   private counters = emptyCounters();
+  /** demo_slow calls being held now, and the most ever held at once (not persisted). */
+  private held = { in_flight: 0, max: 0 };
   /** The latest requests' W3C trace context, header and `_meta` (not persisted). */
   private readonly traces: ReceivedTrace[] = [];
 
@@ -195,6 +197,7 @@ export class JobRegistry {
       sync,
       tasks_2026,
       live_jobs: live.length,
+      held_calls: { ...this.held },
       by_tag: byTag,
       traceparents: [...this.traces],
     };
@@ -203,6 +206,16 @@ export class JobRegistry {
   /** Writes the whole state; called after every change (the demo's job counts are small). */
   save(): void {
     this.stateFile?.save({ version: 1, jobs: [...this.jobs.values()], counters: this.counters });
+  }
+
+  /** A demo_slow call began: it is held open until {@link heldCallEnded}. */
+  heldCallStarted(): void {
+    this.held.in_flight += 1;
+    this.held.max = Math.max(this.held.max, this.held.in_flight);
+  }
+
+  heldCallEnded(): void {
+    this.held.in_flight -= 1;
   }
 
   /** Own-property checks because tags are caller-chosen strings ("__proto__" included). */

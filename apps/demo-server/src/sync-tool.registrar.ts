@@ -1,7 +1,18 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type {
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { DEFAULT_DURATION_MS, jobArgsShape, SYNC_FAULTS } from './job-args.schema';
+import {
+  DEFAULT_DURATION_MS,
+  JobArgs,
+  jobArgsShape,
+  SYNC_FAULTS,
+  SyncFault,
+} from './job-args.schema';
 import type { JobRecord, JobRegistry } from './job.registry';
 import { jobFailMessage, jobResult } from './job-result.util';
 import { crashNow, hangUntilAborted, toolError } from './tool-result.util';
@@ -46,42 +57,59 @@ export function registerSyncTool(server: McpServer, registry: JobRegistry): void
       },
     },
     async (args, extra): Promise<CallToolResult> => {
-      registry.count('sync', 'calls');
-      registry.countTag(args.tag, 'submits');
-      const job = registry.create('sync', args);
-      const cancelled = (): Error => {
-        registry.endSync(job, 'cancelled');
-        registry.countTag(args.tag, 'cancels');
-        return new Error('demo_slow was cancelled');
-      };
-      if (args.fault === 'hang_call') {
-        await hangUntilAborted(extra.signal).catch(() => {
-          throw cancelled();
-        });
+      // Concurrency as the upstream sees it: the fleet-wide cap test reads the maximum.
+      registry.heldCallStarted();
+      try {
+        return await runSlow(registry, args, extra);
+      } finally {
+        registry.heldCallEnded();
       }
-      const total = args.duration_ms ?? DEFAULT_DURATION_MS;
-      const token = extra._meta?.progressToken;
-      const startedAt = Date.now();
-      for (let elapsed = 0; ; elapsed = Date.now() - startedAt) {
-        if (args.fault === 'crash_call' && elapsed >= total / 2) crashNow('crash_call');
-        if (token !== undefined) {
-          await extra.sendNotification({
-            method: 'notifications/progress',
-            params: {
-              progressToken: token,
-              progress: Math.min(elapsed, total),
-              total,
-              message: `${elapsed} of ${total} ms`,
-            },
-          });
-        }
-        if (elapsed >= total) break;
-        if (!(await delay(Math.min(PROGRESS_EVERY_MS, total - elapsed), extra.signal)))
-          throw cancelled();
-      }
-      return finish(registry, job);
     },
   );
+}
+
+type SlowArgs = JobArgs & { fault?: SyncFault };
+type SlowExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+async function runSlow(
+  registry: JobRegistry,
+  args: SlowArgs,
+  extra: SlowExtra,
+): Promise<CallToolResult> {
+  registry.count('sync', 'calls');
+  registry.countTag(args.tag, 'submits');
+  const job = registry.create('sync', args);
+  const cancelled = (): Error => {
+    registry.endSync(job, 'cancelled');
+    registry.countTag(args.tag, 'cancels');
+    return new Error('demo_slow was cancelled');
+  };
+  if (args.fault === 'hang_call') {
+    await hangUntilAborted(extra.signal).catch(() => {
+      throw cancelled();
+    });
+  }
+  const total = args.duration_ms ?? DEFAULT_DURATION_MS;
+  const token = extra._meta?.progressToken;
+  const startedAt = Date.now();
+  for (let elapsed = 0; ; elapsed = Date.now() - startedAt) {
+    if (args.fault === 'crash_call' && elapsed >= total / 2) crashNow('crash_call');
+    if (token !== undefined) {
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress: Math.min(elapsed, total),
+          total,
+          message: `${elapsed} of ${total} ms`,
+        },
+      });
+    }
+    if (elapsed >= total) break;
+    if (!(await delay(Math.min(PROGRESS_EVERY_MS, total - elapsed), extra.signal)))
+      throw cancelled();
+  }
+  return finish(registry, job);
 }
 
 function finish(registry: JobRegistry, job: JobRecord): CallToolResult {

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Phase } from '@app/common';
-import { Settings } from '@app/config';
+import { McpServersConfig, Settings } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { ItemAbort } from './item-abort';
-import { POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+import { MCP_SERVERS, POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
 import { ServerSlots } from './server-slots';
 import { TaskRunnerService } from './task-runner.service';
 import { WakeSignal } from './wake.signal';
@@ -39,6 +39,8 @@ export class ClaimLoopService {
   /** The last claim may have left due rows behind (it was full, or skipped saturated servers). */
   private starved = true;
   private claiming = false;
+  /** `fleetMaxConcurrentCalls` of the servers that set it. */
+  private readonly fleetCaps: ReadonlyMap<string, number>;
 
   constructor(
     @Inject(POLLER_SETTINGS) private readonly settings: Settings,
@@ -49,7 +51,14 @@ export class ClaimLoopService {
     private readonly runner: TaskRunnerService,
     private readonly metrics: GatewayMetrics,
     private readonly log: PinoLogger,
-  ) {}
+    @Inject(MCP_SERVERS) servers: McpServersConfig,
+  ) {
+    this.fleetCaps = new Map(
+      servers.servers.flatMap((s) =>
+        s.fleetMaxConcurrentCalls === undefined ? [] : [[s.name, s.fleetMaxConcurrentCalls]],
+      ),
+    );
+  }
 
   /** True while the loop runs and claims (readiness). */
   get isClaiming(): boolean {
@@ -153,6 +162,10 @@ export class ClaimLoopService {
       deadWorkerAfterMs,
       excludeServers,
       serverRoom: this.slots.room(),
+      fairShare: this.settings.worker.fairShare
+        ? { weights: this.settings.worker.fairShareWeights }
+        : undefined,
+      fleetCaps: this.fleetCaps,
     });
     timer();
     // One count per statement and phase it claimed rows for: an empty claim claimed nothing.

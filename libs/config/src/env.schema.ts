@@ -43,6 +43,10 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(0) DRAIN_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(10) HEARTBEAT_INTERVAL_MS = 5000;
   @Transform(toInt) @IsInt() @Min(10) CLAIM_FALLBACK_INTERVAL_MS = 5000;
+  /** Share due work across principals by weight in the claim (docs/leases.md, "Fair share"). */
+  @Transform(toBool) @IsBoolean() CLAIM_FAIR_SHARE = true;
+  /** `principal=weight` pairs, comma-separated; a principal not listed weighs 1. */
+  @IsOptional() @IsString() FAIR_SHARE_WEIGHTS?: string = undefined;
   @Transform(toInt) @IsInt() @Min(1) TRACKING_DEGRADED_AFTER = 3;
   @Transform(toInt) @IsInt() @Min(1) TRACKING_TIMEOUT_MS = 86400000;
   @Transform(toInt) @IsInt() @Min(0) REMOVED_TOOLSET_GRACE_MS = 3600000;

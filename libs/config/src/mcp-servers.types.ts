@@ -32,6 +32,11 @@ export interface ServerConfig {
   connectTimeoutMs: number;
   callTimeoutMs: number;
   maxConcurrentCalls: number;
+  /**
+   * Calls in flight to this server across the whole fleet (every poller together), counted from
+   * the live leases in the claim (docs/leases.md, "Fleet-wide caps"). Unset: no fleet-wide cap.
+   */
+  fleetMaxConcurrentCalls?: number;
   keepaliveIntervalMs: number;
   /** Seconds between self-probes once the connect budget is spent. */
   parkedProbeMs: number;

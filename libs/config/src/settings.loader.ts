@@ -79,6 +79,7 @@ function crossCheck(dto: EnvSchema): string[] {
   if (dto.AUTH_JWT_SECRET !== undefined && dto.AUTH_JWT_SECRET.length < 32) {
     problems.push('AUTH_JWT_SECRET: must be at least 32 characters');
   }
+  problems.push(...parseWeights(dto.FAIR_SHARE_WEIGHTS ?? '').problems);
   if (dto.MCP_ANONYMOUS_USER !== undefined && dto.NODE_ENV === 'production') {
     problems.push('MCP_ANONYMOUS_USER: must not be set when NODE_ENV is production');
   }
@@ -115,6 +116,8 @@ function toSettings(dto: EnvSchema): Settings {
       heartbeatIntervalMs: dto.HEARTBEAT_INTERVAL_MS,
       deadAfterMs: deadAfterMs(dto.HEARTBEAT_INTERVAL_MS),
       claimFallbackIntervalMs: dto.CLAIM_FALLBACK_INTERVAL_MS,
+      fairShare: dto.CLAIM_FAIR_SHARE,
+      fairShareWeights: parseWeights(dto.FAIR_SHARE_WEIGHTS ?? '').weights,
     },
     results: { maxBytes: dto.MAX_RESULT_BYTES, previewChars: dto.RESULT_PREVIEW_CHARS },
     retention: { days: dto.RETENTION_DAYS, eventHours: dto.EVENT_RETENTION_HOURS },
@@ -152,4 +155,31 @@ function toSettings(dto: EnvSchema): Settings {
     },
     mcpServersFile: dto.MCP_SERVERS_FILE,
   };
+}
+
+const MAX_WEIGHT = 1000;
+
+/**
+ * FAIR_SHARE_WEIGHTS: `alice=3,acme=0.5`. A weight is a positive number up to 1000; a principal
+ * named twice, an empty name or a malformed pair is refused at boot, naming the pair.
+ */
+function parseWeights(text: string): { weights: Map<string, number>; problems: string[] } {
+  const weights = new Map<string, number>();
+  const problems: string[] = [];
+  for (const pair of text.split(',').map((part) => part.trim())) {
+    if (pair === '') continue;
+    const at = pair.lastIndexOf('=');
+    const principal = at > 0 ? pair.slice(0, at).trim() : '';
+    const weight = at > 0 ? Number(pair.slice(at + 1).trim()) : NaN;
+    if (principal === '' || !(weight > 0 && weight <= MAX_WEIGHT)) {
+      problems.push(
+        `FAIR_SHARE_WEIGHTS: "${pair}" must be principal=weight with a weight above 0 and at most ${MAX_WEIGHT}`,
+      );
+    } else if (weights.has(principal)) {
+      problems.push(`FAIR_SHARE_WEIGHTS: "${principal}" is given twice`);
+    } else {
+      weights.set(principal, weight);
+    }
+  }
+  return { weights, problems };
 }

@@ -32,6 +32,10 @@ export interface Settings {
      */
     deadAfterMs: number;
     claimFallbackIntervalMs: number;
+    /** The claim shares due work across principals by weight (docs/leases.md, "Fair share"). */
+    fairShare: boolean;
+    /** Weight per principal (`coalesce(tenant, user_id)`); 1 when not listed. */
+    fairShareWeights: ReadonlyMap<string, number>;
   };
   results: { maxBytes: number; previewChars: number };
   retention: { days: number; eventHours: number };

@@ -40,6 +40,13 @@ export interface ClaimRequest {
   excludeServers?: readonly string[];
   /** Free room per configured server: the claim takes no more of a server's rows than this. */
   serverRoom?: ReadonlyMap<string, number>;
+  /**
+   * Fair share across principals (docs/leases.md, "Fair share"): the weight per principal, 1 for
+   * one not listed. Absent: due order alone.
+   */
+  fairShare?: { weights: ReadonlyMap<string, number> };
+  /** `fleetMaxConcurrentCalls` per server: live leases fleet-wide stay within it. */
+  fleetCaps?: ReadonlyMap<string, number>;
 }
 
 /** A remote handle as an upstream returned it; never dropped once received. */

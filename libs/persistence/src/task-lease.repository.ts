@@ -9,8 +9,8 @@ import {
   WriteOutcome,
   toClaimedTask,
 } from './claimed-task';
-import { Queryable, jsonParam } from './database';
-import { CLAIM_SQL } from './sql/claim.sql';
+import { Database, Queryable, jsonParam } from './database';
+import { CLAIM_SQL, FAIR_CLAIM_SQL, FLEET_LIVE_SQL, FLEET_LOCK_SQL } from './sql/claim.sql';
 import {
   CLEAR_LEASE,
   RELEASE_FOR_CANCEL_SQL,
@@ -38,22 +38,51 @@ export class TaskLeaseRepository {
   async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
     if (request.limit <= 0) return [];
     const room = request.serverRoom ?? new Map<string, number>();
+    const caps = [...(request.fleetCaps ?? new Map<string, number>())].filter(
+      ([server]) => !request.excludeServers?.includes(server) && (room.get(server) ?? 1) > 0,
+    );
+    if (caps.length === 0 || !(this.db instanceof Database)) {
+      return this.claimWithin(this.db, request, room);
+    }
+    // One claimer at a time counts a capped server's live leases and claims: two claims that
+    // started together would otherwise both see the same free room (docs/leases.md, "Fleet-wide
+    // caps"). Each statement in the transaction has its own snapshot, taken after the lock.
+    return this.db.transaction(async (tx) => {
+      const servers = caps.map(([server]) => server);
+      await tx.query(FLEET_LOCK_SQL, [servers]);
+      const live = await tx.query<{ server: string; live: number }>(FLEET_LIVE_SQL, [servers]);
+      const inUse = new Map(live.map((row) => [row.server, row.live]));
+      const tightened = new Map(room);
+      for (const [server, max] of caps) {
+        const fleetFree = Math.max(0, max - (inUse.get(server) ?? 0));
+        tightened.set(server, Math.min(room.get(server) ?? fleetFree, fleetFree));
+      }
+      return this.claimWithin(tx, request, tightened);
+    });
+  }
+
+  private async claimWithin(
+    db: Queryable,
+    request: ClaimRequest,
+    room: ReadonlyMap<string, number>,
+  ): Promise<ClaimedTask[]> {
     // A server with no room is skipped by the scan itself, so its rows never crowd the candidates.
     const full = [...room].filter(([, free]) => free <= 0).map(([server]) => server);
-    const rows = await this.db.query(
-      CLAIM_SQL,
-      [
-        request.workerId,
-        request.limit,
-        request.phases,
-        request.leaseMs,
-        request.deadWorkerAfterMs,
-        [...new Set([...(request.excludeServers ?? []), ...full])],
-        [...room.keys()],
-        [...room.values()],
-      ],
-      'mcp_tasks_claim',
-    );
+    const params: unknown[] = [
+      request.workerId,
+      request.limit,
+      request.phases,
+      request.leaseMs,
+      request.deadWorkerAfterMs,
+      [...new Set([...(request.excludeServers ?? []), ...full])],
+      [...room.keys()],
+      [...room.values()],
+    ];
+    const fair = request.fairShare;
+    if (fair) params.push([...fair.weights.keys()], [...fair.weights.values()]);
+    const rows = fair
+      ? await db.query(FAIR_CLAIM_SQL, params, 'mcp_tasks_claim_fair')
+      : await db.query(CLAIM_SQL, params, 'mcp_tasks_claim');
     return rows.map(toClaimedTask);
   }
 

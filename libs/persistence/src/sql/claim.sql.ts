@@ -29,45 +29,46 @@
  * pinned-worker NOT EXISTS as `<> ALL (ARRAY(...))` cut the planner's estimate but not the
  * burn-down rate (3,640 vs 3,710 rows/s), so the plainer form stays.
  */
-export const CLAIM_SQL = `
-WITH candidates AS (
-  SELECT t.id,
-         t.server,
-         t.next_attempt_at AS due_at,
-         (t.lease_token IS NOT NULL) AS rescued,
-         CASE
+/** The advisory-lock key space of the fleet-cap locks (the second key is the server's hash). */
+const FLEET_LOCK_SPACE = 0x6d637066;
+
+/** The phase a due row is claimed for. */
+const PHASE = `CASE
            WHEN t.cancel_requested_at IS NOT NULL THEN 'cancel'
            WHEN t.status = 'queued' THEN 'submit'
            ELSE 'poll'
-         END AS phase
-    FROM tasks t
-   WHERE t.next_attempt_at IS NOT NULL
-     AND t.next_attempt_at <= now()
-     AND NOT (t.server = ANY($6::text[]))
-     AND (CASE
-            WHEN t.cancel_requested_at IS NOT NULL THEN 'cancel'
-            WHEN t.status = 'queued' THEN 'submit'
-            ELSE 'poll'
-          END) = ANY($3::text[])
+         END`;
+
+/**
+ * Which due rows this worker may take: the phases asked for ($3), no server without room ($6),
+ * and the pinned-worker rule.
+ */
+const CLAIMABLE = `NOT (t.server = ANY($6::text[]))
+     AND (${PHASE}) = ANY($3::text[])
      AND (t.pinned_worker_id IS NULL
           OR t.pinned_worker_id = $1
           OR (NOT EXISTS (SELECT 1 FROM workers w
                            WHERE w.id = t.pinned_worker_id
                              AND w.stopped_at IS NULL
                              AND w.heartbeat_at > now() - make_interval(secs => $5::float8 / 1000))
-              AND pg_postmaster_start_time() < now() - make_interval(secs => $5::float8 / 1000)))
-   ORDER BY t.next_attempt_at
-   LIMIT $2
-   FOR UPDATE OF t SKIP LOCKED
-),
-due AS (
+              AND pg_postmaster_start_time() < now() - make_interval(secs => $5::float8 / 1000)))`;
+
+/**
+ * The per-server bound on the locked candidates: at most the server's room ($7/$8: this worker's
+ * free slots, or the fleet's room when that is smaller); a server absent from `$7` is bounded by
+ * `$2` alone. `order` ranks a server's candidates.
+ */
+function roomBound(order: string): string {
+  return `due AS (
   SELECT ranked.*
-    FROM (SELECT c.*, row_number() OVER (PARTITION BY c.server ORDER BY c.due_at) AS nth
+    FROM (SELECT c.*, row_number() OVER (PARTITION BY c.server ORDER BY ${order}) AS nth
             FROM candidates c) ranked
     LEFT JOIN unnest($7::text[], $8::int[]) AS room(server, free) ON room.server = ranked.server
    WHERE ranked.nth <= coalesce(room.free, $2)
-)
-UPDATE tasks t
+)`;
+}
+
+const LEASE_AND_RETURN = `UPDATE tasks t
    SET lease_owner      = $1,
        lease_token      = gen_random_uuid(),
        lease_expires_at = now() + make_interval(secs => $4::float8 / 1000),
@@ -78,3 +79,147 @@ UPDATE tasks t
 RETURNING t.*, due.phase, due.due_at, due.rescued,
           extract(epoch FROM now() - due.due_at) AS due_lag_seconds,
           now() AS db_now`;
+
+/** The claim in due order alone (CLAIM_FAIR_SHARE=false). */
+export const CLAIM_SQL = `
+WITH candidates AS (
+  SELECT t.id,
+         t.server,
+         t.next_attempt_at AS due_at,
+         (t.lease_token IS NOT NULL) AS rescued,
+         ${PHASE} AS phase
+    FROM tasks t
+   WHERE t.next_attempt_at IS NOT NULL
+     AND t.next_attempt_at <= now()
+     AND ${CLAIMABLE}
+   ORDER BY t.next_attempt_at
+   LIMIT $2
+   FOR UPDATE OF t SKIP LOCKED
+),
+${roomBound('c.due_at')}
+${LEASE_AND_RETURN}`;
+
+/**
+ * The fair-share claim (docs/leases.md, "Fair share"). A principal is `coalesce(tenant, user_id)`.
+ *
+ * - `principals`: every principal with active rows, by a loose index scan of
+ *   `tasks_principal_due_idx` (one index probe per principal, however many rows each has), with
+ *   its weight ($9/$10; 1 when not listed).
+ * - `pool`: a prefix of each principal's claimable due rows in due order: its first
+ *   `2 × $2 × weight / Σweight + 1` (its share of this claim, twice over, from the same index
+ *   under LATERAL), together with the first `2 × $2` due rows of all principals (today's scan,
+ *   which keeps the claim work-conserving when a principal has fewer rows than its share). Both
+ *   are prefixes of a principal's due order, so their union is too. Twice `$2` leaves rows for a
+ *   concurrent claimer that locks the first `$2`.
+ * - `ranked`: each row ranked `(held + nth) / weight`: `held` is the principal's live leases
+ *   fleet-wide, `nth` the row's place in the principal's due order. Ties go to the principal with
+ *   fewer rows in the pool, then to the older due time.
+ * - `candidates`: the top `$2` by rank, locked `SKIP LOCKED` in rank order. The row must still
+ *   have the due time `pool` read: a row another claimer leased meanwhile has a new one, and
+ *   Postgres re-checks this condition on the row's newest version when it takes the lock.
+ *
+ * Work-conserving: a principal without due rows takes no place in the ranking, so the others
+ * fill every free slot. Within a principal, rows go in due order as before.
+ */
+export const FAIR_CLAIM_SQL = `
+WITH RECURSIVE walk AS (
+  (SELECT coalesce(t.tenant, t.user_id) AS principal
+     FROM tasks t
+    WHERE t.next_attempt_at IS NOT NULL
+    ORDER BY coalesce(t.tenant, t.user_id)
+    LIMIT 1)
+  UNION ALL
+  SELECT (SELECT coalesce(t.tenant, t.user_id)
+            FROM tasks t
+           WHERE t.next_attempt_at IS NOT NULL
+             AND coalesce(t.tenant, t.user_id) > walk.principal
+           ORDER BY coalesce(t.tenant, t.user_id)
+           LIMIT 1)
+    FROM walk
+   WHERE walk.principal IS NOT NULL
+),
+principals AS (
+  SELECT walk.principal, coalesce(w.weight, 1) AS weight
+    FROM walk
+    LEFT JOIN unnest($9::text[], $10::float8[]) AS w(principal, weight)
+           ON w.principal = walk.principal
+   WHERE walk.principal IS NOT NULL
+),
+held AS (
+  SELECT coalesce(l.tenant, l.user_id) AS principal, count(*)::float8 AS n
+    FROM tasks l
+   WHERE l.lease_token IS NOT NULL AND l.lease_expires_at > now()
+   GROUP BY 1
+),
+pool AS (
+  SELECT c.id, c.principal, c.due_at
+    FROM principals p
+   CROSS JOIN (SELECT sum(weight) AS total FROM principals) s
+   CROSS JOIN LATERAL (
+          SELECT t.id, p.principal, t.next_attempt_at AS due_at
+            FROM tasks t
+           WHERE coalesce(t.tenant, t.user_id) = p.principal
+             AND t.next_attempt_at IS NOT NULL
+             AND t.next_attempt_at <= now()
+             AND ${CLAIMABLE}
+           ORDER BY t.next_attempt_at
+           LIMIT ceil(2 * $2 * p.weight / s.total)::int + 1) c
+  UNION
+  (SELECT t.id, coalesce(t.tenant, t.user_id), t.next_attempt_at
+     FROM tasks t
+    WHERE t.next_attempt_at IS NOT NULL
+      AND t.next_attempt_at <= now()
+      AND ${CLAIMABLE}
+    ORDER BY t.next_attempt_at
+    LIMIT 2 * $2)
+),
+ranked AS (
+  SELECT pool.id,
+         pool.due_at,
+         (coalesce(h.n, 0) + row_number() OVER (PARTITION BY pool.principal ORDER BY pool.due_at))
+           / p.weight AS rank,
+         count(*) OVER (PARTITION BY pool.principal) AS backlog
+    FROM pool
+    JOIN principals p ON p.principal = pool.principal
+    LEFT JOIN held h ON h.principal = pool.principal
+),
+candidates AS (
+  SELECT t.id,
+         t.server,
+         t.next_attempt_at AS due_at,
+         (t.lease_token IS NOT NULL) AS rescued,
+         ${PHASE} AS phase,
+         r.rank,
+         r.backlog
+    FROM (SELECT * FROM ranked ORDER BY rank, backlog, due_at LIMIT 4 * $2) r
+    JOIN tasks t ON t.id = r.id
+   WHERE t.next_attempt_at = r.due_at
+   ORDER BY r.rank, r.backlog, r.due_at
+   LIMIT $2
+   FOR UPDATE OF t SKIP LOCKED
+),
+${roomBound('c.rank, c.backlog, c.due_at')}
+${LEASE_AND_RETURN}`;
+
+/**
+ * Taken before a claim that may lease rows of fleet-capped servers, in the same transaction:
+ * one claimer at a time counts a capped server's live leases and claims. Locks are taken in key
+ * order, so two claimers never wait on each other crosswise.
+ */
+export const FLEET_LOCK_SQL = `
+SELECT count(pg_advisory_xact_lock(${FLEET_LOCK_SPACE}, k)) AS locked
+  FROM (SELECT DISTINCT hashtext(s) AS k FROM unnest($1::text[]) AS s ORDER BY 1) keys`;
+
+/**
+ * Live leases per capped server ($1), fleet-wide, after FLEET_LOCK_SQL: a statement of its own,
+ * so its snapshot (READ COMMITTED) includes every lease the lock's previous holder committed.
+ * A held sync call renews its lease, so it counts for as long as it runs. Reads only
+ * `tasks_leased_idx` (the rows holding a lease), never the backlog.
+ */
+export const FLEET_LIVE_SQL = `
+SELECT l.server, count(*)::int AS live
+  FROM tasks l
+ WHERE l.lease_token IS NOT NULL
+   AND l.lease_expires_at > now()
+   AND l.server = ANY($1::text[])
+ GROUP BY l.server`;
