@@ -107,6 +107,8 @@ export interface DemoServerProcess {
 export interface DemoStats {
   ordinary: { submits: number; status_calls: number; cancels: number };
   live_jobs: number;
+  /** demo_slow calls held open now, and the most at once since the server started. */
+  held_calls: { in_flight: number; max: number };
   by_tag: Record<string, { submits: number; cancels: number; cancelled: boolean; state: string }>;
 }
 
@@ -170,7 +172,12 @@ export type ServerEntry = Record<string, unknown>;
 export function demoServerEntry(
   url: string,
   toolset: string,
-  options: { maxConcurrentCalls?: number; retryOnCrash?: boolean; sync?: boolean } = {},
+  options: {
+    maxConcurrentCalls?: number;
+    fleetMaxConcurrentCalls?: number;
+    retryOnCrash?: boolean;
+    sync?: boolean;
+  } = {},
 ): ServerEntry {
   const taskToolsets: Record<string, unknown>[] = [
     {
@@ -195,6 +202,9 @@ export function demoServerEntry(
     connectTimeoutMs: 1000,
     callTimeoutMs: 1900,
     maxConcurrentCalls: options.maxConcurrentCalls ?? 8,
+    ...(options.fleetMaxConcurrentCalls === undefined
+      ? {}
+      : { fleetMaxConcurrentCalls: options.fleetMaxConcurrentCalls }),
     taskToolsets,
   };
 }

@@ -106,11 +106,12 @@ ${LEASE_AND_RETURN}`;
  *   `tasks_principal_due_idx` (one index probe per principal, however many rows each has), with
  *   its weight ($9/$10; 1 when not listed).
  * - `pool`: a prefix of each principal's claimable due rows in due order: its first
- *   `2 × $2 × weight / Σweight + 1` (its share of this claim, twice over, from the same index
- *   under LATERAL), together with the first `2 × $2` due rows of all principals (today's scan,
- *   which keeps the claim work-conserving when a principal has fewer rows than its share). Both
- *   are prefixes of a principal's due order, so their union is too. Twice `$2` leaves rows for a
- *   concurrent claimer that locks the first `$2`.
+ *   `4 × $2 × weight / Σweight + 1` (its share of this claim four times over, from the same
+ *   index under LATERAL), together with the first `2 × $2` due rows of all principals (today's
+ *   scan, which keeps the claim work-conserving when a principal has fewer rows than its share).
+ *   Both are prefixes of a principal's due order, so their union is too. The spare rows serve
+ *   concurrent claimers: one that finds the best-ranked rows locked takes the next ones by rank,
+ *   and still in proportion (with twice the share, 3:1 drifted to 3.2:1 with four claimers).
  * - `ranked`: each row ranked `(held + nth) / weight`: `held` is the principal's live leases
  *   fleet-wide, `nth` the row's place in the principal's due order. Ties go to the principal with
  *   fewer rows in the pool, then to the older due time.
@@ -163,7 +164,7 @@ pool AS (
              AND t.next_attempt_at <= now()
              AND ${CLAIMABLE}
            ORDER BY t.next_attempt_at
-           LIMIT ceil(2 * $2 * p.weight / s.total)::int + 1) c
+           LIMIT ceil(4 * $2 * p.weight / s.total)::int + 1) c
   UNION
   (SELECT t.id, coalesce(t.tenant, t.user_id), t.next_attempt_at
      FROM tasks t

@@ -1,0 +1,59 @@
+// Guards docs/leases.md, "Fleet-wide caps": calls in flight to a server stay within
+// fleetMaxConcurrentCalls across all pollers together.
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { countTerminal, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import {
+  demoServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+let database: TestDatabase;
+const FLEET_CAP = 3;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await stopAllProcesses();
+  await database.drop();
+});
+
+it('three pollers with 4 slots each never hold more than 3 calls to a server capped at 3', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({
+    demo: demoServerEntry(demo.url, 'demo', {
+      sync: true,
+      maxConcurrentCalls: 4,
+      fleetMaxConcurrentCalls: FLEET_CAP,
+    }),
+  });
+  await Promise.all(
+    Array.from({ length: 3 }, () => startPoller({ databaseUrl: database.url, serversFile })),
+  );
+  // Held sync calls: each keeps its lease (renewed) for the whole call, so it counts throughout.
+  const ids = await insertFleetTasks(
+    database.db,
+    Array.from({ length: 18 }, (_, i) => ({
+      toolset: 'demo-sync',
+      server: 'demo',
+      contract: 'sync-call' as const,
+      input: { duration_ms: 800, tag: `capped-${i}` },
+    })),
+  );
+  await waitUntil(
+    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    'all capped tasks terminal',
+    90_000,
+    100,
+  );
+  const states = [...(await taskStates(database.db, ids)).values()];
+  expect(states.filter((s) => s.status !== 'completed')).toEqual([]);
+  const held = (await demo.stats()).held_calls;
+  // The upstream's own count: never above the cap, and the cap was reached (work went on).
+  expect(held.max).toBe(FLEET_CAP);
+  expect(held.in_flight).toBe(0);
+});
