@@ -16,6 +16,22 @@ describe('environment', () => {
     });
     expect(s.results).toEqual({ maxBytes: 262144, previewChars: 2000 });
     expect(s.webhooks.allowPrivateNetworks).toBe(false);
+    expect(s.worker.fairShare).toBe(true);
+    expect(s.worker.fairShareWeights).toEqual(new Map());
+  });
+
+  it('reads fair-share weights', () => {
+    const s = parseSettings({
+      FAIR_SHARE_WEIGHTS: ' alice=3, acme=0.5 ',
+      CLAIM_FAIR_SHARE: 'false',
+    });
+    expect(s.worker.fairShare).toBe(false);
+    expect(s.worker.fairShareWeights).toEqual(
+      new Map([
+        ['alice', 3],
+        ['acme', 0.5],
+      ]),
+    );
   });
 
   it.each([
@@ -44,6 +60,13 @@ describe('environment', () => {
     [
       { MIN_POLL_INTERVAL_MS: '9000', POLL_INTERVAL_MS: '5000' },
       'MIN_POLL_INTERVAL_MS: must not be greater than POLL_INTERVAL_MS',
+    ],
+    [{ CLAIM_FAIR_SHARE: 'sometimes' }, 'CLAIM_FAIR_SHARE must be a boolean value'],
+    [{ FAIR_SHARE_WEIGHTS: 'alice:3' }, 'FAIR_SHARE_WEIGHTS: pair 1 must be principal=weight'],
+    [{ FAIR_SHARE_WEIGHTS: 'alice=0' }, 'FAIR_SHARE_WEIGHTS: pair 1 must be principal=weight'],
+    [
+      { FAIR_SHARE_WEIGHTS: 'a=1,a=2' },
+      'FAIR_SHARE_WEIGHTS: pair 2 names a principal given before',
     ],
   ])('%j is refused: %s', (env, message) => {
     expect(() => parseSettings(env)).toThrow(message);
@@ -138,6 +161,11 @@ describe('mcpServers file', () => {
       'server "a": set exactly one of command (stdio) or url (http)',
     ],
     ['neither', ok({ a: {} }), 'server "a": set exactly one of command (stdio) or url (http)'],
+    [
+      'fleet cap below 1',
+      ok({ a: { url: 'http://h/mcp', fleetMaxConcurrentCalls: 0 } }),
+      'server "a": fleetMaxConcurrentCalls',
+    ],
     ['bad url scheme', ok({ a: { url: 'ftp://h/x' } }), 'server "a": url must use http or https'],
     ['not a url', ok({ a: { url: 'nope' } }), 'server "a": url is not a valid URL'],
     [

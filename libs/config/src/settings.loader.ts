@@ -160,26 +160,28 @@ function toSettings(dto: EnvSchema): Settings {
 const MAX_WEIGHT = 1000;
 
 /**
- * FAIR_SHARE_WEIGHTS: `alice=3,acme=0.5`. A weight is a positive number up to 1000; a principal
- * named twice, an empty name or a malformed pair is refused at boot, naming the pair.
+ * FAIR_SHARE_WEIGHTS: `alice=3,acme=0.5`. A weight is a positive number up to 1000; a malformed
+ * pair or a principal named twice is refused at boot, naming the pair by its place (values are
+ * never echoed).
  */
 function parseWeights(text: string): { weights: Map<string, number>; problems: string[] } {
   const weights = new Map<string, number>();
   const problems: string[] = [];
-  for (const pair of text.split(',').map((part) => part.trim())) {
-    if (pair === '') continue;
+  const pairs = text.split(',').map((part) => part.trim());
+  pairs.forEach((pair, index) => {
+    if (pair === '') return;
     const at = pair.lastIndexOf('=');
     const principal = at > 0 ? pair.slice(0, at).trim() : '';
     const weight = at > 0 ? Number(pair.slice(at + 1).trim()) : NaN;
     if (principal === '' || !(weight > 0 && weight <= MAX_WEIGHT)) {
       problems.push(
-        `FAIR_SHARE_WEIGHTS: "${pair}" must be principal=weight with a weight above 0 and at most ${MAX_WEIGHT}`,
+        `FAIR_SHARE_WEIGHTS: pair ${index + 1} must be principal=weight with a weight above 0 and at most ${MAX_WEIGHT}`,
       );
     } else if (weights.has(principal)) {
-      problems.push(`FAIR_SHARE_WEIGHTS: "${principal}" is given twice`);
+      problems.push(`FAIR_SHARE_WEIGHTS: pair ${index + 1} names a principal given before`);
     } else {
       weights.set(principal, weight);
     }
-  }
+  });
   return { weights, problems };
 }
