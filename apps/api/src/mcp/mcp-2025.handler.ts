@@ -1,5 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { isTerminal } from '@app/common';
+import { Settings } from '@app/config';
+import { TaskRow } from '@app/persistence';
+import { InputRequiredView, acceptsAnswers, inputRequiredView } from '@app/views';
+import { Principal } from '../auth/token-verifier.service';
+import { SETTINGS } from '../settings.token';
+import { inputRequestId, parseInputRequestId } from './input-request.id';
 import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/mcp-wire';
 import { McpCall } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
@@ -23,11 +29,16 @@ const notFound = (): JsonRpcWireError => invalidParams('Failed to retrieve task:
  */
 @Injectable()
 export class Mcp2025Handler {
+  private readonly holdMs: number;
+
   constructor(
+    @Inject(SETTINGS) settings: Settings,
     private readonly tools: McpToolsService,
     private readonly calls: McpToolCalls,
     private readonly access: McpTaskAccess,
-  ) {}
+  ) {
+    this.holdMs = settings.mcp.maxHoldMs;
+  }
 
   async handle(call: McpCall): Promise<Record<string, unknown>> {
     switch (call.method) {
@@ -114,15 +125,59 @@ export class Mcp2025Handler {
     return row;
   }
 
-  /** Blocks until the task ends (bounded like a held call), then answers its tool result. */
+  /**
+   * Blocks until the task ends (bounded like a held call), then answers its tool result. While
+   * it waits, each question the task asks (`input_required`) is sent to the client as the
+   * request it is (`elicitation/create`, …) with the related-task `_meta`, once per key, when
+   * the client accepts an SSE answer; the client's response comes back as a POST
+   * ({@link clientResponse}).
+   */
   private async result(call: McpCall): Promise<Record<string, unknown>> {
-    const row = await this.access.waitForEnd(await this.task(call), call.abort);
+    const deadline = Date.now() + this.holdMs;
+    const asked = new Set<string>();
+    const unasked = (row: TaskRow): [string, InputRequest][] =>
+      call.channel?.canStream && acceptsAnswers(row)
+        ? Object.entries(inputRequiredView(row)?.requests ?? {}).filter(([key]) => !asked.has(key))
+        : [];
+    let row = await this.task(call);
+    for (;;) {
+      row = await this.access.waitFor(
+        row,
+        (r) => unasked(r).length > 0,
+        call.abort,
+        deadline - Date.now(),
+      );
+      const questions = isTerminal(row.status) ? [] : unasked(row);
+      if (questions.length === 0) break;
+      for (const [key, request] of questions) {
+        asked.add(key);
+        call.channel!.send({
+          id: inputRequestId(row.id, key),
+          method: request.method,
+          params: withRelatedTask(request.params, row.id),
+        });
+      }
+    }
     if (!isTerminal(row.status)) {
       throw new JsonRpcWireError(-32000, `Task ${row.id} has not ended yet; poll tasks/get`);
     }
     const result = toolResult(row);
     const meta = isRecord(result._meta) ? result._meta : {};
     return { ...result, _meta: { ...meta, [RELATED_TASK]: { taskId: row.id } } };
+  }
+
+  /**
+   * A client's answer to a question sent on `tasks/result`, stored through the durable path of
+   * `POST /v1/…/input` (validated against the open question; a key answered already, or no
+   * longer open, is ignored). An error response leaves the question open for another answer.
+   */
+  async clientResponse(principal: Principal, id: string | number, result: unknown): Promise<void> {
+    const ref = parseInputRequestId(id);
+    if (!ref) throw invalidParams('This is not an answer to a request this server sent');
+    if (result === undefined) return;
+    const row = await this.access.find(principal.userId, ref.taskId);
+    if (!row) throw notFound();
+    await this.access.answer(row, { [ref.key]: result });
   }
 
   private async list(call: McpCall): Promise<Record<string, unknown>> {
@@ -147,6 +202,14 @@ export class Mcp2025Handler {
     if (!row) throw notFound();
     return legacyTask(row, this.access.timing);
   }
+}
+
+type InputRequest = InputRequiredView['requests'][string];
+
+/** A question's params with the related-task `_meta` every task message carries (2025-11-25). */
+function withRelatedTask(params: Record<string, unknown>, taskId: string): Record<string, unknown> {
+  const meta = isRecord(params._meta) ? params._meta : {};
+  return { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId } } };
 }
 
 function methodNotFound(message: string): JsonRpcWireError {

@@ -3,6 +3,7 @@ import { THREAD_ID_PATTERN } from '@app/common';
 import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/mcp-wire';
 import { Principal } from '../auth/token-verifier.service';
 import { ProblemException } from '../problem/problem.exception';
+import { McpResponseChannel } from './mcp-response.channel';
 
 /** The `_meta` key (in a `tools/call`) that names the thread of the task it creates. */
 export const THREAD_META = 'mcp-task-gateway/thread';
@@ -18,6 +19,8 @@ export interface McpCall {
   urlThread?: string;
   /** Fires when the client goes away or cancels this request. */
   abort: AbortSignal;
+  /** The 2025-11-25 side's answer, through which a request can be sent to the client first. */
+  channel?: McpResponseChannel;
 }
 
 /**

@@ -122,11 +122,24 @@ export class McpTaskAccess {
    * Re-reads the task until it has ended, the hold limit passes, or `abort` fires; answers the
    * task as last read. One primary-key read per check, on a growing interval.
    */
-  async waitForEnd(task: TaskRow, abort?: AbortSignal, maxMs?: number): Promise<TaskRow> {
+  waitForEnd(task: TaskRow, abort?: AbortSignal, maxMs?: number): Promise<TaskRow> {
+    return this.waitFor(task, (row) => isTerminal(row.status), abort, maxMs);
+  }
+
+  /**
+   * Re-reads the task until `done` holds for it (or it has ended), the time is up, or `abort`
+   * fires; answers the task as last read. One primary-key read per check, on a growing interval.
+   */
+  async waitFor(
+    task: TaskRow,
+    done: (row: TaskRow) => boolean,
+    abort?: AbortSignal,
+    maxMs?: number,
+  ): Promise<TaskRow> {
     const deadline = Date.now() + (maxMs ?? this.settings.mcp.maxHoldMs);
     let current = task;
     let gap = FIRST_CHECK_MS;
-    while (!isTerminal(current.status)) {
+    while (!isTerminal(current.status) && !done(current)) {
       const left = deadline - Date.now();
       if (left <= 0 || abort?.aborted) break;
       try {

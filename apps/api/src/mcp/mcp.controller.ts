@@ -18,6 +18,7 @@ import { LEGACY_VERSIONS, Mcp2025Handler } from './mcp-2025.handler';
 import { Mcp2026Handler } from './mcp-2026.handler';
 import { McpCall } from './mcp-call.context';
 import { McpRequestGuard, Refusal } from './mcp-request-guard.service';
+import { McpResponseChannel } from './mcp-response.channel';
 import { TaskStatusStream } from './task-status-stream.service';
 import { TaskSubscriptions } from './task-subscriptions.service';
 import { SETTINGS } from '../settings.token';
@@ -122,6 +123,7 @@ export class McpController {
     if (Array.isArray(body)) {
       return this.answerError(res, null, invalidRequest('Batches are not supported'), 400);
     }
+    if (isClientResponse(body)) return this.clientResponse(res, principal, body);
     if (!isRecord(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
       return this.answerError(res, idOf(body), invalidRequest('Not a JSON-RPC 2.0 message'), 400);
     }
@@ -193,6 +195,10 @@ export class McpController {
     if (!isRecord(params)) {
       return this.answerError(res, id, new JsonRpcWireError(-32602, 'params must be an object'));
     }
+    const channel = new McpResponseChannel(
+      res,
+      String(req.headers.accept ?? '').includes('text/event-stream'),
+    );
     const call: McpCall = {
       id,
       method: body.method as string,
@@ -201,14 +207,33 @@ export class McpController {
       headers: req.headers,
       urlThread: urlThread(req),
       abort: abort.signal,
+      channel,
     };
     const unregister = this.held.register(principal.userId, id, abort);
     try {
-      this.answer(res, id, await this.legacy.handle(call));
+      channel.answer(id, await this.legacy.handle(call));
     } catch (error) {
-      this.answerError(res, id, this.wireError(error));
+      channel.error(id, this.wireError(error));
     } finally {
       unregister();
+    }
+  }
+
+  /**
+   * The client's answer to a request the server sent (a task's question, on `tasks/result`):
+   * stored through the durable input path, 202; one that cannot be taken is 400 with the
+   * JSON-RPC error (Streamable HTTP gives a response no other way to fail).
+   */
+  private async clientResponse(
+    res: Response,
+    principal: Principal,
+    body: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      await this.legacy.clientResponse(principal, body.id as string | number, body.result);
+      res.status(202).end();
+    } catch (error) {
+      this.answerError(res, null, this.wireError(error), 400);
     }
   }
 
@@ -245,6 +270,17 @@ export class McpController {
 
 function invalidRequest(message: string): JsonRpcWireError {
   return new JsonRpcWireError(ErrorCode2026.InvalidRequest, `Invalid Request: ${message}`);
+}
+
+/** A JSON-RPC response (to a request the server sent): an ID, a result or an error, no method. */
+function isClientResponse(body: unknown): body is Record<string, unknown> {
+  return (
+    isRecord(body) &&
+    body.jsonrpc === '2.0' &&
+    body.method === undefined &&
+    (typeof body.id === 'string' || typeof body.id === 'number') &&
+    ('result' in body || 'error' in body)
+  );
 }
 
 function idOf(body: unknown): JsonRpcId {

@@ -1,0 +1,146 @@
+// Guards against a 2025-11-25 client being unable to answer a task's questions: on tasks/result
+// the front door must send each question as the request it is (elicitation/create) with the
+// related-task _meta, and the client's answer must reach the upstream through the durable
+// input path, through a real poller, both for questions a task asks and for the rounds an
+// upstream asks before it makes a task; and against another user answering them.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import { FrontDoor, postMcp, startFrontDoor, streamingClient } from './front-door-harness';
+
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+let fd: FrontDoor;
+
+beforeAll(async () => {
+  fd = await startFrontDoor({
+    server: { protocolVersion: '2026-07-28' },
+    toolsets: [
+      { name: 'ask-two', contract: 'mcp-tasks', tool: 'demo_ask_two', mcp: { toolName: 'ask' } },
+      { name: 'mrtr', contract: 'mcp-tasks', tool: 'demo_mrtr', mcp: { toolName: 'approve' } },
+    ],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await fd?.close();
+});
+
+/** A client that answers every elicitation with `answer(request)` and records the requests. */
+async function answeringClient(
+  key: string,
+  answer: (request: ElicitRequest) => Record<string, unknown>,
+): Promise<{ client: Client; asked: ElicitRequest[] }> {
+  const { client } = await streamingClient(fd.api.url, key, '?thread=asks', { elicitation: {} });
+  const asked: ElicitRequest[] = [];
+  client.setRequestHandler(ElicitRequestSchema, (request) => {
+    asked.push(request);
+    return answer(request);
+  });
+  return { client, asked };
+}
+
+/** Runs a task-augmented call the way SDK clients do: create, poll, tasks/result. */
+async function runAsTask(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ taskId: string; statuses: string[]; result: CallToolResult }> {
+  let taskId = '';
+  const statuses: string[] = [];
+  let result: CallToolResult | undefined;
+  const stream = client.experimental.tasks.callToolStream(
+    { name, arguments: args },
+    CallToolResultSchema,
+    { task: {}, timeout: 120_000 },
+  );
+  for await (const message of stream) {
+    if (message.type === 'taskCreated') taskId = message.task.taskId;
+    if (message.type === 'taskStatus') statuses.push(message.task.status);
+    if (message.type === 'result') result = message.result;
+    if (message.type === 'error') throw message.error;
+  }
+  return { taskId, statuses, result: result! };
+}
+
+it("a task's questions reach the client on tasks/result; its answers reach the upstream", async () => {
+  const { client, asked } = await answeringClient(fd.keys.alice, (request) => {
+    const schema = 'requestedSchema' in request.params ? request.params.requestedSchema : undefined;
+    const field = Object.keys(schema?.properties ?? {})[0];
+    return { action: 'accept', content: { [field]: field === 'name' ? 'Luca' : true } };
+  });
+  const run = await runAsTask(client, 'ask', { ask_after_ms: 100, duration_ms: 100 });
+  expect(run.statuses).toContain('input_required');
+  expect(asked.map((r) => r.params.message).sort()).toEqual([
+    'Continue the demo task?',
+    'Which name should the demo task use?',
+  ]);
+  for (const request of asked) {
+    expect(request.params._meta?.[RELATED_TASK]).toEqual({ taskId: run.taskId });
+  }
+  expect(run.result.isError).toBeFalsy();
+  expect(run.result.structuredContent).toMatchObject({
+    answers: {
+      name: { action: 'accept', content: { name: 'Luca' } },
+      confirm: { action: 'accept', content: { confirm: true } },
+    },
+  });
+  // The same answers, stored as any answer is: /v1 shows them on the task.
+  const res = await fetch(`${fd.api.url}/v1/threads/asks/tasks/${run.taskId}`, {
+    headers: { authorization: `Bearer ${fd.keys.alice}` },
+  });
+  expect(((await res.json()) as { status: string }).status).toBe('completed');
+  await client.close();
+});
+
+it('questions an upstream asks before it makes a task are answered the same way', async () => {
+  const { client, asked } = await answeringClient(fd.keys.alice, () => ({
+    action: 'accept',
+    content: { approve: true },
+  }));
+  const run = await runAsTask(client, 'approve', { duration_ms: 100 });
+  expect(asked).toHaveLength(1);
+  expect(asked[0].params.message).toBe('Approve this demo run?');
+  expect(run.result.structuredContent).toMatchObject({ approved: true });
+  await client.close();
+});
+
+it("an answer to another user's question, or to a request never sent, is refused and stores nothing", async () => {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let question: ElicitRequest | undefined;
+  let sentId: string | number | undefined;
+  const { client } = await streamingClient(fd.api.url, fd.keys.alice, '?thread=asks', {
+    elicitation: {},
+  });
+  // Alice's handler holds its answer until Bob has tried his.
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+    question = request;
+    sentId = extra.requestId;
+    await held;
+    return { action: 'accept', content: { approve: true } };
+  });
+  const running = runAsTask(client, 'approve', { duration_ms: 100 });
+  const { waitUntil } = await import('../helpers/wait');
+  await waitUntil(() => question, 'the question to reach Alice', 60_000);
+  const answerAs = (key: string, id: unknown) =>
+    postMcp(
+      fd.api.url,
+      { jsonrpc: '2.0', id, result: { action: 'accept', content: { approve: false } } },
+      { authorization: `Bearer ${key}` },
+    );
+  const bob = await answerAs(fd.keys.bob, sentId);
+  expect(bob.status).toBe(400);
+  expect(bob.body.error.message).toMatch(/Task not found/);
+  const forged = await answerAs(fd.keys.alice, 'not-an-id-we-sent');
+  expect(forged.status).toBe(400);
+  release();
+  const run = await running;
+  // Alice's own answer is the one the upstream acted on.
+  expect(run.result.structuredContent).toMatchObject({ approved: true });
+  await client.close();
+});
