@@ -6,17 +6,14 @@
  * API process's CPU per call (utime + stime from /proc). Target: the MCP face within 1.5× of the
  * HTTP API's CPU per call. No poller runs, so tasks stay queued: this measures the API alone.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Contract } from '@app/common';
 import { ApiKeyRepository, CatalogRepository } from '@app/persistence';
+import { RunningApi, startApi } from './lib/api-process';
 import { createBenchDatabase } from './lib/bench-db';
 import { median, quantile, round, sleep } from './lib/stats';
 import { Benchmark, ResultRow } from './lib/types';
 
-const DIST = join(__dirname, '..');
 const TICKS_PER_SECOND = 100;
 
 interface Phase {
@@ -43,7 +40,7 @@ export const frontDoorBench: Benchmark = {
     const runs: Phase[][] = [];
     for (let run = 0; run < settings.runs; run++) {
       const bench = await createBenchDatabase(ctx.adminUrl, 'front_door', 2);
-      let api: ChildProcess | undefined;
+      let api: RunningApi | undefined;
       try {
         await new CatalogRepository(bench.db).publish([
           {
@@ -57,13 +54,11 @@ export const frontDoorBench: Benchmark = {
           },
         ]);
         const key = (await new ApiKeyRepository(bench.db).create('bench', 'bench')).key;
-        const started = await startApi(bench.url);
-        api = started.child;
-        const phases = await measure(started.url, key, started.child.pid!, settings, ctx.log);
+        api = await startApi(bench.url);
+        const phases = await measure(api.url, key, api.pid, settings, ctx.log);
         runs.push(phases);
       } finally {
-        api?.kill('SIGTERM');
-        await sleep(500);
+        await api?.stop();
         await bench.drop();
       }
     }
@@ -94,35 +89,6 @@ export const frontDoorBench: Benchmark = {
     return { status: 'ok', settings, rows, runs };
   },
 };
-
-async function startApi(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(DIST, 'apps', 'api', 'src', 'main.js')], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: '0',
-      METRICS_PORT: '0',
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-      SUBMIT_RATE_LIMIT_PER_MINUTE: '0',
-      NODE_ENV: 'production',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout });
-  const port = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the API did not start')), 30_000);
-    lines.on('line', (line) => {
-      const match = /api listening on port (\d+)/.exec(line);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once('exit', () => reject(new Error('the API exited')));
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
-}
 
 async function measure(
   url: string,
