@@ -15,6 +15,7 @@ function row(overrides: Partial<ClaimedTask> = {}): ClaimedTask {
     rescued: false,
     dueLagSeconds: 0,
     dbNow: NOW,
+    claimSentAtMs: NOW.getTime(),
     id: 'tsk_1',
     userId: 'user-1',
     threadId: 'thread-1',

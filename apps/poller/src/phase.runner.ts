@@ -37,6 +37,11 @@ export interface ItemScope {
   toolset: ToolsetConfig;
   server: ServerConfig;
   controller: AbortController;
+  /**
+   * The attempt's signal: the poller's aborts and the attempt's deadline (leases.md, "Attempt
+   * deadlines"). Every upstream step takes it; a held sync call takes the controller's alone.
+   */
+  signal: AbortSignal;
   log: Logger;
   /** Local epoch ms at which the claim's lease expires (from the claim's database times). */
   leaseExpiresAtMs: number;
@@ -135,8 +140,10 @@ export class PhaseRunner {
     heldCalls.add(guard);
     guard.start();
     let outcome: SubmitOutcome;
+    // The exception to the attempt deadline: the lease is renewed while the call is held.
+    const held = { ...scope, signal: scope.controller.signal };
     try {
-      outcome = await this.driverSubmit(item, scope, (p) => progress.push(p));
+      outcome = await this.driverSubmit(item, held, (p) => progress.push(p));
     } finally {
       heldCalls.delete(guard);
       await guard.stop();
@@ -261,7 +268,8 @@ export class PhaseRunner {
       remoteProtocolVersion: handle.protocolVersion ?? null,
       driverState: handle.driverState ?? null,
     };
-    const cancelScope = { ...scope, controller: new AbortController() };
+    const controller = new AbortController();
+    const cancelScope = { ...scope, controller, signal: controller.signal };
     try {
       await this.deps.drivers.forToolset(scope.toolset).cancel(this.context(task, cancelScope));
       scope.log.error(fields, 'cancelled the upstream task whose handle could not be stored');
@@ -291,7 +299,7 @@ export class PhaseRunner {
         maxResultBytes: this.deps.settings.results.maxBytes,
         previewChars: this.deps.settings.results.previewChars,
       },
-      signal: scope.controller.signal,
+      signal: scope.signal,
       onProgress,
     };
   }

@@ -18,6 +18,7 @@ import { DriverRegistry } from '@app/drivers';
 import { taskLogger } from '@app/logging';
 import { AttemptOutcome, GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
+import { AttemptDeadline, attemptDeadlineMs, localLeaseEndMs } from './attempt-deadline';
 import { preflight, trackingMessage, trackingTimedOut } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
 import { abortKind } from './item-abort';
@@ -88,6 +89,11 @@ export class TaskRunnerService {
     let outcome: AttemptOutcome;
     let result: AttemptResult = {};
     let detail: string | undefined;
+    // One deadline for the whole chain of connects and calls (leases.md, "Attempt deadlines").
+    const deadline = new AttemptDeadline(
+      controller.signal,
+      attemptDeadlineMs(item, this.settings.lease.ms),
+    );
     try {
       const { toolset, server } = this.resolve(item);
       const decision = preflight(
@@ -96,18 +102,20 @@ export class TaskRunnerService {
         this.workerId,
         this.settings.scheduling.trackingTimeoutMs,
       );
-      const leaseExpiresAtMs = leaseDeadline(item);
       result = await this.phases.run(item, decision, {
         toolset,
         server,
         controller,
+        signal: deadline.signal,
         log,
-        leaseExpiresAtMs,
+        leaseExpiresAtMs: localLeaseEndMs(item),
       });
       outcome = 'ok';
     } catch (error) {
       detail = error instanceof Error ? error.message : String(error);
       [outcome, result] = await this.fail(item, error, controller.signal, log);
+    } finally {
+      deadline.dispose();
     }
     this.metrics.attempts.inc({ phase: item.phase, toolset: item.toolset, outcome });
     annotateTaskSpan({ 'task.outcome': outcome });
@@ -196,13 +204,4 @@ export class TaskRunnerService {
     }
     return 'transient_error';
   }
-}
-
-/**
- * The lease's expiry as a local epoch ms: the claim's database times give its length from the
- * claim's `now()`, which is (within a round trip) the moment the rows arrived here.
- */
-export function leaseDeadline(item: ClaimedTask, receivedAtMs = Date.now()): number {
-  const remaining = (item.leaseExpiresAt?.getTime() ?? item.dbNow.getTime()) - item.dbNow.getTime();
-  return receivedAtMs + remaining;
 }

@@ -35,3 +35,21 @@ export class LeaseLostError extends Error {
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
+
+/**
+ * The abort reason of an attempt whose deadline passed (leases.md, "Attempt deadlines"): the
+ * attempt must end a safety margin before its lease does. Unlike the poller's other aborts it
+ * is a timeout: the connection layer turns it into a typed error that says whether the request
+ * may have been sent, and the drivers classify that like any timeout.
+ */
+export class AttemptDeadlineError extends Error {
+  override readonly name = 'AttemptDeadlineError';
+  constructor(readonly budgetMs: number) {
+    super(`the attempt's deadline passed (${budgetMs} ms, ending before its lease)`);
+  }
+}
+
+/** True when `signal` was aborted by the attempt's deadline. */
+export function isAttemptDeadline(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && signal.reason instanceof AttemptDeadlineError;
+}

@@ -19,7 +19,14 @@ export {
   METADATA_MAX_BYTES,
   cutText,
 } from './bounds';
-export { PermanentTaskError, TransientTaskError, LeaseLostError, ConfigError } from './errors';
+export {
+  AttemptDeadlineError,
+  ConfigError,
+  LeaseLostError,
+  PermanentTaskError,
+  TransientTaskError,
+  isAttemptDeadline,
+} from './errors';
 export type { TaskProgress, BoundedResult, ResultArtifact, TaskSnapshot } from './snapshot';
 export type { McpExposure, McpTaskMode } from './mcp-exposure';
 export { MCP_TASK_MODES, MCP_TOOL_NAME_PATTERN, defaultMcpExposure } from './mcp-exposure';

@@ -20,3 +20,5 @@ export type {
 export { TASK_PROTOCOL_VERSIONS } from './mcp-servers.types';
 export { loadMcpServersFile, parseMcpServers } from './mcp-servers.loader';
 export { runMain, requireDatabaseUrl } from './boot';
+export { attemptChains, attemptMarginMs, chainMs, checkAttemptChains } from './attempt-chains';
+export type { Chain, ChainPhase } from './attempt-chains';

@@ -55,7 +55,7 @@ export class McpTasksDriver implements ContractDriver {
   async submit(ctx: DriverContext): Promise<SubmitOutcome> {
     const toolset = toolsetOf(ctx, Contract.McpTasks);
     try {
-      if ((await this.port.taskProtocol(ctx.server.name)) === STATELESS_TASKS_VERSION) {
+      if ((await this.port.taskProtocol(ctx.server.name, ctx.signal)) === STATELESS_TASKS_VERSION) {
         return await this.stateless.submit(ctx);
       }
     } catch (error) {
@@ -79,7 +79,7 @@ export class McpTasksDriver implements ContractDriver {
     let session: UpstreamSession;
     let reply: unknown;
     try {
-      session = await this.port.taskSession(ctx.server.name);
+      session = await this.port.taskSession(ctx.server.name, ctx.signal);
       this.assertTaskSupport(ctx, toolset.tool, session);
       const task = toolset.ttlMs === undefined ? {} : { ttl: toolset.ttlMs };
       reply = await session.request(
@@ -192,6 +192,7 @@ export class McpTasksDriver implements ContractDriver {
         ctx.server.name,
         remoteSessionId,
         remoteProtocolVersion ?? LATEST_PROTOCOL_VERSION,
+        ctx.signal,
       );
     }
     const owner = driverState?.pinnedWorkerId;
@@ -201,7 +202,7 @@ export class McpTasksDriver implements ContractDriver {
         `the task lived in a ${ctx.server.transport} session of worker ${owner}, which is gone`,
       );
     }
-    return this.port.taskSession(ctx.server.name);
+    return this.port.taskSession(ctx.server.name, ctx.signal);
   }
 
   /** tasks/result blocks until the task ends, so it is fetched only for a terminal task. */

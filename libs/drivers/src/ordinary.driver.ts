@@ -38,7 +38,7 @@ export class OrdinaryDriver implements ContractDriver {
     let session: UpstreamSession;
     let result: CallToolResult;
     try {
-      session = await this.port.session(ctx.server.name);
+      session = await this.port.session(ctx.server.name, ctx.signal);
       result = await session.callTool(toolset.submitTool, args, {
         idempotent: false,
         signal: ctx.signal,
@@ -82,7 +82,7 @@ export class OrdinaryDriver implements ContractDriver {
     const remoteTaskId = requireRemoteId(ctx);
     let result: CallToolResult;
     try {
-      const session = await this.port.session(ctx.server.name);
+      const session = await this.port.session(ctx.server.name, ctx.signal);
       await answers.beforeSend(Object.keys(answers.responses));
       result = await session.callTool(
         toolset.inputTool,
@@ -107,7 +107,7 @@ export class OrdinaryDriver implements ContractDriver {
     const toolset = toolsetOf(ctx, Contract.Ordinary);
     const remoteTaskId = requireRemoteId(ctx);
     try {
-      const session = await this.port.session(ctx.server.name);
+      const session = await this.port.session(ctx.server.name, ctx.signal);
       const tool = op === 'status' ? toolset.statusTool : toolset.cancelTool;
       const result = await session.callTool(
         tool,

@@ -1,7 +1,22 @@
-import { PermanentTaskError, TaskErrorCode, TransientTaskError } from '@app/common';
+import {
+  PermanentTaskError,
+  TaskErrorCode,
+  TransientTaskError,
+  isAttemptDeadline,
+} from '@app/common';
 import type { ToolsetConfig } from '@app/config';
 import { UpstreamError, UpstreamProtocolError, UpstreamRpcError } from '@app/mcp';
 import { CallAbortedError, protocolError } from './driver.errors';
+
+/**
+ * Aborted by the poller for a reason only it knows (cancel, lease lost, shutdown). The attempt's
+ * deadline is not such an abort: it is a timeout, and the connection layer's
+ * `UpstreamDeadlineError` says whether the request may have been sent, so it is classified below
+ * like any timeout (docs/leases.md, "Attempt deadlines").
+ */
+function pollerAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && !isAttemptDeadline(signal);
+}
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -10,7 +25,8 @@ function describe(error: unknown): string {
 /**
  * Classifies a failed submit (or a held sync call) by what the upstream may have seen
  * (contracts.md, "Rules for every contract"):
- * - aborted by the poller → {@link CallAbortedError} (the poller knows why);
+ * - aborted by the poller → {@link CallAbortedError} (the poller knows why); the attempt's
+ *   deadline is a timeout instead, classified by what may have been sent;
  * - a JSON-RPC error → `submit_rejected`: the upstream saw the request and refused it;
  * - an answer that is not valid MCP → `protocol_error` (it answered, so repeating is unsafe too);
  * - nothing sent (`maybeSent` false) → transient, retried with backoff;
@@ -26,7 +42,7 @@ export function classifySubmitError(
 ): Error {
   if (error instanceof PermanentTaskError || error instanceof TransientTaskError) return error;
   if (error instanceof CallAbortedError) return error;
-  if (signal?.aborted)
+  if (pollerAborted(signal))
     return new CallAbortedError(`submit aborted: ${describe(error)}`, { cause: error });
   if (error instanceof UpstreamRpcError) {
     return new PermanentTaskError(TaskErrorCode.SubmitRejected, error.message, { cause: error });
@@ -50,7 +66,7 @@ export function classifySubmitError(
 export function classifyPollError(error: unknown, what: string, signal?: AbortSignal): Error {
   if (error instanceof PermanentTaskError || error instanceof TransientTaskError) return error;
   if (error instanceof CallAbortedError) return error;
-  if (signal?.aborted)
+  if (pollerAborted(signal))
     return new CallAbortedError(`${what} aborted: ${describe(error)}`, { cause: error });
   if (error instanceof UpstreamProtocolError)
     return protocolError(`${what}: ${error.message}`, error);

@@ -38,7 +38,7 @@ export class SyncCallDriver implements ContractDriver {
     const args = toolArguments(ctx);
     let result: CallToolResult;
     try {
-      const session = await this.port.session(ctx.server.name);
+      const session = await this.port.session(ctx.server.name, ctx.signal);
       result = await session.callTool(toolset.tool, args, {
         idempotent: false,
         timeoutMs: toolset.callTimeoutMs,

@@ -15,6 +15,7 @@ export type {
 } from './upstream.port';
 export {
   UpstreamConnectionError,
+  UpstreamDeadlineError,
   UpstreamRequestBrokenError,
   UpstreamError,
   UpstreamHttpError,

@@ -17,6 +17,7 @@ import {
   UpstreamProtocolError,
   UpstreamRpcError,
   UpstreamTimeoutError,
+  abortedStepError,
 } from './upstream.errors';
 import type { UpstreamLogger } from './upstream.hooks';
 import type { RequestOptions, StatelessSession } from './upstream.port';
@@ -76,6 +77,7 @@ export class StatelessHttpClient implements StatelessSession {
       'mcp-method': method,
     };
     if (options.name !== undefined) headers['mcp-name'] = encodeHeaderValue(options.name);
+    if (options.signal?.aborted) throw abortedStepError(this.server, options.signal, false, method);
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new Error('deadline')), timeoutMs);
     const onCallerAbort = () => deadline.abort(options.signal?.reason);
@@ -115,7 +117,9 @@ export class StatelessHttpClient implements StatelessSession {
     options: RequestOptions,
     beforeAnswer: boolean,
   ): unknown {
-    if (options.signal?.aborted) return options.signal.reason;
+    // A request cut while its POST was open may have been processed.
+    if (options.signal?.aborted)
+      return abortedStepError(this.server, options.signal, true, 'request');
     if (deadline.aborted) return new UpstreamTimeoutError(this.server, timeoutMs);
     const maybeSent = !(beforeAnswer && provablyNotSent(error));
     return new UpstreamConnectionError(this.server, describe(error), maybeSent, { cause: error });

@@ -14,7 +14,11 @@ import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
 import { mapRequestError } from './request-error.mapper';
 import type { TransportFactory } from './transport.factory';
 import type { RequestId } from './signal-isolating.fetch';
-import { UpstreamConnectionError, UpstreamRequestBrokenError } from './upstream.errors';
+import {
+  UpstreamConnectionError,
+  UpstreamRequestBrokenError,
+  abortedStepError,
+} from './upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks } from './upstream.hooks';
 import type { RequestOptions } from './upstream.port';
 import { withDeadline } from './with-deadline';
@@ -148,6 +152,7 @@ export class UpstreamConnection {
       transportClosed: this.transportClosed,
       http: this.options.config.transport !== 'stdio',
     });
+    if (options.signal?.aborted) throw abortedStepError(this.server, options.signal, false, method);
     if (!this.alive) {
       throw new UpstreamConnectionError(
         this.server,
@@ -188,7 +193,8 @@ export class UpstreamConnection {
         }
       });
     } catch (error) {
-      if (options.signal?.aborted) throw options.signal.reason;
+      if (options.signal?.aborted)
+        throw abortedStepError(this.server, options.signal, true, method);
       throw mapRequestError(error, context());
     } finally {
       if (entry) this.inFlight.delete(entry);

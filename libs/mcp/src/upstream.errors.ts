@@ -1,3 +1,5 @@
+import { isAttemptDeadline } from '@app/common';
+
 /**
  * Typed failures of the connection layer. Every one says whether the request may have reached
  * the upstream (`maybeSent`): submit safety (contracts.md) depends on it.
@@ -103,5 +105,67 @@ export class UpstreamProtocolError extends UpstreamError {
   readonly maybeSent = true;
   constructor(server: string, message: string, options?: { cause?: unknown }) {
     super(server, `server "${server}" sent an invalid answer: ${message}`, options);
+  }
+}
+
+/**
+ * The attempt's deadline (docs/leases.md, "Attempt deadlines") cut this step short. Like a
+ * timeout it says whether the request may have been sent: a wait for a connection sent nothing,
+ * a request already handed to the transport may have been processed.
+ */
+export class UpstreamDeadlineError extends UpstreamError {
+  override readonly name = 'UpstreamDeadlineError';
+  constructor(
+    server: string,
+    readonly maybeSent: boolean,
+    step: string,
+  ) {
+    super(server, `server "${server}": ${step} cut short by the attempt's deadline`);
+  }
+}
+
+/**
+ * What a step ended by the caller's signal throws: the attempt's deadline becomes an
+ * {@link UpstreamDeadlineError}; any other abort passes its reason through (the poller knows why).
+ */
+export function abortedStepError(
+  server: string,
+  signal: AbortSignal,
+  maybeSent: boolean,
+  step: string,
+): unknown {
+  return isAttemptDeadline(signal)
+    ? new UpstreamDeadlineError(server, maybeSent, step)
+    : signal.reason;
+}
+
+/**
+ * Waits for `work` (a connect, a discovery), or rejects as soon as `signal` aborts: nothing was
+ * sent on the caller's behalf. The work itself goes on under its own bound (connectTimeoutMs),
+ * since other callers may share it.
+ */
+export async function untilAborted<T>(
+  work: Promise<T>,
+  signal: AbortSignal | undefined,
+  server: string,
+  step: string,
+): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    throw abortedStepError(server, signal, false, step);
+  }
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    // The poller's own abort reason passes through as given, as `send` rethrows it.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+    onAbort = () => reject(abortedStepError(server, signal, false, step));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    work.catch(() => undefined);
+    signal.removeEventListener('abort', onAbort!);
   }
 }

@@ -9,7 +9,7 @@ import { ServerSupervisor } from './server.supervisor';
 import { StatelessHttpClient } from './stateless-http.client';
 import { TaskProtocolDiscovery } from './task-protocol.discovery';
 import { TransportFactory } from './transport.factory';
-import { UpstreamUnavailableError } from './upstream.errors';
+import { UpstreamUnavailableError, untilAborted } from './upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks, UpstreamPoolOptions } from './upstream.hooks';
 import type {
   ServerStatus,
@@ -94,14 +94,14 @@ export class UpstreamPool implements UpstreamPort {
     }
   }
 
-  async session(server: string): Promise<UpstreamSession> {
-    await this.supervisor(server).ready();
+  async session(server: string, signal?: AbortSignal): Promise<UpstreamSession> {
+    await untilAborted(this.supervisor(server).ready(), signal, server, 'connect');
     return this.sessions.get(server)!;
   }
 
-  async taskSession(server: string): Promise<UpstreamSession> {
+  async taskSession(server: string, signal?: AbortSignal): Promise<UpstreamSession> {
     const supervisor = this.supervisor(server);
-    const conn = await supervisor.taskConnectionReady();
+    const conn = await untilAborted(supervisor.taskConnectionReady(), signal, server, 'connect');
     if (conn === supervisor.currentConnection) return this.sessions.get(server)!;
     return new BoundSessionAdapter(conn, (broken, error) => {
       if (breaksSession(error)) supervisor.dropTaskConnection(broken);
@@ -112,13 +112,16 @@ export class UpstreamPool implements UpstreamPort {
     server: string,
     sessionId: string,
     protocolVersion: string,
+    signal?: AbortSignal,
   ): Promise<UpstreamSession> {
     const supervisor = this.supervisor(server);
-    return this.resumed.get(supervisor.config, sessionId, protocolVersion);
+    const resuming = this.resumed.get(supervisor.config, sessionId, protocolVersion);
+    return untilAborted(resuming, signal, server, 'session resume');
   }
 
-  taskProtocol(server: string): Promise<TaskProtocolVersion> {
-    return this.discovery.protocolOf(this.supervisor(server).config);
+  taskProtocol(server: string, signal?: AbortSignal): Promise<TaskProtocolVersion> {
+    const discovering = this.discovery.protocolOf(this.supervisor(server).config);
+    return untilAborted(discovering, signal, server, 'server/discover');
   }
 
   statelessSession(server: string): StatelessSession {

@@ -4,6 +4,10 @@ import type { TaskProtocolVersion } from '@app/config';
 /** Per-request options. Every request has a deadline: `timeoutMs`, else the server's callTimeoutMs. */
 export interface RequestOptions {
   timeoutMs?: number;
+  /**
+   * The caller's abort: the poller's (lease lost, cancel, shutdown) or the attempt's deadline,
+   * which ends the request as an `UpstreamDeadlineError` (docs/leases.md, "Attempt deadlines").
+   */
   signal?: AbortSignal;
   /** Progress notifications of this request (sync-call). */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
@@ -70,24 +74,29 @@ export interface ServerStatus {
  * supervisor pool in this library; only the poller constructs it.
  */
 export interface UpstreamPort {
-  /** The pooled session of a server (ordinary, sync-call). Throws UpstreamUnavailableError. */
-  session(server: string): Promise<UpstreamSession>;
+  /**
+   * The pooled session of a server (ordinary, sync-call). Throws UpstreamUnavailableError.
+   * Every wait for a connection takes the attempt's signal: its deadline ends the wait
+   * (`UpstreamDeadlineError`, nothing sent), though a connect shared with others goes on.
+   */
+  session(server: string, signal?: AbortSignal): Promise<UpstreamSession>;
   /**
    * A session for creating native tasks: kept apart from the pooled one and never ended with
    * an HTTP DELETE while tasks may be bound to it. Over stdio it is the child process's session.
    */
-  taskSession(server: string): Promise<UpstreamSession>;
+  taskSession(server: string, signal?: AbortSignal): Promise<UpstreamSession>;
   /** Reattaches to a stored Streamable HTTP session by ID, without a new initialize. */
   resumeSession(
     server: string,
     sessionId: string,
     protocolVersion: string,
+    signal?: AbortSignal,
   ): Promise<UpstreamSession>;
   /**
    * The task design the server speaks: pinned by its `protocolVersion`, else discovered once with
    * `server/discover` and cached. Throws `UpstreamError` when the server cannot be asked now.
    */
-  taskProtocol(server: string): Promise<TaskProtocolVersion>;
+  taskProtocol(server: string, signal?: AbortSignal): Promise<TaskProtocolVersion>;
   /** The stateless 2026-07-28 client of an HTTP server. */
   statelessSession(server: string): StatelessSession;
   status(server: string): ServerStatus;

@@ -14,10 +14,17 @@ export interface ClaimedTask extends TaskRow {
   /** The previous lease expired: a crashed or stalled worker's claim taken over. */
   rescued: boolean;
   dueLagSeconds: number;
+  /** The claim statement's `now()`: the database time the lease's length is counted from. */
   dbNow: Date;
+  /**
+   * This process's clock when the claim statement was sent. The claim's `now()` happened after
+   * it, so `claimSentAtMs + (leaseExpiresAt - dbNow)` never places the lease's end later than it
+   * is (leases.md, "Attempt deadlines").
+   */
+  claimSentAtMs: number;
 }
 
-export function toClaimedTask(row: Record<string, unknown>): ClaimedTask {
+export function toClaimedTask(row: Record<string, unknown>, claimSentAtMs: number): ClaimedTask {
   return {
     ...toTaskRow(row),
     lease: { taskId: row.id as string, token: row.lease_token as string },
@@ -25,6 +32,7 @@ export function toClaimedTask(row: Record<string, unknown>): ClaimedTask {
     rescued: row.rescued as boolean,
     dueLagSeconds: Number(row.due_lag_seconds),
     dbNow: row.db_now as Date,
+    claimSentAtMs,
   };
 }
 

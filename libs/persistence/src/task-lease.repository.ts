@@ -37,12 +37,15 @@ export class TaskLeaseRepository {
 
   async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
     if (request.limit <= 0) return [];
+    // Before any statement of the claim: its now() (a transaction's start) is never earlier, so
+    // the lease's end counted from here is never late (docs/leases.md, "Attempt deadlines").
+    const sentAtMs = Date.now();
     const room = request.serverRoom ?? new Map<string, number>();
     const caps = [...(request.fleetCaps ?? new Map<string, number>())].filter(
       ([server]) => !request.excludeServers?.includes(server) && (room.get(server) ?? 1) > 0,
     );
     if (caps.length === 0 || !(this.db instanceof Database)) {
-      return this.claimWithin(this.db, request, room);
+      return this.claimWithin(this.db, request, room, sentAtMs);
     }
     // One claimer at a time counts a capped server's live leases and claims: two claims that
     // started together would otherwise both see the same free room (docs/leases.md, "Fleet-wide
@@ -57,7 +60,7 @@ export class TaskLeaseRepository {
         const fleetFree = Math.max(0, max - (inUse.get(server) ?? 0));
         tightened.set(server, Math.min(room.get(server) ?? fleetFree, fleetFree));
       }
-      return this.claimWithin(tx, request, tightened);
+      return this.claimWithin(tx, request, tightened, sentAtMs);
     });
   }
 
@@ -65,6 +68,7 @@ export class TaskLeaseRepository {
     db: Queryable,
     request: ClaimRequest,
     room: ReadonlyMap<string, number>,
+    sentAtMs: number,
   ): Promise<ClaimedTask[]> {
     // A server with no room is skipped by the scan itself, so its rows never crowd the candidates.
     const full = [...room].filter(([, free]) => free <= 0).map(([server]) => server);
@@ -83,7 +87,7 @@ export class TaskLeaseRepository {
     const rows = fair
       ? await db.query(FAIR_CLAIM_SQL, params, 'mcp_tasks_claim_fair')
       : await db.query(CLAIM_SQL, params, 'mcp_tasks_claim');
-    return rows.map(toClaimedTask);
+    return rows.map((row) => toClaimedTask(row, sentAtMs));
   }
 
   /** Records, durably and before sending, that a submit (or a sync call) is about to go out. */
