@@ -106,14 +106,15 @@ function binding(toolset: ChaosToolset): Record<string, unknown> {
 }
 
 /**
- * The mcpServers file. Timeouts fit the 10 s lease (2 s connect + 6 s call); sync calls renew
- * their lease instead. The stdio child is this Node binary running the compiled demo server.
+ * The mcpServers file. Timeouts fit the 10 s lease: the longest chain, a native cancel, is one
+ * connect and three calls (2 s + 3 × 2.5 s; docs/leases.md, "Attempt deadlines"); sync calls
+ * renew their lease instead. The stdio child is this Node binary running the compiled demo server.
  */
 export function chaosServersFile(urlA: string, urlB: string, demoMain: string): object {
   const entry = (server: string, transport: Record<string, unknown>): Record<string, unknown> => ({
     ...transport,
     connectTimeoutMs: 2000,
-    callTimeoutMs: 6000,
+    callTimeoutMs: 2500,
     maxConcurrentCalls: 24,
     taskToolsets: CHAOS_TOOLSETS.filter((t) => t.server === server).map(binding),
   });

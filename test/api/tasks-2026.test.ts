@@ -45,6 +45,10 @@ let alice: string;
 let bob: string;
 let tagCount = 0;
 
+// Unpinned mcp-tasks over HTTP: a submit may chain two connects, discovery and the call, a cancel
+// three calls (docs/leases.md, "Attempt deadlines"); 8 s holds them with these timeouts.
+const POLLER_ENV = { LEASE_MS: '8000' };
+
 function entry(url: string, names: string[]): Record<string, unknown> {
   return {
     url: `${url}/mcp`,
@@ -67,7 +71,7 @@ beforeAll(async () => {
     modern: entry(demo.url, Object.keys(TOOLSETS)),
     restartable: entry(restartable.url, ['long']),
   });
-  poller = await startPoller({ databaseUrl: api.db.url, serversFile });
+  poller = await startPoller({ databaseUrl: api.db.url, serversFile, env: POLLER_ENV });
   alice = await apiKeyFor(api, 'alice');
   bob = await apiKeyFor(api, 'bob');
   await waitUntil(
@@ -321,7 +325,7 @@ it('a poller killed between storing an answer and sending it: delivered once aft
     await poller.kill();
   }
   expect((await stats(t)).answers).toEqual({});
-  poller = await startPoller({ databaseUrl: api.db.url, serversFile });
+  poller = await startPoller({ databaseUrl: api.db.url, serversFile, env: POLLER_ENV });
   const task = await until(id, ended, 'completed after takeover', 30_000);
   expect(task.status).toBe('completed');
   expect((await stats(t)).answers).toEqual({ confirm: 1 });

@@ -82,12 +82,16 @@ export function httpServer(url: string, toolsets: ToolsetConfig[] = []): ServerC
 const children = new Set<ChildProcess>();
 const pools = new Set<UpstreamPool>();
 
-/** Spawns the demo server over HTTP on a free port; resolves with its base URL. */
-export async function startHttpDemo(): Promise<string> {
+/** Spawns the demo server over HTTP on a free port (plus `args`); resolves with its base URL. */
+export async function startHttpDemo(args: string[] = []): Promise<string> {
   if (!existsSync(DEMO_MAIN)) throw new Error(`${DEMO_MAIN} is missing: build first`);
-  const child = spawn(process.execPath, [DEMO_MAIN, '--transport', 'http', '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [DEMO_MAIN, '--transport', 'http', '--port', '0', ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.add(child);
   return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('demo-server did not listen in 10 s')), 10_000);

@@ -180,8 +180,31 @@ describe('mcpServers file', () => {
     ],
     [
       'timeouts over the lease',
-      ok({ a: { url: 'http://h/mcp', connectTimeoutMs: 30000, callTimeoutMs: 30000 } }),
-      'server "a": connectTimeoutMs (30000) + callTimeoutMs (30000) must be below LEASE_MS (60000)',
+      ok({
+        a: {
+          url: 'http://h/mcp',
+          connectTimeoutMs: 30000,
+          callTimeoutMs: 30000,
+          taskToolsets: [ordinary],
+        },
+      }),
+      'server "a": LEASE_MS (60000) is too short for the ordinary submit of toolset "r": ' +
+        '1 × connectTimeoutMs (30000) + 1 × callTimeoutMs (30000) = 60000 ms must fit in ' +
+        'LEASE_MS minus the attempt margin (2000 ms)',
+    ],
+    [
+      // One connect and one call fit, but a native cancel chains three calls.
+      'a native chain over the lease',
+      ok({
+        a: {
+          url: 'http://h/mcp',
+          connectTimeoutMs: 10000,
+          callTimeoutMs: 17000,
+          taskToolsets: [{ name: 'n', contract: 'mcp-tasks', tool: 't' }],
+        },
+      }),
+      'server "a": LEASE_MS (60000) is too short for the mcp-tasks cancel of toolset "n": ' +
+        '1 × connectTimeoutMs (10000) + 3 × callTimeoutMs (17000) = 61000 ms',
     ],
     [
       'bad contract',

@@ -16,7 +16,8 @@ beforeAll(async () => {
   // A short lease, so a poller killed while it holds the task's claim is replaced in seconds.
   fd = await startFrontDoor({
     pollers: 2,
-    server: { connectTimeoutMs: 2000, callTimeoutMs: 5000 },
+    // A native cancel chains a connect and three calls: 2000 + 3 × 2500 ms fit the 10 s lease.
+    server: { connectTimeoutMs: 2000, callTimeoutMs: 2500 },
     pollerEnv: { LEASE_MS: '10000' },
   });
   second = startNode('apps/api/src/main.js', [], {

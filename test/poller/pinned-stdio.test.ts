@@ -98,7 +98,9 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
       ],
     },
   });
-  const env = { HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS) };
+  // A native cancel chains a connect and three calls (2000 + 3 × 900 ms): the lease must hold it
+  // (docs/leases.md, "Attempt deadlines").
+  const env = { HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS), LEASE_MS: '5000' };
   const pollers = await Promise.all([
     startPoller({ databaseUrl: database.url, serversFile, env }),
     startPoller({ databaseUrl: database.url, serversFile, env }),

@@ -1,0 +1,154 @@
+// Guards against an attempt outliving its lease (docs/leases.md, "Attempt deadlines"): a chain
+// of connects and calls, each within its own timeout, is cut at the attempt's one deadline,
+// computed from a real claim's database times, before the lease ends and before a submit it
+// could no longer record reaches the upstream.
+import {
+  Contract,
+  Phase,
+  PermanentTaskError,
+  TaskErrorCode,
+  TransientTaskError,
+} from '@app/common';
+import type { ToolsetConfig } from '@app/config';
+import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
+import { AttemptDeadline, attemptDeadlineMs } from '../../apps/poller/src/attempt-deadline';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertTasks } from '../helpers/tasks';
+import { waitUntil } from '../helpers/wait';
+import {
+  NATIVE,
+  cleanup,
+  httpServer,
+  registry,
+  startHttpDemo,
+  startPool,
+  tagStats,
+  taskContext,
+} from './driver-harness.helper';
+
+const LEASE_MS = 3000;
+// Each connect (initialize) takes 1.5 s, well within its 2.5 s timeout; a native submit over
+// HTTP chains two of them before its call, so the chain outlives the 3 s lease.
+const SLOW_INITIALIZE_MS = 1500;
+
+let t: TestDatabase;
+let leases: TaskLeaseRepository;
+const deadlines: AttemptDeadline[] = [];
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  leases = new TaskLeaseRepository(t.db);
+});
+afterEach(async () => {
+  for (const deadline of deadlines.splice(0)) deadline.dispose();
+  await cleanup();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+/** One claimed row with a LEASE_MS lease: the attempt's times come from this claim. */
+async function claimOne(): Promise<ClaimedTask> {
+  await insertTasks(t.db, 1);
+  const [claim] = await leases.claim({
+    workerId: 'w1',
+    limit: 1,
+    phases: [Phase.Submit],
+    leaseMs: LEASE_MS,
+    deadWorkerAfterMs: 15_000,
+  });
+  return claim;
+}
+
+function deadlineOf(claim: ClaimedTask): AttemptDeadline {
+  const deadline = new AttemptDeadline(
+    new AbortController().signal,
+    attemptDeadlineMs(claim, LEASE_MS),
+  );
+  deadlines.push(deadline);
+  return deadline;
+}
+
+/** Whether the claim's lease is still live, by the database's clock. */
+async function leaseLive(claim: ClaimedTask): Promise<boolean> {
+  const [row] = await t.db.query<{ live: boolean }>(
+    `SELECT lease_expires_at > now() AS live FROM tasks WHERE id = $1 AND lease_token = $2`,
+    [claim.id, claim.lease.token],
+  );
+  return row.live;
+}
+
+async function rejection(work: Promise<unknown>): Promise<unknown> {
+  try {
+    await work;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('the attempt ended without being cut by its deadline');
+}
+
+it('cuts a native submit waiting for its second connect: nothing sent, lease still live', async () => {
+  const url = await startHttpDemo(['--slow-initialize-ms', String(SLOW_INITIALIZE_MS)]);
+  const server = {
+    ...httpServer(url, [NATIVE]),
+    protocolVersion: '2025-11-25' as const,
+    connectTimeoutMs: 2500,
+    callTimeoutMs: 2500,
+  };
+  const claim = await claimOne();
+  const deadline = deadlineOf(claim);
+  const pool = startPool(server);
+  const tag = `deadline-${claim.id}`;
+  const ctx = taskContext(server, NATIVE, { tag, duration_ms: 60_000 }, undefined, {
+    signal: deadline.signal,
+  });
+
+  const error = await rejection(registry(pool).forToolset(NATIVE).submit(ctx));
+
+  expect(await leaseLive(claim)).toBe(true);
+  // Not sent: the runner releases it as an unsent submit, so the next claimer submits once.
+  expect(error).toBeInstanceOf(TransientTaskError);
+  expect((error as Error).message).toMatch(
+    /submit not sent: .*cut short by the attempt's deadline/,
+  );
+  // The task session the attempt stopped waiting for connects on its own; once it has, a call
+  // still queued behind it would have been sent. None was.
+  await pool.taskSession('demo');
+  expect((await tagStats(pool, tag)).submits ?? 0).toBe(0);
+});
+
+it('cuts a call still running at the deadline as maybe sent, and cancels it upstream', async () => {
+  const url = await startHttpDemo();
+  // demo_slow holds its call open for the whole job: a call slower than the lease.
+  const slow: ToolsetConfig = {
+    name: 'slow-submit',
+    server: 'demo',
+    contract: Contract.Ordinary,
+    submitTool: 'demo_slow',
+    statusTool: 'demo_status',
+    cancelTool: 'demo_cancel',
+    retryOnCrash: false,
+  };
+  const server = { ...httpServer(url, [slow]), connectTimeoutMs: 1000, callTimeoutMs: 20_000 };
+  const pool = startPool(server);
+  await pool.session('demo');
+  const claim = await claimOne();
+  const deadline = deadlineOf(claim);
+  const tag = `deadline-call-${claim.id}`;
+  const ctx = taskContext(server, slow, { tag, duration_ms: 60_000 }, undefined, {
+    signal: deadline.signal,
+  });
+
+  const error = await rejection(registry(pool).forToolset(slow).submit(ctx));
+
+  expect(await leaseLive(claim)).toBe(true);
+  expect(error).toBeInstanceOf(PermanentTaskError);
+  expect((error as PermanentTaskError).code).toBe(TaskErrorCode.OutcomeUncertain);
+  expect((error as Error).message).toMatch(/cut short by the attempt's deadline/);
+  // The upstream saw the call once, and the cut cancelled it (notifications/cancelled).
+  const stats = await waitUntil(async () => {
+    const seen = await tagStats(pool, tag);
+    return seen.cancelled === true ? seen : undefined;
+  }, 'the cut call cancelled upstream');
+  expect(stats.submits).toBe(1);
+});
