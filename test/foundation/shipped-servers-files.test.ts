@@ -1,0 +1,33 @@
+// Guards against a shipped mcpServers file (npm start, docker compose, the conformance run, the
+// Kubernetes example) that its own poller refuses at boot: the worst attempt chain of each
+// server must fit the default LEASE_MS minus its margin (docs/leases.md, "Attempt deadlines").
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { loadMcpServersFile, parseSettings } from '@app/config';
+
+const ROOT = join(__dirname, '..', '..');
+
+function serversFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return serversFiles(path);
+    return name === 'mcp-servers.json' ? [path] : [];
+  });
+}
+
+const FILES = ['deploy', 'k8s'].flatMap((dir) => serversFiles(join(ROOT, dir)));
+const ENV = { DEMO_SERVER_URL: 'http://127.0.0.1:3001/mcp', REPORTS_TOKEN: 'token' };
+
+it('finds the shipped files', () => {
+  expect(FILES.map((path) => relative(ROOT, path)).sort()).toEqual(
+    expect.arrayContaining(['deploy/local/mcp-servers.json', 'deploy/compose/mcp-servers.json']),
+  );
+});
+
+it.each(FILES.map((path) => [relative(ROOT, path), path]))(
+  '%s boots with the default LEASE_MS',
+  (_, path) => {
+    const leaseMs = parseSettings({}).lease.ms;
+    expect(() => loadMcpServersFile(path, ENV, leaseMs)).not.toThrow();
+  },
+);
