@@ -7,6 +7,7 @@ import { McpExposure1796200000000 } from './1796200000000-McpExposure';
 import { TraceContext1796300000000 } from './1796300000000-TraceContext';
 import { SubmitQuotas1796416000000 } from './1796416000000-SubmitQuotas';
 import { FairShare1796420000000 } from './1796420000000-FairShare';
+import { TaskDeadlines1796430000000 } from './1796430000000-TaskDeadlines';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   TraceContext1796300000000,
   SubmitQuotas1796416000000,
   FairShare1796420000000,
+  TaskDeadlines1796430000000,
 ];

@@ -26,6 +26,8 @@ function row(overrides: Partial<ClaimedTask> = {}): ClaimedTask {
     input: {},
     metadata: null,
     traceContext: null,
+    cancelReason: null,
+    deadlineAt: null,
     remoteTaskId: 'job_1',
     remoteSessionId: null,
     remoteProtocolVersion: null,

@@ -84,10 +84,18 @@ export class PhaseRunner {
     }
   }
 
-  /** A terminal write, counted as a transition; a pending cancel never blocks it here. */
+  /**
+   * A terminal write, counted as a transition; a pending cancel never blocks it here. A task
+   * cancelled for its deadline is stored `failed` (the `tasks_deadline_end` trigger), and
+   * counted so; a held call learns of the deadline only after its claim, hence the time test.
+   */
   async finish(item: ClaimedTask, snapshot: TaskSnapshot): Promise<void> {
     await this.deps.leases.finish(item.lease, snapshot);
-    this.transition(item, snapshot.status);
+    const deadline =
+      snapshot.status === TaskStatus.Cancelled &&
+      (item.cancelReason === 'deadline' ||
+        (item.deadlineAt !== null && item.deadlineAt.getTime() <= Date.now()));
+    this.transition(item, deadline ? TaskStatus.Failed : snapshot.status);
   }
 
   private async submit(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {

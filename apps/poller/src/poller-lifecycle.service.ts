@@ -12,6 +12,7 @@ import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@ap
 import { BacklogSamplingService } from './backlog-sampling.service';
 import { CatalogPublisherService } from './catalog-publisher.service';
 import { CatalogSweepJob } from './catalog-sweep.job';
+import { DeadlineSweepJob } from './deadline-sweep.job';
 import { ClaimLoopService } from './claim-loop.service';
 import { NotifyListenerService } from './notify-listener.service';
 import { POLLER_SETTINGS } from './poller.tokens';
@@ -57,6 +58,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly sampler: BacklogSamplingService,
     private readonly retention: RetentionJob,
     private readonly sweep: CatalogSweepJob,
+    private readonly deadlines: DeadlineSweepJob,
     private readonly webhooks: WebhookDeliveryService,
     private readonly log: PinoLogger,
   ) {}
@@ -102,6 +104,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
       this.sampler.stop(),
       this.notify.stop(),
       this.sweep.stop(),
+      this.deadlines.stop(),
     ]);
     await this.worker.stop();
     await this.catalog.close();
@@ -121,6 +124,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     this.sampler.start();
     this.retention.start();
     this.sweep.start(this.worker.deadAfterMs);
+    this.deadlines.start();
     this.log.info({ workerId: this.worker.workerId }, 'worker claiming');
   }
 

@@ -7,6 +7,7 @@ import { Database, FleetRepository, PersistenceModule } from '@app/persistence';
 import { BacklogSamplingService } from './backlog-sampling.service';
 import { CatalogPublisherService } from './catalog-publisher.service';
 import { CatalogSweepJob } from './catalog-sweep.job';
+import { DeadlineSweepJob } from './deadline-sweep.job';
 import { ClaimLoopService } from './claim-loop.service';
 import { NotifyListenerService } from './notify-listener.service';
 import { PollerHealthServer } from './poller-health.server';
@@ -65,6 +66,7 @@ export class PollerModule {
         ClaimLoopService,
         CatalogPublisherService,
         CatalogSweepJob,
+        DeadlineSweepJob,
         BacklogSamplingService,
         RetentionJob,
         PollerLifecycleService,

@@ -50,4 +50,9 @@ export enum TaskErrorCode {
   ToolsetRemoved = 'toolset_removed',
   /** An operator ended the task (`npm run admin -- fail`, docs/operations.md). */
   FailedByOperator = 'failed_by_operator',
+  /**
+   * The task outlived its toolset's `deadlineSeconds`; the gateway cancelled the upstream work
+   * (docs/contracts.md, "Deadlines"). Not `tracking_timeout`, which is about failing polls.
+   */
+  DeadlineExceeded = 'deadline_exceeded',
 }

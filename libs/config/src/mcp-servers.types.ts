@@ -66,6 +66,12 @@ interface ToolsetBase {
    * optional so toolsets built by hand (tests) get the defaults.
    */
   mcp?: McpExposure;
+  /**
+   * Each task's maximum lifetime from submit, in seconds; past it the gateway cancels the
+   * upstream work and ends the task `failed` / `deadline_exceeded` (docs/contracts.md,
+   * "Deadlines"). Undefined: no deadline.
+   */
+  deadlineSeconds?: number;
 }
 
 export interface OrdinaryToolset extends ToolsetBase {

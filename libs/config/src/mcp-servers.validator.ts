@@ -192,7 +192,15 @@ function readToolset(serverName: string, r: FieldReader, server: ServerConfig): 
     Contract.McpTasks,
     Contract.SyncCall,
   ]);
-  r.onlyKeys(['name', 'contract', 'retryOnCrash', 'description', 'mcp', ...TOOLSET_KEYS[contract]]);
+  r.onlyKeys([
+    'name',
+    'contract',
+    'retryOnCrash',
+    'description',
+    'mcp',
+    'deadlineSeconds',
+    ...TOOLSET_KEYS[contract],
+  ]);
   const name = r.string('name');
   if (!TOOLSET_NAME.test(name)) {
     throw new ConfigError(`${r.where}: name must match ${TOOLSET_NAME.source}`);
@@ -202,6 +210,7 @@ function readToolset(serverName: string, r: FieldReader, server: ServerConfig): 
     server: serverName,
     retryOnCrash: r.bool('retryOnCrash', false),
     mcp: readMcpExposure(r, name),
+    deadlineSeconds: r.optionalInt('deadlineSeconds', 1),
   };
   switch (contract) {
     case Contract.Ordinary:

@@ -66,6 +66,7 @@ export class CatalogBuilder {
       available: reason === null,
       unavailableReason: reason,
       mcp: toolset.mcp ?? defaultMcpExposure(toolset.name),
+      deadlineSeconds: toolset.deadlineSeconds ?? null,
     };
   }
 

@@ -28,4 +28,5 @@ export type {
 } from './metrics.enum';
 export { MetricsModule } from './metrics.module';
 export { MetricsService } from './metrics.service';
+export { PeriodicRun } from './periodic-run';
 export type { MetricsOptions } from './metrics.service';

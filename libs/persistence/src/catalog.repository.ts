@@ -17,6 +17,8 @@ export interface CatalogEntry {
   removed: boolean;
   /** The toolset's MCP front-door exposure (defaults when the publisher gave none). */
   mcp?: McpExposure;
+  /** Each task's maximum lifetime from submit, in seconds (`deadlineSeconds`); absent = none. */
+  deadlineSeconds?: number | null;
 }
 
 /** A toolset as a poller publishes it: its own view, before the fleet-wide removal mark. */
@@ -41,11 +43,11 @@ export class CatalogRepository {
     for (const entry of entries) {
       await this.db.query(
         `INSERT INTO toolsets (name, server, contract, description, input_schema, available,
-                               unavailable_reason, mcp, updated_at)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, now())
+                               unavailable_reason, mcp, deadline_seconds, updated_at)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9, now())
          ON CONFLICT (name) DO UPDATE SET server = $2, contract = $3, description = $4,
            input_schema = $5::jsonb, available = $6, unavailable_reason = $7, mcp = $8::jsonb,
-           updated_at = now(), removed_at = NULL`,
+           deadline_seconds = $9, updated_at = now(), removed_at = NULL`,
         [
           entry.name,
           entry.server,
@@ -55,6 +57,7 @@ export class CatalogRepository {
           entry.available,
           entry.unavailableReason,
           jsonParam(entry.mcp ?? null),
+          entry.deadlineSeconds ?? null,
         ],
       );
     }
@@ -115,5 +118,6 @@ function toEntry(row: Record<string, unknown>): CatalogEntry {
     unavailableReason: removed ? REMOVED_TOOLSET_REASON : (row.unavailable_reason as string | null),
     removed,
     mcp: (row.mcp as McpExposure | null) ?? defaultMcpExposure(row.name as string),
+    deadlineSeconds: (row.deadline_seconds as number | null) ?? null,
   };
 }

@@ -67,3 +67,5 @@ export type {
 } from './operator.repository';
 export { QuotaRepository } from './quota.repository';
 export type { PrincipalQuota, QuotaChange } from './quota.repository';
+export { TaskDeadlineRepository } from './task-deadline.repository';
+export type { OverdueTask } from './task-deadline.repository';

@@ -47,6 +47,10 @@ export interface TaskRow {
   pollCount: number;
   lastSuccessAt: Date | null;
   cancelRequestedAt: Date | null;
+  /** 'deadline' when the deadline sweep asked for the cancel; null for a consumer's cancel. */
+  cancelReason: 'deadline' | null;
+  /** Submit time + the toolset's `deadlineSeconds`; null when the toolset has no deadline. */
+  deadlineAt: Date | null;
   eventSeq: number;
   createdAt: Date;
   updatedAt: Date;
@@ -92,6 +96,8 @@ export function toTaskRow(row: Record<string, unknown>): TaskRow {
     pollCount: row.poll_count as number,
     lastSuccessAt: row.last_success_at as Date | null,
     cancelRequestedAt: row.cancel_requested_at as Date | null,
+    cancelReason: (row.cancel_reason ?? null) as 'deadline' | null,
+    deadlineAt: (row.deadline_at ?? null) as Date | null,
     eventSeq: row.event_seq as number,
     createdAt: row.created_at as Date,
     updatedAt: row.updated_at as Date,

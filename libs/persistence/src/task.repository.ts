@@ -16,6 +16,8 @@ export interface NewTask {
   requestHash?: string | null;
   /** The submit's trace context (libs/tracing), when tracing is on. */
   traceContext?: object | null;
+  /** The toolset's deadline: the task's `deadline_at` is the insert's time plus this. */
+  deadlineSeconds?: number | null;
 }
 
 /** The two submit quotas (docs/api.md, "Quotas"). */
@@ -115,8 +117,10 @@ export class TaskRepository {
   private async insert(db: Queryable, task: NewTask): Promise<StoreResult> {
     const rows = await db.query(
       `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
-                          idempotency_key, request_hash, trace_context, next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, now())
+                          idempotency_key, request_hash, trace_context, deadline_at,
+                          next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb,
+               now() + $12::int * interval '1 second', now())
        ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING *`,
       [
@@ -131,6 +135,7 @@ export class TaskRepository {
         task.idempotencyKey ?? null,
         task.requestHash ?? null,
         task.traceContext ? JSON.stringify(task.traceContext) : null,
+        task.deadlineSeconds ?? null,
       ],
     );
     if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };

@@ -81,3 +81,16 @@ it('classifies transient errors and says what the gateway was doing', () => {
     'Toolset reports is unavailable right now; the task waits until it is available.',
   );
 });
+
+it('names the deadline of deadline_exceeded from the fixed stored wording, nothing else', () => {
+  const shown = consumerError(
+    row({
+      errorCode: TaskErrorCode.DeadlineExceeded,
+      errorMessage:
+        'deadline exceeded: no end within 30 s of submit; the upstream work was cancelled',
+    }),
+  )!;
+  expect(shown.message).toBe(
+    "The task did not end within its toolset's deadline (30 s after submit), so the gateway cancelled it.",
+  );
+});

@@ -23,6 +23,8 @@ export const ERROR_TEMPLATES: Readonly<Record<TaskErrorCode, string>> = {
   [TaskErrorCode.ToolsetRemoved]:
     "The task's toolset was removed from the gateway's configuration before the task could be submitted.",
   [TaskErrorCode.FailedByOperator]: "The gateway's operators ended the task.",
+  [TaskErrorCode.DeadlineExceeded]:
+    "The task did not end within its toolset's deadline, so the gateway cancelled it.",
 };
 
 /** Codes whose stored message is the upstream's own description of the failure. */
@@ -77,6 +79,11 @@ export function consumerError(row: TaskRow): { code: string; message: string } |
   if (code === (TaskErrorCode.TrackingTimeout as string)) {
     const silent = /no successful poll for (\d+) s/.exec(row.errorMessage ?? '');
     if (silent) message = message.replace('for too long', `for ${silent[1]} s`);
+  }
+  if (code === (TaskErrorCode.DeadlineExceeded as string)) {
+    // The trigger's fixed wording (migrations/…-TaskDeadlines): only the number is taken.
+    const limit = /no end within (\d+) s of submit/.exec(row.errorMessage ?? '');
+    if (limit) message = message.replace('deadline,', `deadline (${limit[1]} s after submit),`);
   }
   if (UPSTREAM_WORDS.has(code) && row.errorMessage) {
     const detail = scrubUpstreamText(row.errorMessage, row);

@@ -131,6 +131,7 @@ export class TaskSubmitService {
         idempotencyKey: key ?? null,
         requestHash: key === undefined ? null : requestHash(command.threadId, request),
         traceContext,
+        deadlineSeconds: entry.deadlineSeconds,
       },
       this.quota,
     );

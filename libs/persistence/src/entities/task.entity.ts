@@ -44,6 +44,9 @@ export class TaskEntity {
   @Column('timestamptz', { name: 'last_success_at', nullable: true }) lastSuccessAt!: Date | null;
   @Column('timestamptz', { name: 'cancel_requested_at', nullable: true })
   cancelRequestedAt!: Date | null;
+  /** 'deadline' when the deadline sweep requested the cancel (docs/contracts.md, "Deadlines"). */
+  @Column('text', { name: 'cancel_reason', nullable: true }) cancelReason!: string | null;
+  @Column('timestamptz', { name: 'deadline_at', nullable: true }) deadlineAt!: Date | null;
   @Column('timestamptz', { name: 'thread_deleted_at', nullable: true })
   threadDeletedAt!: Date | null;
   @Column('int', { name: 'event_seq' }) eventSeq!: number;

@@ -12,6 +12,8 @@ export class ToolsetEntity {
   @Column('boolean') available!: boolean;
   @Column('text', { name: 'unavailable_reason', nullable: true }) unavailableReason!: string | null;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt!: Date;
+  /** The toolset's task deadline in seconds from submit; null = none. */
+  @Column('int', { name: 'deadline_seconds', nullable: true }) deadlineSeconds!: number | null;
   /** Set while no live worker has this toolset configured (the catalog sweep). */
   @Column('timestamptz', { name: 'removed_at', nullable: true }) removedAt!: Date | null;
 }

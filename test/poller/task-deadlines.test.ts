@@ -1,0 +1,236 @@
+// Guards against a task outliving its toolset's deadlineSeconds: the deadline must be stamped at
+// submit from the mcpServers file, and past it each contract's upstream work must be cancelled and
+// the task end failed/deadline_exceeded (never `cancelled`, never `tracking_timeout`), a task never
+// submitted must end the same way without reaching the upstream, and the consumer must read a
+// fixed sentence.
+import request from 'supertest';
+import { AUDIENCE, ApiHarness, ISSUER, JWT_SECRET, apiKeyFor, bearer } from '../api/api-harness';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { NodeProcess, startNode } from '../helpers/node-process';
+import {
+  DemoServerProcess,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+const DEADLINE_SECONDS = 3600;
+
+let database: TestDatabase;
+let demo: DemoServerProcess;
+let api: NodeProcess;
+let apiUrl: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  demo = await startDemoServer();
+  const serversFile = writeServersFile({
+    demo: {
+      url: `${demo.url}/mcp`,
+      connectTimeoutMs: 1000,
+      callTimeoutMs: 1900,
+      maxConcurrentCalls: 8,
+      taskToolsets: [
+        {
+          name: 'dl-ordinary',
+          contract: 'ordinary',
+          submitTool: 'demo_submit',
+          statusTool: 'demo_status',
+          cancelTool: 'demo_cancel',
+          deadlineSeconds: DEADLINE_SECONDS,
+        },
+        {
+          name: 'dl-native',
+          contract: 'mcp-tasks',
+          tool: 'demo_task_required',
+          deadlineSeconds: DEADLINE_SECONDS,
+        },
+        {
+          name: 'dl-sync',
+          contract: 'sync-call',
+          tool: 'demo_slow',
+          callTimeoutMs: 600_000,
+          deadlineSeconds: DEADLINE_SECONDS,
+        },
+      ],
+    },
+    // The same demo server, pinned to the 2025-11-25 task design (tasks in core, a session).
+    demo25: {
+      url: `${demo.url}/mcp`,
+      connectTimeoutMs: 1000,
+      callTimeoutMs: 1900,
+      maxConcurrentCalls: 8,
+      protocolVersion: '2025-11-25',
+      taskToolsets: [
+        {
+          name: 'dl-native-2025',
+          contract: 'mcp-tasks',
+          tool: 'demo_task_required',
+          deadlineSeconds: DEADLINE_SECONDS,
+        },
+      ],
+    },
+  });
+  // mcp-tasks submits chain two connects and two calls (docs/leases.md, "Attempt deadlines").
+  await startPoller({ databaseUrl: database.url, serversFile, env: { LEASE_MS: '10000' } });
+  await waitUntil(async () => {
+    const rows = await database.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM toolsets WHERE available AND deadline_seconds = $1`,
+      [DEADLINE_SECONDS],
+    );
+    return rows[0].n === 4 ? true : undefined;
+  }, 'the four toolsets published with their deadline');
+  api = startNode('apps/api/src/main.js', [], {
+    DATABASE_URL: database.url,
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_FORMAT: 'json',
+    AUTH_JWT_SECRET: JWT_SECRET,
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: AUDIENCE,
+  });
+  const line = await api.waitForLine(/api listening on port \d+/, 30_000);
+  apiUrl = `http://127.0.0.1:${/port (\d+)/.exec(line)![1]}`;
+}, 120_000);
+
+afterAll(async () => {
+  await api?.kill('SIGTERM');
+  await stopAllProcesses();
+  await database?.drop();
+});
+
+interface DeadlineRow {
+  status: string;
+  remote_task_id: string | null;
+  deadline_seconds: number | null;
+}
+
+async function row(id: string): Promise<DeadlineRow> {
+  const [found] = await database.db.query<DeadlineRow>(
+    `SELECT status, remote_task_id,
+            round(extract(epoch FROM deadline_at - created_at))::int AS deadline_seconds
+       FROM tasks WHERE id = $1`,
+    [id],
+  );
+  return found;
+}
+
+it.each([
+  ['dl-ordinary', 'ordinary'],
+  ['dl-native', 'mcp-tasks, 2026-07-28'],
+  ['dl-native-2025', 'mcp-tasks, 2025-11-25'],
+  ['dl-sync', 'sync-call'],
+])(
+  '%s (%s): past the deadline the upstream work is cancelled and the task fails deadline_exceeded',
+  async (toolset) => {
+    const tag = `deadline-${toolset}`;
+    const auth = bearer(
+      await apiKeyFor({ db: database } as unknown as ApiHarness, `user-${toolset}`),
+    );
+    const created = await request(apiUrl)
+      .post('/v1/threads/deadlines/tasks')
+      .set('Authorization', auth)
+      .send({ toolset, arguments: { duration_ms: 120_000, tag } })
+      .expect(201);
+    const id = created.body.task_id as string;
+    // Stamped at submit from the toolset's deadlineSeconds, as the poller published it.
+    expect((await row(id)).deadline_seconds).toBe(DEADLINE_SECONDS);
+    // Running upstream (a handle stored, or the held call under way) before the deadline passes.
+    await waitUntil(async () => {
+      const stats = await demo.stats(tag);
+      const current = await row(id);
+      return current.status === 'working' && stats.by_tag[tag]?.submits === 1 ? true : undefined;
+    }, `${toolset} running upstream`);
+    // An hour passes: the submit moves an hour into the past, its deadline with it.
+    await database.db.query(
+      `UPDATE tasks SET created_at = created_at - interval '1 hour',
+                        deadline_at = deadline_at - interval '1 hour'
+        WHERE id = $1`,
+      [id],
+    );
+
+    const ended = await waitUntil(
+      async () => {
+        const state = (await taskStates(database.db, [id])).get(id)!;
+        return state.completed_at ? state : undefined;
+      },
+      `${toolset} to end`,
+      30_000,
+    );
+    expect(ended).toMatchObject({ status: 'failed', error_code: 'deadline_exceeded' });
+    expect(ended.error_message).toMatch(/no end within 3600 s of submit/);
+    const stats = await demo.stats(tag);
+    // The upstream's own record: one submit, one cancel (the 2026 demo store keeps no per-tag
+    // state, so there the cancel count is the proof).
+    expect(stats.by_tag[tag]).toMatchObject({ submits: 1, cancels: 1 });
+    if (stats.by_tag[tag].state !== 'unknown') expect(stats.by_tag[tag].cancelled).toBe(true);
+
+    const shown = await request(apiUrl)
+      .get(`/v1/threads/deadlines/tasks/${id}`)
+      .set('Authorization', auth)
+      .expect(200);
+    expect(shown.body.status).toBe('failed');
+    expect(shown.body.error).toEqual({
+      code: 'deadline_exceeded',
+      message:
+        "The task did not end within its toolset's deadline (3600 s after submit), so the gateway cancelled it.",
+    });
+  },
+  90_000,
+);
+
+it('a task never submitted ends failed deadline_exceeded without reaching the upstream', async () => {
+  // A toolset no poller has: it stays queued, its submit never starts.
+  const [id] = await insertFleetTasks(database.db, [
+    { toolset: 'dl-nowhere', server: 'nowhere', input: { tag: 'deadline-never' } },
+  ]);
+  await database.db.query(
+    `UPDATE tasks SET deadline_at = now() + interval '1 second' WHERE id = $1`,
+    [id],
+  );
+  const ended = await waitUntil(
+    async () => {
+      const state = (await taskStates(database.db, [id])).get(id)!;
+      return state.completed_at ? state : undefined;
+    },
+    'the queued task to end',
+    30_000,
+  );
+  expect(ended).toMatchObject({
+    status: 'failed',
+    error_code: 'deadline_exceeded',
+    remote_task_id: null,
+    submit_attempts: 0,
+  });
+  expect((await demo.stats('deadline-never')).by_tag['deadline-never']).toBeUndefined();
+});
+
+it('a consumer cancel stays `cancelled`: only the deadline turns a cancel into a failure', async () => {
+  const auth = bearer(await apiKeyFor({ db: database } as unknown as ApiHarness, 'user-cancel'));
+  const created = await request(apiUrl)
+    .post('/v1/threads/deadlines/tasks')
+    .set('Authorization', auth)
+    .send({ toolset: 'dl-ordinary', arguments: { duration_ms: 120_000, tag: 'deadline-user' } })
+    .expect(201);
+  const id = created.body.task_id as string;
+  await waitUntil(
+    async () => ((await row(id)).remote_task_id ? true : undefined),
+    'the task submitted',
+  );
+  await request(apiUrl)
+    .post(`/v1/threads/deadlines/tasks/${id}/cancel`)
+    .set('Authorization', auth)
+    .expect(202);
+  const ended = await waitUntil(
+    async () => {
+      const state = (await taskStates(database.db, [id])).get(id)!;
+      return state.completed_at ? state : undefined;
+    },
+    'the cancelled task to end',
+    30_000,
+  );
+  expect(ended).toMatchObject({ status: 'cancelled', error_code: null });
+});
