@@ -8,7 +8,7 @@ import {
   publishCatalog,
   signJwt,
   startApi,
-} from './api-harness';
+} from '../helpers/api';
 import { ApiKeyRepository } from '@app/persistence';
 
 const PROBLEM = 'https://mcp-task-gateway.dev/problems/';

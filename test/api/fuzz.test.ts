@@ -9,7 +9,7 @@ import {
   publishCatalog,
   signJwt,
   startApi,
-} from './api-harness';
+} from '../helpers/api';
 
 /** mulberry32: a tiny seeded PRNG, so a failure replays with the seed it prints. */
 function rng(seed: number): () => number {

@@ -7,7 +7,7 @@ import {
   catalogEntry,
   publishCatalog,
   startApi,
-} from './api-harness';
+} from '../helpers/api';
 
 interface Answer {
   status: number;

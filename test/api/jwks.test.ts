@@ -12,7 +12,7 @@ import {
   publishCatalog,
   signJwt,
   startApi,
-} from './api-harness';
+} from '../helpers/api';
 
 type Alg = 'RS256' | 'ES256';
 

@@ -1,5 +1,5 @@
 // Guards against a JWT mode booting without an issuer and an audience to check, which would accept any token signed by the same keys.
-import { JWT_SECRET } from './api-harness';
+import { JWT_SECRET } from '../helpers/api';
 import { startNode } from '../helpers/node-process';
 
 const DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';

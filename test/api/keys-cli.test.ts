@@ -2,7 +2,7 @@
 // revoked key still opening the API.
 import request from 'supertest';
 import { startNode } from '../helpers/node-process';
-import { ApiHarness, bearer, startApi } from './api-harness';
+import { ApiHarness, bearer, startApi } from '../helpers/api';
 
 let api: ApiHarness;
 

@@ -4,7 +4,7 @@
 // from the documented fields.
 import request from 'supertest';
 import { ERROR_TEMPLATES } from '@app/views';
-import { SseClient } from '../events/events-harness';
+import { SseClient } from '../helpers/sse';
 import { WebhookReceiver } from '../events/webhook-receiver';
 import {
   demoServerEntry,
@@ -22,7 +22,7 @@ import {
   catalogEntry,
   publishCatalog,
   startApi,
-} from './api-harness';
+} from '../helpers/api';
 import { insertTaskRow } from './task-rows';
 
 const DETAIL_FIELDS = [

@@ -5,8 +5,8 @@ import request from 'supertest';
 import { WebhookRepository } from '@app/persistence';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
-import { SseClient } from '../events/events-harness';
-import { ApiHarness, apiKeyFor, bearer, startApi } from './api-harness';
+import { SseClient } from '../helpers/sse';
+import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
 
 interface Operation {
   responses: Record<

@@ -1,6 +1,6 @@
 // Guards against the OpenAPI document missing a route, an error, or a field of the task view.
 import request from 'supertest';
-import { ApiHarness, apiKeyFor, startApi } from './api-harness';
+import { ApiHarness, apiKeyFor, startApi } from '../helpers/api';
 
 let api: ApiHarness;
 type Headers = Record<string, { schema?: { example?: unknown } }>;

@@ -1,7 +1,7 @@
 // Guards against duplicate tasks from retried submits, a `Prefer: wait` that answers late or
 // early, lost or repeated items across list pages, and an unlimited submit rate.
 import request from 'supertest';
-import { eventually } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 import {
   ApiHarness,
   apiKeyFor,
@@ -9,7 +9,7 @@ import {
   catalogEntry,
   publishCatalog,
   startApi,
-} from './api-harness';
+} from '../helpers/api';
 import { insertTaskRow } from './task-rows';
 
 let api: ApiHarness;
@@ -91,15 +91,15 @@ describe('Prefer: wait', () => {
       { toolset: 'report', arguments: { title: 'w1' } },
       { Prefer: 'wait=10' },
     ).then((r) => ({ r, at: Date.now() }));
-    const id = await eventually(
+    const id = await waitUntil(
       async () => {
         const rows = await api.db.db.query<{ id: string }>(
           `SELECT id FROM tasks WHERE thread_id = 'wait' AND input->>'title' = 'w1'`,
         );
         return rows[0]?.id;
       },
-      10_000,
       'the submitted row',
+      10_000,
     );
     const flippedAt = Date.now();
     await api.db.db.query(
@@ -133,15 +133,15 @@ describe('Prefer: wait', () => {
       { toolset: 'report', arguments: { title: 'w3' } },
       { Prefer: 'wait=3600' },
     ).then((r) => r); // supertest sends on then()
-    const id = await eventually(
+    const id = await waitUntil(
       async () => {
         const rows = await api.db.db.query<{ id: string }>(
           `SELECT id FROM tasks WHERE input->>'title' = 'w3'`,
         );
         return rows[0]?.id;
       },
-      10_000,
       'the capped row',
+      10_000,
     );
     await api.db.db.query(
       `UPDATE tasks SET status = 'failed', error_code = 'submit_rejected', error_message = 'no', completed_at = now(), next_attempt_at = NULL WHERE id = $1`,

@@ -9,7 +9,7 @@ import {
   catalogEntry,
   publishCatalog,
   startApi,
-} from './api-harness';
+} from '../helpers/api';
 import { insertTaskRow } from './task-rows';
 
 let api: ApiHarness;

@@ -4,14 +4,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { NodeProcess, eventually, startNode } from '../helpers/node-process';
-import { ApiHarness, apiKeyFor, bearer, startApi } from './api-harness';
+import { NodeProcess, startNode } from '../helpers/node-process';
+import { DemoServerProcess, startDemoServer } from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
 
 const SERVER = 'upstream-e2e-srv';
 const TOOLSETS = ['demo-ordinary', 'demo-native', 'demo-sync'] as const;
 
 let api: ApiHarness;
-let demo: NodeProcess;
+let demo: DemoServerProcess;
 const pollers: NodeProcess[] = [];
 let dir: string;
 let auth: string;
@@ -19,9 +21,8 @@ const bodies: string[] = [];
 
 beforeAll(async () => {
   api = await startApi();
-  demo = startNode('apps/demo-server/src/main.js', ['--transport', 'http', '--port', '0']);
-  const line = await demo.waitForLine(/listening on (http:\/\/\S+)/);
-  const demoUrl = /listening on (http:\/\/\S+)/.exec(line)![1];
+  demo = await startDemoServer();
+  const demoUrl = demo.url;
   dir = mkdtempSync(join(tmpdir(), 'mtg-api-e2e-'));
   const serversFile = join(dir, 'mcp-servers.json');
   writeFileSync(
@@ -62,7 +63,7 @@ beforeAll(async () => {
     );
   }
   auth = bearer(await apiKeyFor(api, 'alice'));
-  await eventually(
+  await waitUntil(
     async () => {
       const dead = pollers.find((p) => p.child.exitCode !== null);
       if (dead) throw new Error(`a poller exited: ${dead.stderr.join('\n')}`);
@@ -70,14 +71,14 @@ beforeAll(async () => {
       const available = res.body.items?.filter((t: { available: boolean }) => t.available).length;
       return available === TOOLSETS.length ? true : undefined;
     },
-    60_000,
     'all toolsets available',
+    60_000,
   );
 }, 90_000);
 
 afterAll(async () => {
   for (const poller of pollers) await poller.kill('SIGTERM');
-  await demo?.kill('SIGTERM');
+  await demo?.stop();
   await api?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -97,14 +98,14 @@ async function call(
 }
 
 async function until(thread: string, id: string, statuses: string[], timeoutMs = 60_000) {
-  return eventually(
+  return waitUntil(
     async () => {
       const res = await call('get', `/v1/threads/${thread}/tasks/${id}`);
       expect(res.status).toBe(200);
       return statuses.includes(res.body.status) ? res.body : undefined;
     },
-    timeoutMs,
     `${id} to be ${statuses.join('|')}`,
+    timeoutMs,
   );
 }
 

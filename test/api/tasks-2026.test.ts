@@ -14,7 +14,7 @@ import {
   type PollerProcess,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
-import { ApiHarness, apiKeyFor, bearer, startApi } from './api-harness';
+import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
 
 interface TaskBody {
   task_id: string;

@@ -3,16 +3,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConformanceSuite, GUARD_MARKER, taskScenarios } from '../helpers/conformance-suite';
-import { cleanupAll, startHttpDemo, type HttpDemo } from './demo-process.helper';
+import { startDemoServer, type DemoServerProcess } from '../helpers/processes';
+import { cleanupAll } from './demo-process.helper';
 
 const SCENARIOS = taskScenarios();
 const work = mkdtempSync(join(tmpdir(), 'demo-conformance-'));
 const suite = new ConformanceSuite(work);
-let demo: HttpDemo;
+let demo: DemoServerProcess;
 const summary: string[] = [];
 
 beforeAll(async () => {
-  demo = await startHttpDemo();
+  demo = await startDemoServer();
 });
 
 afterAll(async () => {

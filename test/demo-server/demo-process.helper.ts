@@ -1,95 +1,11 @@
 // Shared harness for demo-server tests: real child processes, SDK clients, deadline polling.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { DEMO_SERVER_MAIN, stopAllProcesses } from '../helpers/processes';
 
-export const DEMO_MAIN = join(
-  __dirname,
-  '..',
-  '..',
-  'dist',
-  'apps',
-  'demo-server',
-  'src',
-  'main.js',
-);
-
-export function assertBuilt(): void {
-  if (!existsSync(DEMO_MAIN)) {
-    throw new Error(`${DEMO_MAIN} is missing: build first (npx tsc -p tsconfig.build.json)`);
-  }
-}
-
-/** Everything a test opened, closed by cleanupAll() in afterEach. */
-const children = new Set<ChildProcess>();
 const clients = new Set<Client>();
-
-export interface HttpDemo {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
-export async function stopChild(child: ChildProcess): Promise<void> {
-  if (!(await waitForExit(child, 0))) {
-    child.kill('SIGTERM');
-    if (!(await waitForExit(child, 3000))) {
-      child.kill('SIGKILL');
-      await waitForExit(child, 3000);
-    }
-  }
-  children.delete(child);
-}
-
-/** Spawns `--transport http --port 0` and resolves once it printed its listening line. */
-export async function startHttpDemo(
-  args: string[] = [],
-  env: NodeJS.ProcessEnv = {},
-): Promise<HttpDemo> {
-  assertBuilt();
-  const child = spawn(
-    process.execPath,
-    [DEMO_MAIN, '--transport', 'http', '--port', '0', ...args],
-    {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.add(child);
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no listening line within 10 s: ${stderr}`)),
-      10_000,
-    );
-    child.once('exit', (code) => reject(new Error(`demo-server exited (${code}): ${stderr}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /^demo-server listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-  });
-  return { url, child, stop: () => stopChild(child) };
-}
 
 export async function connectHttp(
   url: string,
@@ -112,10 +28,9 @@ export async function connectStdio(
   args: string[] = [],
   env: Record<string, string> = {},
 ): Promise<StdioDemo> {
-  assertBuilt();
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [DEMO_MAIN, '--transport', 'stdio', ...args],
+    args: [DEMO_SERVER_MAIN, '--transport', 'stdio', ...args],
     env: { PATH: process.env.PATH ?? '', ...env },
     stderr: 'pipe',
   });
@@ -123,28 +38,6 @@ export async function connectStdio(
   clients.add(client);
   await client.connect(transport);
   return { client, transport };
-}
-
-/** Polls `probe` until it returns a value other than undefined, failing at the deadline. */
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 10_000,
-  intervalMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what} (last error: ${String(last)})`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }
 
 export async function call(
@@ -180,9 +73,5 @@ export function firstText(result: CallToolResult): string {
 export async function cleanupAll(): Promise<number> {
   await Promise.all([...clients].map((client) => client.close().catch(() => undefined)));
   clients.clear();
-  const leaked = [...children].filter(
-    (child) => child.exitCode === null && child.signalCode === null,
-  );
-  await Promise.all([...children].map((child) => stopChild(child)));
-  return leaked.length;
+  return stopAllProcesses();
 }

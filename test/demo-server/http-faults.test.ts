@@ -3,15 +3,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import {
-  call,
-  cleanupAll,
-  connectHttp,
-  connectStdio,
-  firstText,
-  startHttpDemo,
-  waitFor,
-} from './demo-process.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer } from '../helpers/processes';
+import { call, cleanupAll, connectHttp, connectStdio, firstText } from './demo-process.helper';
 
 afterEach(async () => {
   await cleanupAll();
@@ -48,14 +42,14 @@ describe('server-wide faults', () => {
   it('--no-ping answers ping with -32601 over stdio (env switch) and HTTP', async () => {
     const { client } = await connectStdio([], { DEMO_NO_PING: '1' });
     await expect(client.ping()).rejects.toMatchObject({ code: -32601 });
-    const demo = await startHttpDemo(['--no-ping']);
+    const demo = await startDemoServer(['--no-ping']);
     await expect((await connectHttp(demo.url)).ping()).rejects.toMatchObject({ code: -32601 });
-    const plain = await startHttpDemo();
+    const plain = await startDemoServer();
     await expect((await connectHttp(plain.url)).ping()).resolves.toEqual({});
   });
 
   it('--html answers every MCP request with a 200 HTML page', async () => {
-    const demo = await startHttpDemo(['--html']);
+    const demo = await startDemoServer(['--html']);
     const response = await postMcp(demo.url, initializeBody);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/html');
@@ -64,7 +58,7 @@ describe('server-wide faults', () => {
   });
 
   it('--require-auth answers 401 without the bearer token', async () => {
-    const demo = await startHttpDemo(['--require-auth', 's3cret']);
+    const demo = await startDemoServer(['--require-auth', 's3cret']);
     const response = await postMcp(demo.url, initializeBody);
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer');
@@ -73,14 +67,14 @@ describe('server-wide faults', () => {
   });
 
   it('--forget-sessions answers 404 to the next request after an answered one', async () => {
-    const demo = await startHttpDemo(['--forget-sessions']);
+    const demo = await startDemoServer(['--forget-sessions']);
     const client = await connectHttp(demo.url);
     expect(firstText(await call(client, 'demo_echo', { text: 'once' }))).toBe('once');
     await expect(call(client, 'demo_echo', { text: 'twice' })).rejects.toMatchObject({ code: 404 });
   });
 
   it('POST /admin/forget-sessions makes old session ids answer 404', async () => {
-    const demo = await startHttpDemo();
+    const demo = await startDemoServer();
     const first = await postMcp(demo.url, initializeBody);
     const sessionId = first.headers.get('mcp-session-id');
     expect(sessionId).toBeTruthy();
@@ -96,7 +90,7 @@ describe('server-wide faults', () => {
   });
 
   it('--drop-after-initialize completes the handshake, then loses the connection', async () => {
-    const demo = await startHttpDemo(['--drop-after-initialize']);
+    const demo = await startDemoServer(['--drop-after-initialize']);
     const client = await connectHttp(demo.url);
     await expect(client.listTools()).rejects.toThrow();
     const stdio = await connectStdio(['--drop-after-initialize']);
@@ -106,7 +100,7 @@ describe('server-wide faults', () => {
   });
 
   it('--slow-initialize-ms delays the initialize answer', async () => {
-    const demo = await startHttpDemo(['--slow-initialize-ms', '400']);
+    const demo = await startDemoServer(['--slow-initialize-ms', '400']);
     const started = Date.now();
     await connectHttp(demo.url);
     expect(Date.now() - started).toBeGreaterThanOrEqual(350);
@@ -115,14 +109,14 @@ describe('server-wide faults', () => {
 
 describe('HTTP extras', () => {
   it('POST /admin/add-tool adds demo_extra and notifies connected sessions', async () => {
-    const demo = await startHttpDemo();
+    const demo = await startDemoServer();
     const client = await connectHttp(demo.url);
     let notified = false;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       notified = true;
     });
     // Repeat the add until the notification arrives: the client opens its GET stream asynchronously.
-    await waitFor(async () => {
+    await waitUntil(async () => {
       await fetch(`${demo.url}/admin/add-tool`, { method: 'POST' });
       return notified ? true : undefined;
     }, 'tools/list_changed');
@@ -131,7 +125,7 @@ describe('HTTP extras', () => {
   });
 
   it('serves legacy SSE at /sse with --transport sse', async () => {
-    const demo = await startHttpDemo(['--transport', 'sse']);
+    const demo = await startDemoServer(['--transport', 'sse']);
     const client = new Client({ name: 'sse-test', version: '1' });
     await client.connect(new SSEClientTransport(new URL(`${demo.url}/sse`)));
     try {
@@ -142,7 +136,7 @@ describe('HTTP extras', () => {
   });
 
   it('streamable transport still works with a fresh Client per attempt', async () => {
-    const demo = await startHttpDemo();
+    const demo = await startDemoServer();
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const client = new Client({ name: 'again', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${demo.url}/mcp`)));

@@ -8,19 +8,13 @@ import {
   GetTaskResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import {
-  call,
-  callStructured,
-  cleanupAll,
-  connectHttp,
-  connectStdio,
-  startHttpDemo,
-  waitFor,
-} from './demo-process.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer } from '../helpers/processes';
+import { call, callStructured, cleanupAll, connectHttp, connectStdio } from './demo-process.helper';
 
 const transports: Array<[string, () => Promise<Client>]> = [
   ['stdio', async () => (await connectStdio()).client],
-  ['http', async () => connectHttp((await startHttpDemo()).url)],
+  ['http', async () => connectHttp((await startDemoServer()).url)],
 ];
 
 afterEach(async () => {
@@ -43,7 +37,7 @@ const getTask = (client: Client, taskId: string) =>
   client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema);
 
 async function waitForStatus(client: Client, taskId: string, status: string) {
-  return waitFor(async () => {
+  return waitUntil(async () => {
     const task = await getTask(client, taskId);
     return task.status === status ? task : undefined;
   }, `task ${taskId} to be ${status}`);
@@ -140,7 +134,7 @@ describe.each(transports)('native tasks over %s', (_name, open) => {
 
 describe('native task session binding (http)', () => {
   it('answers -32602 Task not found on another session, and keeps serving the owner', async () => {
-    const demo = await startHttpDemo();
+    const demo = await startDemoServer();
     const owner = await connectHttp(demo.url);
     const other = await connectHttp(demo.url);
     const task = await createTask(owner, { duration_ms: 60_000 });

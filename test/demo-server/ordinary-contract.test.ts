@@ -1,5 +1,7 @@
 // Guards the `ordinary` contract answers (and its faults) that the gateway's driver relies on.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer } from '../helpers/processes';
 import {
   type Answer,
   call,
@@ -8,13 +10,11 @@ import {
   connectHttp,
   connectStdio,
   firstText,
-  startHttpDemo,
-  waitFor,
 } from './demo-process.helper';
 
 const transports: Array<[string, () => Promise<Client>]> = [
   ['stdio', async () => (await connectStdio()).client],
-  ['http', async () => connectHttp((await startHttpDemo()).url)],
+  ['http', async () => connectHttp((await startDemoServer()).url)],
 ];
 
 afterEach(async () => {
@@ -37,7 +37,7 @@ describe.each(transports)('ordinary contract over %s', (_name, open) => {
       status: 'running',
       poll_after_seconds: 0.5,
     });
-    const done = await waitFor(async () => {
+    const done = await waitUntil(async () => {
       const status = await callStructured(client, 'demo_status', { task_id: submitted.task_id });
       return status.status === 'completed' ? status : undefined;
     }, 'completion');

@@ -2,13 +2,9 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  callStructured,
-  cleanupAll,
-  connectHttp,
-  startHttpDemo,
-  waitFor,
-} from './demo-process.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer } from '../helpers/processes';
+import { callStructured, cleanupAll, connectHttp } from './demo-process.helper';
 
 afterEach(async () => {
   await cleanupAll();
@@ -17,7 +13,7 @@ afterEach(async () => {
 describe('state file', () => {
   it('keeps jobs, cancels and counters across a restart', async () => {
     const stateFile = join(mkdtempSync(join(tmpdir(), 'demo-state-')), 'state.json');
-    const before = await startHttpDemo(['--state-file', stateFile]);
+    const before = await startDemoServer(['--state-file', stateFile]);
     const client = await connectHttp(before.url);
     const finishing = await callStructured(client, 'demo_submit', {
       duration_ms: 1500,
@@ -33,9 +29,9 @@ describe('state file', () => {
     expect(JSON.parse(readFileSync(stateFile, 'utf8')).jobs).toHaveLength(2);
     await before.stop();
 
-    const after = await startHttpDemo(['--state-file', stateFile]);
+    const after = await startDemoServer(['--state-file', stateFile]);
     const again = await connectHttp(after.url);
-    const done = await waitFor(async () => {
+    const done = await waitUntil(async () => {
       const status = await callStructured(again, 'demo_status', { task_id: finishing.task_id });
       return status.status === 'completed' ? status : undefined;
     }, 'the pre-restart job to complete');

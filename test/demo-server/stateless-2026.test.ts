@@ -1,5 +1,7 @@
 // Guards against the demo server's MCP 2026-07-28 side (SEP-2663 tasks) drifting from docs/demo-server.md.
-import { cleanupAll, connectHttp, startHttpDemo, waitFor } from './demo-process.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer } from '../helpers/processes';
+import { cleanupAll, connectHttp } from './demo-process.helper';
 import { callTool, getTask, ok2026, post2026, TASKS_EXTENSION } from './stateless-2026.helper';
 
 afterEach(async () => {
@@ -7,7 +9,7 @@ afterEach(async () => {
 });
 
 async function waitForStatus(url: string, taskId: string, status: string) {
-  return waitFor(async () => {
+  return waitUntil(async () => {
     const task = await getTask(url, taskId);
     return task.status === status ? task : undefined;
   }, `task to be ${status}`);
@@ -15,7 +17,7 @@ async function waitForStatus(url: string, taskId: string, status: string) {
 
 describe('demo server, MCP 2026-07-28', () => {
   it('serves server/discover and the 2025-11-25 SDK path on the same endpoint', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const discover = await ok2026(url, 'server/discover');
     expect(discover).toMatchObject({
       resultType: 'complete',
@@ -38,7 +40,7 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 
   it('runs demo_task as a task that tasks/get reads to completion', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const created = await callTool(url, 'demo_task', { duration_ms: 300, poll_interval_ms: 50 });
     expect(created).toMatchObject({ resultType: 'task', status: 'working', pollIntervalMs: 50 });
     expect(created).not.toHaveProperty('result');
@@ -50,7 +52,7 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 
   it('keeps two questions pending until both are answered, each accepted once', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const { taskId } = await callTool(url, 'demo_ask_two', { tag: 'two', resume_ms: 0 });
     const waiting = await waitForStatus(url, taskId, 'input_required');
     expect(Object.keys(waiting.inputRequests).sort()).toEqual(['confirm', 'name']);
@@ -82,7 +84,7 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 
   it('answers demo_mrtr with input_required before any task, then a task on the retry', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const round1 = await callTool(url, 'demo_mrtr', { duration_ms: 100 });
     expect(round1.resultType).toBe('input_required');
     expect(round1).not.toHaveProperty('taskId');
@@ -109,7 +111,7 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 
   it('ends a tool error completed with isError and a protocol error failed with its error', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const toolError = await callTool(url, 'demo_tool_error', {
       duration_ms: 50,
       fail_message: 'no',
@@ -126,7 +128,7 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 
   it('cancels demo_long, acks a repeated cancel, and answers -32602 for unknown tasks', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const { taskId } = await callTool(url, 'demo_long', { tag: 'long' });
     expect(await ok2026(url, 'tasks/cancel', { taskId })).toEqual({ resultType: 'complete' });
     expect((await getTask(url, taskId)).status).toBe('cancelled');
@@ -138,23 +140,23 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 
   it('forgets a task after its ttlMs and after a restart', async () => {
-    const first = await startHttpDemo();
+    const first = await startDemoServer();
     const short = await callTool(first.url, 'demo_long', { ttl_ms: 300 });
     expect(short.ttlMs).toBe(300);
     const lasting = await callTool(first.url, 'demo_long', {});
-    await waitFor(async () => {
+    await waitUntil(async () => {
       const answer = await post2026(first.url, 'tasks/get', { taskId: short.taskId });
       return answer.error?.code === -32602 ? true : undefined;
     }, 'the short task to expire');
     expect((await getTask(first.url, lasting.taskId)).status).toBe('working');
     await first.stop();
-    const second = await startHttpDemo();
+    const second = await startDemoServer();
     const lost = await post2026(second.url, 'tasks/get', { taskId: lasting.taskId });
     expect(lost.error?.code).toBe(-32602);
   });
 
   it('runs demo_task_required and demo_task_optional on the 2025 job timeline', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const failing = await callTool(url, 'demo_task_required', {
       duration_ms: 600,
       outcome: 'fail',
@@ -188,7 +190,7 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 
   it('answers resultType complete without a task when the server chooses to', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const immediate = await callTool(url, 'demo_task', { immediate: true, result: { x: 1 } });
     expect(immediate).toMatchObject({ resultType: 'complete', structuredContent: { x: 1 } });
     const sync = await post2026(
@@ -205,7 +207,7 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 
   it('rejects header, version and capability errors with the codes the spec gives', async () => {
-    const { url } = await startHttpDemo();
+    const { url } = await startDemoServer();
     const { taskId } = await callTool(url, 'demo_long', {});
     const cases: Array<
       [string, Promise<{ status: number; error?: { code: number } }>, number, number]

@@ -1,19 +1,13 @@
 // Guards the sync-call tool: progress while it runs, cancellation that really stops and is counted.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import {
-  call,
-  callStructured,
-  cleanupAll,
-  connectHttp,
-  connectStdio,
-  startHttpDemo,
-  waitFor,
-} from './demo-process.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer } from '../helpers/processes';
+import { call, callStructured, cleanupAll, connectHttp, connectStdio } from './demo-process.helper';
 
 const transports: Array<[string, () => Promise<Client>]> = [
   ['stdio', async () => (await connectStdio()).client],
-  ['http', async () => connectHttp((await startHttpDemo()).url)],
+  ['http', async () => connectHttp((await startDemoServer()).url)],
 ];
 
 afterEach(async () => {
@@ -49,10 +43,10 @@ describe.each(transports)('demo_slow over %s', (_name, open) => {
       CallToolResultSchema,
       { signal: abort.signal, onprogress: () => (progressed += 1) },
     );
-    await waitFor(async () => (progressed > 0 ? true : undefined), 'first progress');
+    await waitUntil(async () => (progressed > 0 ? true : undefined), 'first progress');
     abort.abort();
     await expect(pending).rejects.toThrow();
-    const stats = await waitFor(async () => {
+    const stats = await waitUntil(async () => {
       const answer = await callStructured(client, 'demo_stats', { tag: 'abort' });
       return answer.sync.cancelled === 1 ? answer : undefined;
     }, 'the cancel to be counted');

@@ -13,6 +13,7 @@ import type { ToolsetConfig } from '@app/config';
 import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
 import { AttemptDeadline, attemptDeadlineMs } from '../../apps/poller/src/attempt-deadline';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { startDemoServer } from '../helpers/processes';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
 import {
@@ -20,7 +21,6 @@ import {
   cleanup,
   httpServer,
   registry,
-  startHttpDemo,
   startPool,
   tagStats,
   taskContext,
@@ -88,7 +88,7 @@ async function rejection(work: Promise<unknown>): Promise<unknown> {
 }
 
 it('cuts a native submit waiting for its second connect: nothing sent, lease still live', async () => {
-  const url = await startHttpDemo(['--slow-initialize-ms', String(SLOW_INITIALIZE_MS)]);
+  const url = (await startDemoServer(['--slow-initialize-ms', String(SLOW_INITIALIZE_MS)])).url;
   const server = {
     ...httpServer(url, [NATIVE]),
     protocolVersion: '2025-11-25' as const,
@@ -118,7 +118,7 @@ it('cuts a native submit waiting for its second connect: nothing sent, lease sti
 });
 
 it('cuts a call still running at the deadline as maybe sent, and cancels it upstream', async () => {
-  const url = await startHttpDemo();
+  const url = (await startDemoServer()).url;
   // demo_slow holds its call open for the whole job: a call slower than the lease.
   const slow: ToolsetConfig = {
     name: 'slow-submit',

@@ -2,6 +2,7 @@
 import { Contract } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import { CatalogBuilder } from '@app/drivers';
+import { waitUntil } from '../helpers/wait';
 import { NATIVE, ORDINARY, SLOW, cleanup, startPool, stdioServer } from './driver-harness.helper';
 
 afterEach(async () => {
@@ -9,14 +10,6 @@ afterEach(async () => {
 });
 
 const builder = new CatalogBuilder();
-
-async function until(probe: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('catalog from a live server', () => {
   it('reports available toolsets, a missing tool and a tool without task support', async () => {
@@ -53,7 +46,10 @@ describe('catalog from a live server', () => {
       connectAttempts: 1,
     };
     const pool = startPool(server);
-    await until(() => pool.status('demo').state === 'parked');
+    await waitUntil(
+      () => (pool.status('demo').state === 'parked' ? true : undefined),
+      'the server to park',
+    );
     const entries = builder.buildForServer(server, pool.status('demo'));
     for (const entry of entries) {
       expect(entry.available).toBe(false);

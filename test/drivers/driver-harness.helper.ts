@@ -1,23 +1,10 @@
 // Shared harness for the driver integration tests: a real demo server, the real UpstreamPool.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Contract, isTerminal, type TaskSnapshot } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import { DriverRegistry, type DriverContext, type SubmitOutcome } from '@app/drivers';
 import { UpstreamPool, type UpstreamLogger } from '@app/mcp';
+import { DEMO_SERVER_MAIN, stopAllProcesses } from '../helpers/processes';
 
-export const DEMO_MAIN = join(
-  __dirname,
-  '..',
-  '..',
-  'dist',
-  'apps',
-  'demo-server',
-  'src',
-  'main.js',
-);
 export const LIMITS = { maxResultBytes: 262_144, previewChars: 2000 };
 export const WORKER = 'worker-test';
 
@@ -71,7 +58,7 @@ export function stdioServer(toolsets: ToolsetConfig[] = [], args: string[] = [])
     ...baseConfig(toolsets),
     transport: 'stdio',
     command: process.execPath,
-    args: [DEMO_MAIN, '--transport', 'stdio', ...args],
+    args: [DEMO_SERVER_MAIN, '--transport', 'stdio', ...args],
   };
 }
 
@@ -79,32 +66,7 @@ export function httpServer(url: string, toolsets: ToolsetConfig[] = []): ServerC
   return { ...baseConfig(toolsets), transport: 'http', url: `${url}/mcp` };
 }
 
-const children = new Set<ChildProcess>();
 const pools = new Set<UpstreamPool>();
-
-/** Spawns the demo server over HTTP on a free port (plus `args`); resolves with its base URL. */
-export async function startHttpDemo(args: string[] = []): Promise<string> {
-  if (!existsSync(DEMO_MAIN)) throw new Error(`${DEMO_MAIN} is missing: build first`);
-  const child = spawn(
-    process.execPath,
-    [DEMO_MAIN, '--transport', 'http', '--port', '0', ...args],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.add(child);
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('demo-server did not listen in 10 s')), 10_000);
-    child.once('exit', (code) => reject(new Error(`demo-server exited (${code})`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /^demo-server listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-  });
-}
 
 /** A started pool over one server, closed by {@link cleanup}. */
 export function startPool(server: ServerConfig): UpstreamPool {
@@ -126,17 +88,7 @@ export function startPool(server: ServerConfig): UpstreamPool {
 export async function cleanup(): Promise<number> {
   await Promise.all([...pools].map((pool) => pool.close()));
   pools.clear();
-  let alive = 0;
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      alive += 1;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-  }
-  children.clear();
-  return alive;
+  return stopAllProcesses();
 }
 
 /** A driver context for one task; `handle` fills in what a submit stored. */

@@ -3,13 +3,13 @@ import { PermanentTaskError, TaskErrorCode, TaskStatus } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import type { ContractDriver } from '@app/drivers';
 import type { UpstreamPool } from '@app/mcp';
+import { startDemoServer } from '../helpers/processes';
 import {
   NATIVE,
   cleanup,
   httpServer,
   pollUntil,
   registry,
-  startHttpDemo,
   startPool,
   stdioServer,
   tagStats,
@@ -22,7 +22,7 @@ let pool: UpstreamPool;
 let driver: ContractDriver;
 
 beforeAll(async () => {
-  url = await startHttpDemo();
+  url = (await startDemoServer()).url;
   // The 2025-11-25 design (SEP-1686), whatever else the demo server speaks.
   server = { ...httpServer(url, [NATIVE]), protocolVersion: '2025-11-25' };
   pool = startPool(server);

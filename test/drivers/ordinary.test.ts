@@ -9,13 +9,13 @@ import {
 import type { ServerConfig } from '@app/config';
 import type { ContractDriver } from '@app/drivers';
 import type { UpstreamPool } from '@app/mcp';
+import { startDemoServer } from '../helpers/processes';
 import {
   ORDINARY,
   cleanup,
   httpServer,
   pollUntil,
   registry,
-  startHttpDemo,
   startPool,
   stdioServer,
   tagStats,
@@ -28,7 +28,7 @@ let pool: UpstreamPool;
 let driver: ContractDriver;
 
 beforeAll(async () => {
-  url = await startHttpDemo();
+  url = (await startDemoServer()).url;
   server = httpServer(url, [ORDINARY]);
   pool = startPool(server);
   driver = registry(pool).forToolset(ORDINARY);

@@ -3,12 +3,13 @@ import { TaskErrorCode, TaskStatus, type TaskProgress } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { CallAbortedError, type ContractDriver } from '@app/drivers';
 import type { UpstreamPool } from '@app/mcp';
+import { startDemoServer } from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
 import {
   SLOW,
   cleanup,
   httpServer,
   registry,
-  startHttpDemo,
   startPool,
   stdioServer,
   tagStats,
@@ -20,7 +21,7 @@ let pool: UpstreamPool;
 let driver: ContractDriver;
 
 beforeAll(async () => {
-  server = httpServer(await startHttpDemo(), [SLOW]);
+  server = httpServer((await startDemoServer()).url, [SLOW]);
   pool = startPool(server);
   driver = registry(pool).forToolset(SLOW);
 });
@@ -28,15 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   expect(await cleanup()).toBe(1);
 });
-
-/** Resolves once `probe` is true, polling with a deadline (never a bare sleep). */
-async function until(probe: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('sync-call', () => {
   it('completes with the result and reports progress while held', async () => {
@@ -88,11 +80,14 @@ describe('sync-call', () => {
       onProgress: () => (progressed = true),
     });
     const held = driver.submit(ctx);
-    await until(() => progressed);
+    await waitUntil(() => (progressed ? true : undefined), 'the call to progress');
     controller.abort();
     await expect(held).rejects.toBeInstanceOf(CallAbortedError);
     expect((await driver.cancel(ctx)).status).toBe(TaskStatus.Cancelled);
-    await until(async () => (await tagStats(pool, tag)).cancelled === true);
+    await waitUntil(
+      async () => ((await tagStats(pool, tag)).cancelled === true ? true : undefined),
+      'the upstream job to be cancelled',
+    );
     expect(await tagStats(pool, tag)).toMatchObject({ submits: 1, cancels: 1, state: 'cancelled' });
   });
 

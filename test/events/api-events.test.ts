@@ -2,15 +2,15 @@
 import request from 'supertest';
 import { WebhookRepository } from '@app/persistence';
 import { newWebhookSecret } from '@app/webhooks';
-import { signJwt } from '../api/api-harness';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
-import { eventually } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
-import { ApiReplica, SseClient, startReplica } from './events-harness';
+import { ApiProcess, signJwt, startApiProcess } from '../helpers/api';
+import { SseClient } from '../helpers/sse';
 
 let db: TestDatabase;
-let strict: ApiReplica;
-let relaxed: ApiReplica;
+let strict: ApiProcess;
+let relaxed: ApiProcess;
 const clients: SseClient[] = [];
 const alice = signJwt('alice');
 const bob = signJwt('bob');
@@ -20,8 +20,8 @@ beforeAll(async () => {
   // Two replicas of one deployment on one database; they differ only in the operator switch,
   // so one run covers both the refusal and local receivers.
   [strict, relaxed] = await Promise.all([
-    startReplica(db.url),
-    startReplica(db.url, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
+    startApiProcess(db.url),
+    startApiProcess(db.url, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
   ]);
 });
 
@@ -31,7 +31,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function open(replica: ApiReplica, token: string, thread: string, last?: string) {
+async function open(replica: ApiProcess, token: string, thread: string, last?: string) {
   const client = await SseClient.open(`${replica.url}/v1/threads/${thread}/events`, token, last);
   clients.push(client);
   expect(client.res.statusCode).toBe(200);
@@ -58,17 +58,17 @@ it('resumes on another replica with Last-Event-ID: nothing missed, nothing twice
   const first = await open(strict, alice, 'chat-1');
   const watcher = await open(relaxed, alice, 'chat-1');
   const driving = drive(ids);
-  await eventually(async () => (first.events.length >= 30 ? true : undefined), 20_000, '30 events');
+  await waitUntil(async () => (first.events.length >= 30 ? true : undefined), '30 events', 20_000);
   first.close();
   const resumeFrom = first.lastId as string;
   const received = [...first.events];
   // Reconnect to the other replica while changes keep landing.
   const second = await open(relaxed, alice, 'chat-1', resumeFrom);
   await driving;
-  await eventually(
+  await waitUntil(
     async () => (received.length + second.events.length >= 120 ? true : undefined),
-    20_000,
     'all 120 events after the resume',
+    20_000,
   );
   const all = [...received, ...second.events];
   expect(all).toHaveLength(120);
@@ -83,7 +83,11 @@ it('resumes on another replica with Last-Event-ID: nothing missed, nothing twice
     expect(e.event).toBe(e.data.type);
   }
   // The other replica's uninterrupted stream saw the very same events in the same order.
-  await eventually(async () => (watcher.events.length >= 120 ? true : undefined), 20_000);
+  await waitUntil(
+    async () => (watcher.events.length >= 120 ? true : undefined),
+    'the watcher to see all 120 events',
+    20_000,
+  );
   expect(watcher.events.map((e) => e.id)).toEqual(all.map((e) => e.id));
   expect(first.comments).toContain('connected');
   // Stream positions and event IDs are opaque: no outbox ID, transaction ID or global counter.
@@ -107,7 +111,11 @@ it('shows a user only their own events, even on the same thread ID', async () =>
   const [aliceTask] = await insertTasks(db.db, 1, { userId: 'alice', threadId: 'chat-1' });
   const [bobTask] = await insertTasks(db.db, 1, { userId: 'bob', threadId: 'chat-1' });
   await drive([aliceTask, bobTask]);
-  await eventually(async () => (bobStream.events.length >= 2 ? true : undefined), 20_000);
+  await waitUntil(
+    async () => (bobStream.events.length >= 2 ? true : undefined),
+    "bob's two events",
+    20_000,
+  );
   // Alice's change committed before Bob's, so had it leaked it would already be here.
   expect(bobStream.events.map((e) => (e.data.task as { task_id: string }).task_id)).toEqual([
     bobTask,

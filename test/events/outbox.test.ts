@@ -6,7 +6,7 @@ import { toTaskRow } from '@app/persistence';
 import { toTaskSummary } from '@app/views';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
-import { eventually } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -168,12 +168,12 @@ it('never lets a stream position pass an event whose transaction commits later',
 });
 
 async function settledPage(repo: EventRepository, userId: string, threadId: string) {
-  return eventually(
+  return waitUntil(
     async () => {
       const page = await repo.threadEvents(userId, threadId, STREAM_START, 10);
       return page.unsettled ? undefined : page;
     },
-    20_000,
     'the event stream to settle',
+    20_000,
   );
 }

@@ -1,22 +1,22 @@
 // Guards against an event stream outliving its authorization (a revoked API key, an expired JWT), living forever, or one user opening unlimited streams.
 import request from 'supertest';
 import { ApiKeyRepository } from '@app/persistence';
-import { signJwt } from '../api/api-harness';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
-import { ApiReplica, SseClient, startReplica } from './events-harness';
+import { ApiProcess, signJwt, startApiProcess } from '../helpers/api';
+import { SseClient } from '../helpers/sse';
 
 const RECHECK_MS = 300;
 const MAX_AGE_MS = 4000;
 
 let db: TestDatabase;
-let api: ApiReplica;
+let api: ApiProcess;
 const clients: SseClient[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  api = await startReplica(db.url, {
+  api = await startApiProcess(db.url, {
     SSE_RECHECK_INTERVAL_MS: String(RECHECK_MS),
     SSE_MAX_AGE_MS: String(MAX_AGE_MS),
     SSE_MAX_STREAMS_PER_USER: '2',

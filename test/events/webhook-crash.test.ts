@@ -2,7 +2,8 @@
 import { newWebhookSecret, publicEventId } from '@app/webhooks';
 import { WebhookRepository } from '@app/persistence';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
-import { eventually, NodeProcess, startNode } from '../helpers/node-process';
+import { NodeProcess, startNode } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
 import { WebhookReceiver } from './webhook-receiver';
 
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 /** Waits until `name` holds at least one live lease, i.e. is in the middle of a delivery. */
 async function busy(name: string): Promise<number> {
-  return eventually(
+  return waitUntil(
     async () => {
       const [row] = await db.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM webhook_deliveries
@@ -44,8 +45,8 @@ async function busy(name: string): Promise<number> {
       );
       return row.n > 0 ? row.n : undefined;
     },
-    20_000,
     `${name} to hold a delivery`,
+    20_000,
   );
 }
 
@@ -94,23 +95,27 @@ it('delivers every terminal event at least once across SIGKILLed workers', async
   ).map((e) => ({ id: publicEventId(e.task_id, e.sequence) }));
   expect(terminal).toHaveLength(TASKS);
   const wanted = new Set(terminal.map((e) => e.id));
-  await eventually(
+  await waitUntil(
     async () => {
       const got = new Set(receiver.at('/crash').map((r) => r.headers['webhook-id'] as string));
       return [...wanted].every((id) => got.has(id)) ? true : undefined;
     },
-    60_000,
     'every terminal event at the receiver',
+    60_000,
   );
   const received = receiver.at('/crash');
   expect(received.every((r) => r.verified)).toBe(true);
   // Everything else arrived too, and the killed workers' claims were taken over.
-  await eventually(async () => {
-    const [row] = await db.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'delivered'`,
-    );
-    return row.n === 0 ? true : undefined;
-  }, 30_000);
+  await waitUntil(
+    async () => {
+      const [row] = await db.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'delivered'`,
+      );
+      return row.n === 0 ? true : undefined;
+    },
+    'every delivery delivered',
+    30_000,
+  );
   const [{ rescued }] = await db.db.query<{ rescued: number }>(
     `SELECT count(*)::int AS rescued FROM webhook_deliveries WHERE attempts > 1`,
   );

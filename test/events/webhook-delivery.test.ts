@@ -12,7 +12,7 @@ import {
 } from '@app/webhooks';
 import type { GatewayMetrics } from '@app/metrics';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
-import { eventually } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
 import { WebhookReceiver } from './webhook-receiver';
 
@@ -113,7 +113,7 @@ describe('with a worker allowed to reach 127.0.0.1', () => {
   it('delivers each event once to a 2xx receiver, signed and in the documented shape', async () => {
     const sub = await subscribe('u-ok', '/ok', 204);
     const taskId = await runTask(db.db, 'u-ok');
-    await eventually(() => allFinished(sub), 10_000, 'deliveries to finish');
+    await waitUntil(() => allFinished(sub), 'deliveries to finish', 10_000);
     expect(await deliveries(sub)).toEqual([
       { status: 'delivered', attempts: 1 },
       { status: 'delivered', attempts: 1 },
@@ -149,7 +149,7 @@ describe('with a worker allowed to reach 127.0.0.1', () => {
   it('retries a 500 with backoff, then dead-letters it and says so', async () => {
     const sub = await subscribe('u-500', '/fail', 500);
     await runTask(db.db, 'u-500');
-    await eventually(() => allFinished(sub), 15_000, 'dead letters');
+    await waitUntil(() => allFinished(sub), 'dead letters', 15_000);
     const rows = await deliveries(sub);
     expect(rows.every((r) => r.status === 'dead' && r.attempts >= 2)).toBe(true);
     const log = await attempts(sub);
@@ -170,7 +170,7 @@ describe('with a worker allowed to reach 127.0.0.1', () => {
   it('gives up on a receiver that does not answer within the timeout, and retries', async () => {
     const sub = await subscribe('u-hang', '/hang', 'hang');
     await runTask(db.db, 'u-hang');
-    await eventually(() => allFinished(sub), 15_000, 'timeouts to dead-letter');
+    await waitUntil(() => allFinished(sub), 'timeouts to dead-letter', 15_000);
     const log = await attempts(sub);
     expect(log.length).toBeGreaterThanOrEqual(4);
     for (const a of log) {
@@ -183,7 +183,7 @@ describe('with a worker allowed to reach 127.0.0.1', () => {
     const sub = await subscribe('u-302', '/moved', 302);
     receiver.route('/redirected', 'unused', 200);
     await runTask(db.db, 'u-302');
-    await eventually(() => allFinished(sub), 15_000, 'redirect failures to dead-letter');
+    await waitUntil(() => allFinished(sub), 'redirect failures to dead-letter', 15_000);
     const log = await attempts(sub);
     expect(
       log.every((a) => a.statusCode === 302 && a.error === 'redirect (302) not followed'),
@@ -194,7 +194,7 @@ describe('with a worker allowed to reach 127.0.0.1', () => {
   it('disables the subscription on a 410 and sends it nothing more', async () => {
     const sub = await subscribe('u-410', '/gone', 410);
     await runTask(db.db, 'u-410');
-    await eventually(() => allFinished(sub), 10_000, 'the 410 to be recorded');
+    await waitUntil(() => allFinished(sub), 'the 410 to be recorded', 10_000);
     const [row] = await db.db.query(
       `SELECT disabled_at, disabled_reason FROM webhook_subscriptions WHERE id = $1`,
       [sub],
@@ -258,7 +258,7 @@ describe('without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
     });
     startWorker({ allowPrivateNetworks: false, workerId: 'w-strict' });
     await runTask(db.db, 'u-rebind');
-    await eventually(() => allFinished('wh_u-rebind'), 10_000, 'the refusal to be recorded');
+    await waitUntil(() => allFinished('wh_u-rebind'), 'the refusal to be recorded', 10_000);
     expect((await deliveries('wh_u-rebind')).map((d) => d.status)).toEqual(['dead', 'dead']);
     const log = await attempts('wh_u-rebind');
     expect(log.every((a) => String(a.error) === `refused: ${REFUSED_HOST_MESSAGE}`)).toBe(true);
@@ -312,7 +312,7 @@ describe('without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
       resolver: async () => [{ address: '93.184.216.34', family: 4 }],
     });
     await runTask(db.db, 'u-plain');
-    await eventually(() => allFinished('wh_u-plain'), 10_000, 'the refusal to be recorded');
+    await waitUntil(() => allFinished('wh_u-plain'), 'the refusal to be recorded', 10_000);
     expect((await deliveries('wh_u-plain')).map((d) => d.status)).toEqual(['dead', 'dead']);
     const log = await attempts('wh_u-plain');
     expect(log.every((a) => String(a.error) === 'refused: must use https')).toBe(true);

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
 import { publicEventId } from '@app/webhooks';
-import { ApiHarness, apiKeyFor, bearer, startApi } from '../api/api-harness';
+import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
 import {
   DemoServerProcess,
   PollerProcess,

@@ -4,7 +4,8 @@
 import { Phase, TaskStatus } from '@app/common';
 import { TaskLeaseRepository } from '@app/persistence';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
-import { eventually, NodeProcess, startNode } from '../helpers/node-process';
+import { NodeProcess, startNode } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
 
 const CLAIMER = 'test/fixtures/claimer.js';
@@ -67,7 +68,7 @@ it('a claimer paused past its lease (SIGSTOP) lands no write; the new owner does
   paused.child.kill('SIGSTOP');
   const leases = new TaskLeaseRepository(t.db);
   // The same claim statement recovers the rows once their lease has expired.
-  const rescued = await eventually(
+  const rescued = await waitUntil(
     async () => {
       const rows = await leases.claim({
         workerId: 'rescuer',
@@ -78,8 +79,8 @@ it('a claimer paused past its lease (SIGSTOP) lands no write; the new owner does
       });
       return rows.length > 0 ? rows : undefined;
     },
-    10_000,
     'expired leases to be claimable',
+    10_000,
   );
   expect(rescued.map((r) => r.id).sort()).toEqual([...ids].sort());
   expect(rescued.every((r) => r.rescued)).toBe(true);

@@ -13,7 +13,7 @@ import {
 import { Phase } from '@app/common';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
-import { eventually } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 
 let t: TestDatabase;
 let tasks: TaskRepository;
@@ -155,13 +155,13 @@ it('a connection killed inside a transaction fails that transaction, not the pro
   const attempt = t.db.transaction(async (tx) => {
     const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     await t.db.query('SELECT pg_terminate_backend($1)', [pid]);
-    await eventually(
+    await waitUntil(
       async () => {
         const rows = await t.db.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
         return rows.length === 0 ? true : undefined;
       },
-      10_000,
       'the backend to end',
+      10_000,
     );
     await tx.query('SELECT 1');
   });

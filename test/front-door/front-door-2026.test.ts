@@ -3,7 +3,7 @@
 // errors, removed methods, cancel acks, and the Origin, token and held-call disconnect rules.
 import { request as httpRequest } from 'node:http';
 import { encodeHeaderValue } from '@app/mcp-wire';
-import { signJwt } from '../api/api-harness';
+import { signJwt } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
 import { FrontDoor, postMcp, startFrontDoor } from './front-door-harness';
 

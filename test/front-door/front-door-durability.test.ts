@@ -3,14 +3,12 @@
 // task on a second replica while a poller is killed mid-task; and against a second user
 // reaching the task through tasks/update or the companion tools.
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { AUDIENCE, ISSUER, JWT_SECRET } from '../api/api-harness';
-import { NodeProcess, startNode } from '../helpers/node-process';
+import { ApiProcess, startApiProcess } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
 import { FrontDoor, postMcp, sdkClient, startFrontDoor } from './front-door-harness';
 
 let fd: FrontDoor;
-let second: NodeProcess;
-let secondUrl: string;
+let second: ApiProcess;
 
 beforeAll(async () => {
   // A short lease, so a poller killed while it holds the task's claim is replaced in seconds.
@@ -20,23 +18,11 @@ beforeAll(async () => {
     server: { connectTimeoutMs: 2000, callTimeoutMs: 2500 },
     pollerEnv: { LEASE_MS: '10000' },
   });
-  second = startNode('apps/api/src/main.js', [], {
-    DATABASE_URL: fd.api.db.url,
-    PORT: '0',
-    METRICS_PORT: '0',
-    LOG_LEVEL: 'info',
-    LOG_FORMAT: 'json',
-    AUTH_JWT_SECRET: JWT_SECRET,
-    AUTH_ISSUER: ISSUER,
-    AUTH_AUDIENCE: AUDIENCE,
-    SUBMIT_RATE_LIMIT_PER_MINUTE: '0',
-  });
-  const line = await second.waitForLine(/api listening on port \d+/);
-  secondUrl = `http://127.0.0.1:${/port (\d+)/.exec(line)![1]}`;
+  second = await startApiProcess(fd.api.db.url);
 }, 120_000);
 
 afterAll(async () => {
-  await second?.kill('SIGTERM');
+  await second?.process.kill('SIGTERM');
   await fd?.close();
 });
 
@@ -57,7 +43,7 @@ it('a task created on a replica that dies, with a poller killed mid-task, comple
   await fd.api.process.kill('SIGKILL');
   await first.close().catch(() => undefined);
 
-  const client = await sdkClient(secondUrl, fd.keys.alice);
+  const client = await sdkClient(second.url, fd.keys.alice);
   await waitUntil(
     async () => {
       const task = await client.experimental.tasks.getTask(taskId);
@@ -103,7 +89,7 @@ it("tasks/update and the companion tools answer another user's task as one that 
     'mcp-name': name,
   });
   const created = await postMcp(
-    secondUrl,
+    second.url,
     {
       jsonrpc: '2.0',
       id: 1,
@@ -117,7 +103,7 @@ it("tasks/update and the companion tools answer another user's task as one that 
   const update = async (taskId: string) =>
     (
       await postMcp(
-        secondUrl,
+        second.url,
         {
           jsonrpc: '2.0',
           id: 2,
@@ -129,7 +115,7 @@ it("tasks/update and the companion tools answer another user's task as one that 
     ).body.error;
   expect(await update(mine)).toEqual(await update(never));
   expect((await update(never)).code).toBe(-32602);
-  const bob = await sdkClient(secondUrl, bobKey);
+  const bob = await sdkClient(second.url, bobKey);
   for (const tool of ['gateway_task_cancel', 'gateway_task_answer']) {
     const args = (taskId: string) =>
       tool === 'gateway_task_answer' ? { task_id: taskId, responses: {} } : { task_id: taskId };

@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ApiHarness, apiKeyFor, startApi } from '../api/api-harness';
-import { NodeProcess, eventually, startNode } from '../helpers/node-process';
+import { ApiHarness, apiKeyFor, startApi } from '../helpers/api';
+import { NodeProcess, startNode } from '../helpers/node-process';
+import { DemoServerProcess, startDemoServer } from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
 
 /** The demo toolsets behind the front door in these tests, as an mcpServers file lists them. */
 export const DEMO_TOOLSETS = [
@@ -40,7 +42,7 @@ export const DEMO_TOOLSETS = [
 /** The API, the demo server over HTTP and real pollers, with every demo toolset available. */
 export interface FrontDoor {
   api: ApiHarness;
-  demo: NodeProcess;
+  demo: DemoServerProcess;
   pollers: NodeProcess[];
   serversFile: string;
   keys: Record<string, string>;
@@ -61,9 +63,8 @@ export async function startFrontDoor(
   } = {},
 ): Promise<FrontDoor> {
   const api = await startApi(options.apiEnv);
-  const demo = startNode('apps/demo-server/src/main.js', ['--transport', 'http', '--port', '0']);
-  const line = await demo.waitForLine(/listening on (http:\/\/\S+)/);
-  const demoUrl = /listening on (http:\/\/\S+)/.exec(line)![1];
+  const demo = await startDemoServer();
+  const demoUrl = demo.url;
   const dir = mkdtempSync(join(tmpdir(), 'mtg-front-door-'));
   const serversFile = join(dir, 'mcp-servers.json');
   const toolsets = options.toolsets ?? DEMO_TOOLSETS;
@@ -93,7 +94,7 @@ export async function startFrontDoor(
   };
   for (let i = 0; i < (options.pollers ?? 1); i++) addPoller();
   const keys = { alice: await apiKeyFor(api, 'alice'), bob: await apiKeyFor(api, 'bob') };
-  await eventually(
+  await waitUntil(
     async () => {
       const dead = pollers.find((p) => p.child.exitCode !== null);
       if (dead) throw new Error(`a poller exited: ${dead.stderr.join('\n')}`);
@@ -104,8 +105,8 @@ export async function startFrontDoor(
       const available = body.items?.filter((t) => t.available).length;
       return available === toolsets.length ? true : undefined;
     },
-    60_000,
     'all toolsets available',
+    60_000,
   );
   return {
     api,
@@ -116,7 +117,7 @@ export async function startFrontDoor(
     addPoller,
     async close() {
       for (const poller of pollers) await poller.kill('SIGTERM');
-      await demo.kill('SIGTERM');
+      await demo.stop();
       await api.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,7 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { waitUntil } from './wait';
 
 // Compiled into dist/test/helpers (chaos runner), this file already sits inside dist.
 export const DIST = join(__dirname, '..', '..', __filename.endsWith('.js') ? '' : 'dist');
@@ -75,16 +74,4 @@ export function startNode(
       return exited;
     },
   };
-}
-
-/**
- * Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`:
- * {@link waitUntil} with this file's argument order, kept for its callers.
- */
-export function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-  what = 'condition',
-): Promise<T> {
-  return waitUntil(check, what, timeoutMs);
 }

@@ -10,7 +10,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { waitUntil } from './wait';
 
 // Works from test/helpers (jest) and from dist/test/helpers (compiled benchmarks).
-const ROOT = join(
+/** The repository root. */
+export const ROOT = join(
   __dirname,
   '..',
   '..',
@@ -85,9 +86,16 @@ export async function stopProcess(child: ChildProcess, graceMs = 5000): Promise<
   children.delete(child);
 }
 
-/** Stops every process these helpers started; call it in afterAll/afterEach. */
-export async function stopAllProcesses(): Promise<void> {
+/**
+ * Stops every process these helpers started; call it in afterAll/afterEach. Resolves with how
+ * many were still running (a test that expects its processes gone can assert on it).
+ */
+export async function stopAllProcesses(): Promise<number> {
+  const running = [...children].filter(
+    (child) => child.exitCode === null && child.signalCode === null,
+  );
   await Promise.all([...children].map((child) => stopProcess(child, 2000)));
+  return running.length;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -100,7 +108,10 @@ export interface DemoServerProcess {
   child: ChildProcess;
   /** demo_stats (counters, per-tag submits and cancels) through a fresh MCP client. */
   stats(tag?: string): Promise<DemoStats>;
+  /** SIGTERM (SIGKILL after a grace). */
   stop(): Promise<void>;
+  /** SIGKILL: the server dies without closing its connections. */
+  kill(): Promise<void>;
 }
 
 /** The parts of demo_stats the fleet tests read. */
@@ -113,23 +124,25 @@ export interface DemoStats {
 }
 
 /**
- * Spawns `demo-server --transport http --port 0` and resolves once it prints its listening line.
+ * Spawns `demo-server --transport http` and resolves once it prints its listening line.
  * @param args extra flags, e.g. `['--slow-initialize-ms', '60000']`.
+ * @param options.port a fixed port (default 0: a free one); options.env extra environment.
  */
-export async function startDemoServer(args: string[] = []): Promise<DemoServerProcess> {
+export async function startDemoServer(
+  args: string[] = [],
+  options: { port?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<DemoServerProcess> {
   assertBuilt(DEMO_SERVER_MAIN);
   const child = spawn(
     process.execPath,
-    [DEMO_SERVER_MAIN, '--transport', 'http', '--port', '0', ...args],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    [DEMO_SERVER_MAIN, '--transport', 'http', '--port', String(options.port ?? 0), ...args],
+    { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   children.add(child);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`demo server silent: ${stderr}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`demo server silent: ${stderr}`)), 30_000);
     child.once('exit', (code) => reject(new Error(`demo server exited (${code}): ${stderr}`)));
     createInterface({ input: child.stdout }).on('line', (line) => {
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
@@ -144,6 +157,11 @@ export async function startDemoServer(args: string[] = []): Promise<DemoServerPr
     child,
     stats: (tag) => demoStats(url, tag),
     stop: () => stopProcess(child),
+    async kill() {
+      child.kill('SIGKILL');
+      await waitForExit(child, 5000);
+      children.delete(child);
+    },
   };
 }
 

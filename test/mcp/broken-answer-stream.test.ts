@@ -3,21 +3,16 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UpstreamRequestBrokenError } from '@app/mcp';
-import {
-  closePools,
-  demoHttp,
-  openPool,
-  startDemoHttp,
-  stopServers,
-  waitFor,
-} from './mcp-test.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { closePools, demoHttp, openPool } from './mcp-test.helper';
 
 const CUT_MARKER = 'cut-this-answer';
 let proxy: Server | undefined;
 
 afterEach(async () => {
   await closePools();
-  await stopServers();
+  await stopAllProcesses();
   await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
   proxy = undefined;
 });
@@ -64,7 +59,7 @@ async function cuttingProxy(target: string): Promise<string> {
 }
 
 it('fails only the request whose answer broke; its siblings finish and the session stays', async () => {
-  const server = await startDemoHttp();
+  const server = await startDemoServer();
   const { pool, recorder } = openPool([demoHttp('proxied', await cuttingProxy(server.url))]);
   const session = await pool.session('proxied');
   const sessionId = session.sessionId;
@@ -81,7 +76,7 @@ it('fails only the request whose answer broke; its siblings finish and the sessi
         (error: unknown) => ({ error }),
       );
   const siblings = [call('sibling-1'), call('sibling-2')];
-  await waitFor(() => (progressed >= 2 ? true : undefined), 'the siblings running upstream');
+  await waitUntil(() => (progressed >= 2 ? true : undefined), 'the siblings running upstream');
   const cut = await call(CUT_MARKER);
   expect('error' in cut && cut.error).toBeInstanceOf(UpstreamRequestBrokenError);
   expect((cut as { error: UpstreamRequestBrokenError }).error.maybeSent).toBe(true);

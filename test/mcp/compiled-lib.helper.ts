@@ -2,7 +2,8 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformFileSync } from '@swc/core';
-import { FIXTURES, ROOT } from './mcp-test.helper';
+import { ROOT } from '../helpers/processes';
+import { FIXTURES } from './mcp-test.helper';
 
 const OUT = join(ROOT, '.data', `mcp-test-${process.pid}`);
 

@@ -1,5 +1,6 @@
 // Guards against a hung upstream (initialize or call) stalling a worker or leaking processes and descriptors.
 import { UpstreamTimeoutError } from '@app/mcp';
+import { waitUntil } from '../helpers/wait';
 import {
   childPids,
   closePools,
@@ -7,7 +8,6 @@ import {
   expectSettled,
   openFds,
   openPool,
-  waitFor,
   waitForState,
 } from './mcp-test.helper';
 
@@ -73,6 +73,6 @@ describe('deadlines', () => {
     expect(childPids()).toHaveLength(2);
     await closePools();
     await expectSettled(fds);
-    await waitFor(() => (childPids().length === 0 ? true : undefined), 'children gone');
+    await waitUntil(() => (childPids().length === 0 ? true : undefined), 'children gone');
   });
 });

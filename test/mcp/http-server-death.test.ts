@@ -1,22 +1,17 @@
 // Guards against a call on a Streamable HTTP server that dies mid-answer waiting out its whole
 // deadline (hours, for a held sync-call) instead of failing at once as possibly sent.
 import { UpstreamConnectionError } from '@app/mcp';
-import {
-  closePools,
-  demoHttp,
-  openPool,
-  startDemoHttp,
-  stopServers,
-  waitFor,
-} from './mcp-test.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { closePools, demoHttp, openPool } from './mcp-test.helper';
 
 afterEach(async () => {
   await closePools();
-  await stopServers();
+  await stopAllProcesses();
 });
 
 it('fails an in-flight call at once when the HTTP server dies, then reconnects', async () => {
-  const server = await startDemoHttp();
+  const server = await startDemoServer();
   const { pool, recorder } = openPool([demoHttp('mortal', server.url)]);
   const session = await pool.session('mortal');
   let progressed = false;
@@ -30,14 +25,14 @@ it('fails an in-flight call at once when the HTTP server dies, then reconnects',
       () => undefined,
       (error: unknown) => error,
     );
-  await waitFor(() => (progressed ? true : undefined), 'the call to be running upstream');
+  await waitUntil(() => (progressed ? true : undefined), 'the call to be running upstream');
   const killedAt = Date.now();
-  await server.stop();
+  await server.kill();
   const error = await call;
   expect(error).toBeInstanceOf(UpstreamConnectionError);
   expect((error as UpstreamConnectionError).maybeSent).toBe(true);
   expect(Date.now() - killedAt).toBeLessThan(5_000);
-  await waitFor(
+  await waitUntil(
     () => recorder.reconnects.find((r) => r.server === 'mortal'),
     'the supervisor to reconnect',
   );

@@ -1,30 +1,25 @@
 // Guards against keepalive pings racing in-flight requests and against reconnecting servers that merely lack ping.
-import {
-  closePools,
-  demoHttp,
-  openPool,
-  startDemoHttp,
-  stopServers,
-  waitFor,
-} from './mcp-test.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { closePools, demoHttp, openPool } from './mcp-test.helper';
 
 afterEach(async () => {
   await closePools();
-  await stopServers();
+  await stopAllProcesses();
 });
 
 describe('keepalive', () => {
   it('pings an idle session but never while a request is in flight', async () => {
-    const demo = await startDemoHttp();
+    const demo = await startDemoServer();
     const { pool, recorder } = openPool([demoHttp('demo', demo.url, { keepaliveIntervalMs: 40 })]);
     const session = await pool.session('demo');
     const pings = () => recorder.durations.filter((d) => d.operation === 'ping');
-    await waitFor(() => (pings().length >= 2 ? true : undefined), 'idle pings');
+    await waitUntil(() => (pings().length >= 2 ? true : undefined), 'idle pings');
 
     const callStart = Date.now();
     await session.callTool('demo_slow', { duration_ms: 800 }, { idempotent: false });
     const callEnd = Date.now();
-    await waitFor(
+    await waitUntil(
       () => (pings().some((p) => p.at > callEnd) ? true : undefined),
       'pings after the call',
     );
@@ -37,13 +32,13 @@ describe('keepalive', () => {
   });
 
   it('probes a server without ping with tools/list and does not reconnect it', async () => {
-    const demo = await startDemoHttp(['--no-ping']);
+    const demo = await startDemoServer(['--no-ping']);
     const { pool, recorder } = openPool([demoHttp('quiet', demo.url, { keepaliveIntervalMs: 40 })]);
     await pool.session('quiet');
     const probes = () =>
       recorder.durations.filter((d) => d.operation === 'tools/list' && d.server === 'quiet');
     // One tools/list at connect, then the keepalive's probes.
-    await waitFor(() => (probes().length >= 4 ? true : undefined), 'tools/list probes');
+    await waitUntil(() => (probes().length >= 4 ? true : undefined), 'tools/list probes');
     expect(recorder.durations.filter((d) => d.operation === 'ping')).toHaveLength(1);
     expect(recorder.logs.some((line) => line.msg.includes('has no ping'))).toBe(true);
     expect(recorder.reconnects).toEqual([]);

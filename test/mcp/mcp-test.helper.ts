@@ -3,13 +3,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import type { ServerConfig } from '@app/config';
 import { UpstreamPool, type SupervisorState, type UpstreamPoolOptions } from '@app/mcp';
+import { DEMO_SERVER_MAIN } from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
 
-export const ROOT = join(__dirname, '..', '..');
-export const DEMO_MAIN = join(ROOT, 'dist', 'apps', 'demo-server', 'src', 'main.js');
 export const FIXTURES = join(__dirname, 'fixtures');
 
 /** Test-sized defaults: tiny backoff and probes, so parking and reviving take milliseconds. */
@@ -35,7 +33,7 @@ export function demoStdio(name: string, args: string[] = [], extra: Partial<Serv
   return serverConfig({
     name,
     command: process.execPath,
-    args: [DEMO_MAIN, '--transport', 'stdio', ...args],
+    args: [DEMO_SERVER_MAIN, '--transport', 'stdio', ...args],
     ...extra,
   });
 }
@@ -109,33 +107,13 @@ export async function closePools(): Promise<void> {
   pools.clear();
 }
 
-/** Polls `probe` until it returns something other than undefined; fails at the deadline. */
-export async function waitFor<T>(
-  probe: () => T | undefined | Promise<T | undefined>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${String(last)})`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export async function waitForState(
   pool: UpstreamPool,
   server: string,
   state: SupervisorState,
   timeoutMs = 10_000,
 ) {
-  return waitFor(
+  return waitUntil(
     () => (pool.status(server).state === state ? pool.status(server) : undefined),
     `${server} to be ${state}`,
     timeoutMs,
@@ -179,57 +157,14 @@ export function processAlive(pid: number): boolean {
 
 /** Descriptor and child counts settle asynchronously after close: poll them down. */
 export async function expectSettled(fdBaseline: number, slack = 2): Promise<void> {
-  await waitFor(
+  await waitUntil(
     () => (childPids().length === 0 ? true : undefined),
     `no child processes (${childPids().join(',')})`,
   );
-  await waitFor(
+  await waitUntil(
     () => (openFds() <= fdBaseline + slack ? true : undefined),
     `descriptors back to ${fdBaseline}+${slack} (now ${openFds()})`,
   );
-}
-
-export interface HttpServer {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-const servers = new Set<HttpServer>();
-
-/** Starts the demo server over Streamable HTTP; resolves once it printed its listening line. */
-export async function startDemoHttp(args: string[] = [], port = 0): Promise<HttpServer> {
-  const child = spawn(
-    process.execPath,
-    [DEMO_MAIN, '--transport', 'http', '--port', String(port), ...args],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`demo-server exited (${code})`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /^demo-server listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
-      if (match) resolve(match[1]);
-    });
-  });
-  const server: HttpServer = {
-    url,
-    child,
-    stop: async () => {
-      servers.delete(server);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-  servers.add(server);
-  return server;
-}
-
-export async function stopServers(): Promise<void> {
-  await Promise.all([...servers].map((server) => server.stop()));
 }
 
 /** Calls a demo tool on a plain HTTP endpoint (admin routes are not MCP). */

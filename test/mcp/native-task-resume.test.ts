@@ -2,11 +2,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { compileMcpLib, fixture } from './compiled-lib.helper';
-import { closePools, demoHttp, openPool, startDemoHttp, stopServers } from './mcp-test.helper';
+import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { closePools, demoHttp, openPool } from './mcp-test.helper';
 
 afterEach(async () => {
   await closePools();
-  await stopServers();
+  await stopAllProcesses();
 });
 
 interface CreatedTask {
@@ -15,7 +16,7 @@ interface CreatedTask {
 
 describe('native task session binding', () => {
   it('lets a second process poll a task created here through its stored session ID', async () => {
-    const demo = await startDemoHttp();
+    const demo = await startDemoServer();
     const { pool } = openPool([demoHttp('demo', demo.url)]);
     const pooled = await pool.session('demo');
     const taskSession = await pool.taskSession('demo');

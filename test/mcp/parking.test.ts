@@ -1,21 +1,20 @@
 // Guards against restart storms on flapping servers, backoff loops on permanent errors, and servers dead until restart.
 import { createServer } from 'node:net';
 import { UpstreamUnavailableError } from '@app/mcp';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import {
   closePools,
   demoHttp,
   demoStdio,
   openPool,
   serverConfig,
-  startDemoHttp,
-  stopServers,
-  waitFor,
   waitForState,
 } from './mcp-test.helper';
 
 afterEach(async () => {
   await closePools();
-  await stopServers();
+  await stopAllProcesses();
 });
 
 async function freePort(): Promise<number> {
@@ -45,7 +44,7 @@ describe('parking', () => {
     ]);
     const status = await waitForState(pool, 'missing', 'parked');
     expect(status.reason).toMatch(/command not found/);
-    await waitFor(
+    await waitUntil(
       () =>
         recorder.reconnects.filter((r) => r.reason === 'probe').length >= 4 ? true : undefined,
       'several probes',
@@ -57,8 +56,8 @@ describe('parking', () => {
   });
 
   it('parks an HTML endpoint, a bad URL and a 401 at once with a clear reason', async () => {
-    const html = await startDemoHttp(['--html']);
-    const auth = await startDemoHttp(['--require-auth', 'sesame']);
+    const html = await startDemoServer(['--html']);
+    const auth = await startDemoServer(['--require-auth', 'sesame']);
     const { pool } = openPool([
       demoHttp('html', html.url, { connectAttempts: 5 }),
       serverConfig({ name: 'bad-url', transport: 'http', url: 'ftp://example.com/mcp' }),
@@ -85,13 +84,13 @@ describe('parking', () => {
     expect((await waitForState(pool, 'late', 'parked')).reason).toMatch(
       /fetch failed|ECONNREFUSED/,
     );
-    const demo = await startDemoHttp([], port);
+    const demo = await startDemoServer([], { port });
     await waitForState(pool, 'late', 'ready');
     expect(recorder.reconnects.some((r) => r.reason === 'probe')).toBe(true);
     expect(pool.status('late').tools?.map((tool) => tool.name)).toContain('demo_echo');
 
     // Down again: keepalive is off, so the next request finds out and the server degrades.
-    await demo.stop();
+    await demo.kill();
     const session = await pool.session('late');
     await expect(
       session.callTool('demo_echo', { text: 'x' }, { idempotent: true }),
@@ -111,7 +110,7 @@ describe('parking', () => {
       }),
     ]);
     await waitForState(pool, 'late', 'parked');
-    await startDemoHttp([], port);
+    await startDemoServer([], { port });
     const session = await pool.session('late');
     await session.callTool('demo_echo', { text: 'x' }, { idempotent: true });
     expect(recorder.reconnects).toEqual([{ server: 'late', reason: 'work' }]);

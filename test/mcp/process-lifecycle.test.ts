@@ -3,17 +3,17 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { UpstreamConnectionError, UpstreamError } from '@app/mcp';
 import { compileMcpLib, fixture } from './compiled-lib.helper';
+import { waitUntil } from '../helpers/wait';
+import { DEMO_SERVER_MAIN } from '../helpers/processes';
 import {
   childPids,
   closePools,
-  DEMO_MAIN,
   demoStdio,
   expectSettled,
   openFds,
   openPool,
   processAlive,
   serverConfig,
-  waitFor,
   waitForState,
 } from './mcp-test.helper';
 
@@ -54,7 +54,7 @@ describe('stdio process lifecycle', () => {
     const session = await pool.session('victim');
     const [pid] = childPids();
     process.kill(pid, 'SIGKILL');
-    await waitFor(() => recorder.transitions('victim', 'degraded')[0], 'the exit to be noticed');
+    await waitUntil(() => recorder.transitions('victim', 'degraded')[0], 'the exit to be noticed');
     const started = Date.now();
     const error = await session
       .callTool('demo_echo', { text: 'x' }, { idempotent: true, timeoutMs: 30_000 })
@@ -68,11 +68,15 @@ describe('stdio process lifecycle', () => {
   it('ends the whole process group of an npx-style wrapper on close', async () => {
     const fds = openFds();
     const { pool, recorder } = openPool([
-      serverConfig({ name: 'wrapped', command: process.execPath, args: [WRAPPER, DEMO_MAIN] }),
+      serverConfig({
+        name: 'wrapped',
+        command: process.execPath,
+        args: [WRAPPER, DEMO_SERVER_MAIN],
+      }),
     ]);
     const session = await pool.session('wrapped');
     await session.callTool('demo_echo', { text: 'x' }, { idempotent: true });
-    const line = await waitFor(
+    const line = await waitUntil(
       () => recorder.logs.find((log) => String(log.obj.stderr).startsWith('grandchildren ')),
       'the wrapper to report its grandchildren',
     );
@@ -89,7 +93,7 @@ describe('stdio process lifecycle', () => {
         ...process.env,
         MCP_LIB: compileMcpLib(),
         WRAPPER,
-        DEMO_MAIN,
+        DEMO_MAIN: DEMO_SERVER_MAIN,
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -105,7 +109,7 @@ describe('stdio process lifecycle', () => {
     expect(processAlive(sleeper)).toBe(true);
     // A restarted poller gets a new random ID: only the host's default directory is shared.
     const { pool } = openPool([], undefined, { processGroupDir: undefined });
-    await waitFor(() => (processAlive(sleeper) ? undefined : true), 'the orphan to be reaped');
+    await waitUntil(() => (processAlive(sleeper) ? undefined : true), 'the orphan to be reaped');
     await pool.close();
   });
 });

@@ -1,5 +1,7 @@
 // Guards against leaks across reconnects: child processes, descriptors, timers and listeners piling up.
 import { fixture } from './compiled-lib.helper';
+import { waitUntil } from '../helpers/wait';
+import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import {
   adminPost,
   childPids,
@@ -9,9 +11,6 @@ import {
   openFds,
   openPool,
   serverConfig,
-  startDemoHttp,
-  stopServers,
-  waitFor,
   waitForState,
 } from './mcp-test.helper';
 
@@ -20,7 +19,7 @@ const ECHO_SERVER = fixture('echo-server');
 
 afterEach(async () => {
   await closePools();
-  await stopServers();
+  await stopAllProcesses();
 });
 
 function processListeners(): number {
@@ -44,16 +43,16 @@ describe(`${CYCLES} reconnect cycles`, () => {
     const killed = new Set<number>();
     for (let cycle = 1; cycle <= CYCLES; cycle += 1) {
       // The previous child may linger a moment after its successor is ready: pick the new one.
-      const pid = await waitFor(() => childPids().find((p) => !killed.has(p)), 'the new child');
+      const pid = await waitUntil(() => childPids().find((p) => !killed.has(p)), 'the new child');
       killed.add(pid);
       process.kill(pid, 'SIGKILL');
-      await waitFor(
+      await waitUntil(
         () => (recorder.transitions('cycled', 'ready').length === cycle + 1 ? true : undefined),
         `reconnect ${cycle}`,
       );
     }
     await session.callTool('echo', { text: 'still here' }, { idempotent: true });
-    await waitFor(() => (childPids().length === 1 ? true : undefined), 'one child');
+    await waitUntil(() => (childPids().length === 1 ? true : undefined), 'one child');
     expect(activeResources()).toBeLessThanOrEqual(resources + 2);
     await closePools();
     await expectSettled(fds);
@@ -61,7 +60,7 @@ describe(`${CYCLES} reconnect cycles`, () => {
   });
 
   it('leak nothing over Streamable HTTP (the server forgets the session each time)', async () => {
-    const demo = await startDemoHttp();
+    const demo = await startDemoServer();
     const fds = openFds();
     const listeners = processListeners();
     const { pool, recorder } = openPool([demoHttp('cycled', demo.url)]);
@@ -73,12 +72,12 @@ describe(`${CYCLES} reconnect cycles`, () => {
     }
     expect(recorder.reconnects.filter((r) => r.reason === 'session_expired')).toHaveLength(CYCLES);
     await waitForState(pool, 'cycled', 'ready');
-    await waitFor(
+    await waitUntil(
       () => (activeResources() <= resources + 2 ? true : undefined),
       `active resources back to ${resources}`,
     );
     await closePools();
-    await demo.stop();
+    await demo.kill();
     await expectSettled(fds, 4);
     expect(processListeners()).toBe(listeners);
   });

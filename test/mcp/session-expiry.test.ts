@@ -1,17 +1,11 @@
 // Guards against a Streamable HTTP server that forgot our session: idempotent requests recover once, others are never replayed.
 import { UpstreamSessionExpiredError, type UpstreamSession } from '@app/mcp';
-import {
-  adminPost,
-  closePools,
-  demoHttp,
-  openPool,
-  startDemoHttp,
-  stopServers,
-} from './mcp-test.helper';
+import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { adminPost, closePools, demoHttp, openPool } from './mcp-test.helper';
 
 afterEach(async () => {
   await closePools();
-  await stopServers();
+  await stopAllProcesses();
 });
 
 async function syncCalls(session: UpstreamSession, tag: string): Promise<unknown> {
@@ -21,7 +15,7 @@ async function syncCalls(session: UpstreamSession, tag: string): Promise<unknown
 
 describe('Streamable HTTP session expiry', () => {
   it('re-initializes once and retries an idempotent request after a 404', async () => {
-    const demo = await startDemoHttp();
+    const demo = await startDemoServer();
     const { pool, recorder } = openPool([demoHttp('demo', demo.url)]);
     const session = await pool.session('demo');
     const before = session.sessionId;
@@ -39,7 +33,7 @@ describe('Streamable HTTP session expiry', () => {
   });
 
   it('does not replay a non-idempotent call after a 404', async () => {
-    const demo = await startDemoHttp();
+    const demo = await startDemoServer();
     const { pool } = openPool([demoHttp('demo', demo.url)]);
     const session = await pool.session('demo');
     await adminPost(demo.url, '/admin/forget-sessions');

@@ -2,9 +2,10 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
-import { ApiHarness, bearer, startApi } from '../api/api-harness';
+import { ApiHarness, bearer, startApi } from '../helpers/api';
 import { WebhookReceiver } from '../events/webhook-receiver';
-import { eventually, startNode } from '../helpers/node-process';
+import { startNode } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 import {
   DemoServerProcess,
   PollerProcess,
@@ -77,14 +78,14 @@ beforeAll(async () => {
   });
   auth = bearer(await createKeyWithCli(api.db.url));
   await receiver.start();
-  await eventually(
+  await waitUntil(
     async () => {
       const res = await request(api.url).get('/v1/toolsets').set('Authorization', auth);
       const items = (res.body as { items?: Array<{ name: string; available: boolean }> }).items;
       return items?.some((t) => t.name === TOOLSET && t.available) ? true : undefined;
     },
-    20_000,
     `${TOOLSET} available`,
+    20_000,
   );
   await runTheWorkload();
   // Probes and a refused submit: the first must not reach the request histogram, the second
@@ -154,17 +155,17 @@ async function runTheWorkload(): Promise<void> {
     await submit(failThread, { duration_ms: 200, outcome: 'fail', fail_message: 'as asked' });
   }
   // Cancelled once working, so the poller's cancel phase (not the API's local cancel) ends it.
-  await eventually(
+  await waitUntil(
     async () => ((await statusOf(cancelThread, long)) === 'working' ? true : undefined),
-    15_000,
     'the long task to be working',
+    15_000,
   );
   const cancel = await request(api.url)
     .post(`/v1/threads/${cancelThread}/tasks/${long}/cancel`)
     .set('Authorization', auth);
   expect(cancel.status).toBe(202);
 
-  await eventually(
+  await waitUntil(
     async () => {
       const rows = await api.db.db.query<{ n: string }>(
         `SELECT count(*) AS n FROM tasks WHERE id = ANY($1::text[]) AND status = ANY($2::text[])`,
@@ -172,8 +173,8 @@ async function runTheWorkload(): Promise<void> {
       );
       return Number(rows[0].n) === SUBMITTED ? true : undefined;
     },
-    30_000,
     'every task terminal',
+    30_000,
   );
 }
 
@@ -182,7 +183,7 @@ async function runTheWorkload(): Promise<void> {
  * given back (a slot is released just after the terminal write, so the DB is ahead of it).
  */
 async function settledScrapes(): Promise<[Exposition, Exposition]> {
-  return eventually(
+  return waitUntil(
     async () => {
       const pending = await api.db.db.query<{ n: string }>(
         `SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`,
@@ -197,8 +198,8 @@ async function settledScrapes(): Promise<[Exposition, Exposition]> {
         delivered > 0;
       return settled ? ([parseExposition(apiText), polled] as [Exposition, Exposition]) : undefined;
     },
-    20_000,
     'slots free and webhook deliveries recorded',
+    20_000,
   );
 }
 
@@ -426,15 +427,15 @@ describe('a dead webhook receiver shows in the deliver backlog', () => {
       .send({ url });
     expect(hook.status).toBe(201);
     await submit('metrics-thread-dead-hook', { duration_ms: 50 });
-    const scrape = await eventually(
+    const scrape = await waitUntil(
       async () => {
         const polled = parseExposition(await poller.metrics());
         const backlog = sum(polled, 'mcp_tasks_backlog', { phase: 'deliver' });
         const age = sum(polled, 'mcp_tasks_oldest_due_age_seconds', { phase: 'deliver' });
         return backlog >= 1 && age > 0 ? { backlog, age } : undefined;
       },
-      40_000,
       'the deliver backlog to show the pending deliveries',
+      40_000,
     );
     const pending = await api.db.db.query<{ n: string }>(
       `SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`,

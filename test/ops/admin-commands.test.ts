@@ -2,9 +2,10 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
-import { ApiHarness, bearer, startApi } from '../api/api-harness';
+import { ApiHarness, bearer, startApi } from '../helpers/api';
 import { WebhookReceiver } from '../events/webhook-receiver';
-import { eventually, startNode } from '../helpers/node-process';
+import { startNode } from '../helpers/node-process';
+import { waitUntil } from '../helpers/wait';
 import {
   DemoServerProcess,
   PollerProcess,
@@ -41,14 +42,14 @@ beforeAll(async () => {
   userAuth = bearer(await createKey(USER));
   adminAuth = bearer(await createKey(ADMIN));
   await receiver.start();
-  await eventually(
+  await waitUntil(
     async () => {
       const res = await request(api.url).get('/v1/toolsets').set('Authorization', userAuth);
       const items = (res.body as { items?: Array<{ name: string; available: boolean }> }).items;
       return items?.filter((t) => t.available).length === 2 ? true : undefined;
     },
-    20_000,
     'both toolsets available',
+    20_000,
   );
 }, 60_000);
 
@@ -104,7 +105,7 @@ async function taskRow(
 /** A task that backed off for an hour: what a flaky upstream leaves behind. */
 async function pushBack(id: string): Promise<void> {
   // Between two polls (no live lease): the same moment a real backoff would be written.
-  await eventually(
+  await waitUntil(
     async () => {
       const rows = await api.db.db.query(
         `UPDATE tasks SET next_attempt_at = now() + interval '1 hour',
@@ -117,8 +118,8 @@ async function pushBack(id: string): Promise<void> {
       );
       return rows.length === 1 ? true : undefined;
     },
-    20_000,
     'the task between two polls',
+    20_000,
   );
 }
 
@@ -136,10 +137,10 @@ describe('stuck tasks and re-drive', () => {
   it('lists a backed-off task by status, age and server, and a re-drive runs it now', async () => {
     const id = await submit(TOOLSET, { duration_ms: 3_000 });
     // Wait until it is working (submitted upstream), then make it look an hour away.
-    await eventually(
+    await waitUntil(
       async () => ((await taskRow(id)).status === 'working' ? true : undefined),
-      20_000,
       'working',
+      20_000,
     );
     await pushBack(id);
 
@@ -168,10 +169,10 @@ describe('stuck tasks and re-drive', () => {
     const redrive = await admin('redrive', id, '--reason', 'upstream is back');
     expect(redrive).toMatchObject({ code: 0, rows: [{ outcome: 'ok' }] });
     // Without the re-drive this task would wait an hour; the real poller finishes it now.
-    await eventually(
+    await waitUntil(
       async () => ((await taskRow(id)).status === 'completed' ? true : undefined),
-      20_000,
       'completed',
+      20_000,
     );
     expect((await admin('redrive', id)).rows[0]).toMatchObject({ outcome: 'terminal' });
   }, 60_000);
@@ -180,10 +181,10 @@ describe('stuck tasks and re-drive', () => {
 describe('force-fail is fenced like every write', () => {
   it('is refused while a poller holds a live lease, and ends an unleased task failed_by_operator', async () => {
     const held = await submit(SYNC, { duration_ms: 15_000 });
-    await eventually(
+    await waitUntil(
       async () => ((await taskRow(held)).leased ? true : undefined),
-      20_000,
       'held by the poller',
+      20_000,
     );
     const refused = await admin('fail', held, '--reason', 'wedged');
     expect(refused.code).toBe(5);
@@ -196,10 +197,10 @@ describe('force-fail is fenced like every write', () => {
     expect((await taskRow(held)).status).toBe('working');
 
     const parked = await submit(TOOLSET, { duration_ms: 60_000 });
-    await eventually(
+    await waitUntil(
       async () => ((await taskRow(parked)).status === 'working' ? true : undefined),
-      20_000,
       'working',
+      20_000,
     );
     await pushBack(parked);
     const failed = await request(api.url)
@@ -233,13 +234,13 @@ describe('dead-lettered webhook deliveries', () => {
     expect(hook.status).toBe(201);
     receiver.route('/hook', (hook.body as { secret: string }).secret);
     await submit(TOOLSET, { duration_ms: 50 });
-    const dead = await eventually(
+    const dead = await waitUntil(
       async () => {
         const list = await admin('dead-letters');
         return list.rows.length > 0 ? list.rows : undefined;
       },
-      30_000,
       'a dead-lettered delivery',
+      30_000,
     );
     expect(dead[0].last_error).toMatch(/refused/);
     const viaApi = await request(api.url)
@@ -258,10 +259,10 @@ describe('dead-lettered webhook deliveries', () => {
     });
     const replay = await admin('replay', dead[0].id, '--reason', 'receiver allowed now');
     expect(replay).toMatchObject({ code: 0, rows: [{ outcome: 'ok' }] });
-    await eventually(
+    await waitUntil(
       async () => (receiver.at('/hook').length > 0 ? true : undefined),
-      20_000,
       'delivered',
+      20_000,
     );
     expect(receiver.at('/hook').every((r) => r.verified)).toBe(true);
     expect((await admin('replay', dead[0].id)).rows[0]).toMatchObject({ outcome: 'not_dead' });

@@ -9,7 +9,7 @@ import {
   catalogEntry,
   publishCatalog,
   startApi,
-} from '../api/api-harness';
+} from '../helpers/api';
 import {
   demoServerEntry,
   startDemoServer,

@@ -1,33 +1,19 @@
 // Guards invariant 6: a cancel arriving during an in-flight submit keeps the handle and cancels upstream.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
+const fleet = useFleet();
 
 it('stores the remote handle, then cancels the upstream task', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
-  await startPoller({ databaseUrl: database.url, serversFile });
+  await fleet.poller(serversFile);
   // Connected first (the catalog says so): a submit that never left would rightly be retried,
   // and this test is about one that did.
   await waitUntil(async () => {
-    const rows = await database.db.query<{ available: boolean }>(
+    const rows = await fleet.db.query<{ available: boolean }>(
       `SELECT available FROM toolsets WHERE name = 'demo-ordinary'`,
     );
     return rows[0]?.available ? true : undefined;
@@ -36,12 +22,12 @@ it('stores the remote handle, then cancels the upstream task', async () => {
   demo.child.kill('SIGSTOP');
   let resumed = false;
   try {
-    const [id] = await insertFleetTasks(database.db, [
+    const [id] = await insertFleetTasks(fleet.db, [
       { toolset: 'demo-ordinary', server: 'demo', input: { duration_ms: 60_000, tag: 'inflight' } },
     ]);
     await waitUntil(
       async () => {
-        const rows = await database.db.query(
+        const rows = await fleet.db.query(
           `SELECT 1 FROM tasks WHERE id = $1 AND submit_started_at IS NOT NULL`,
           [id],
         );
@@ -52,12 +38,12 @@ it('stores the remote handle, then cancels the upstream task', async () => {
       10,
     );
     // What the API does for a task whose submit already started: record the request only.
-    await database.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [id]);
+    await fleet.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [id]);
     demo.child.kill('SIGCONT');
     resumed = true;
     const final = await waitUntil(
       async () => {
-        const state = (await taskStates(database.db, [id])).get(id)!;
+        const state = (await taskStates(fleet.db, [id])).get(id)!;
         return state.completed_at ? state : undefined;
       },
       'the task to end',

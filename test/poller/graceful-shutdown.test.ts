@@ -1,5 +1,5 @@
 // Guards invariant 8: SIGTERM drains or releases in-flight work without an error, and others continue at once.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import {
   countTerminal,
   insertFleetTasks,
@@ -10,46 +10,36 @@ import { attemptLines } from '../helpers/poller-logs';
 import {
   demoServerEntry,
   startDemoServer,
-  startPoller,
-  stopAllProcesses,
   writeServersFile,
   waitForExit,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterEach(async () => {
-  await stopAllProcesses();
-});
-afterAll(async () => {
-  await database.drop();
-});
+const fleet = useFleet({ perTest: true });
 
 it('releases stuck claims due now with no error count; the other poller takes them at once', async () => {
   const demo = await startDemoServer();
   // An 8 s call deadline under a 10 s lease: a stuck call is still stuck, not timed out, when
   // the 400 ms drain aborts it, however slowly a loaded machine delivers the SIGTERM.
   const leavingEntry = demoServerEntry(demo.url, 'demo-ordinary');
-  const leaving = await startPoller({
-    databaseUrl: database.url,
-    serversFile: writeServersFile({ demo: { ...leavingEntry, callTimeoutMs: 8000 } }),
-    env: { DRAIN_TIMEOUT_MS: '400', LEASE_MS: '10000' },
-  });
+  const leaving = await fleet.poller(
+    writeServersFile({ demo: { ...leavingEntry, callTimeoutMs: 8000 } }),
+    {
+      env: { DRAIN_TIMEOUT_MS: '400', LEASE_MS: '10000' },
+    },
+  );
   // The staying poller's own polls hang on the frozen upstream too: room for 64 calls keeps that
   // server unsaturated on it (what is measured is the wake-up, not the per-server cap), and a
   // 20 s call deadline keeps its own timeouts out of the error counts checked below.
   const stayingEntry = demoServerEntry(demo.url, 'demo-ordinary', { maxConcurrentCalls: 64 });
-  const staying = await startPoller({
-    databaseUrl: database.url,
-    serversFile: writeServersFile({ demo: { ...stayingEntry, callTimeoutMs: 20_000 } }),
-    env: { WORKER_SLOTS: '64', LEASE_MS: '30000' },
-  });
+  const staying = await fleet.poller(
+    writeServersFile({ demo: { ...stayingEntry, callTimeoutMs: 20_000 } }),
+    {
+      env: { WORKER_SLOTS: '64', LEASE_MS: '30000' },
+    },
+  );
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: 30 }, (_, i) => ({
       toolset: 'demo-ordinary',
       server: 'demo',
@@ -58,14 +48,14 @@ it('releases stuck claims due now with no error count; the other poller takes th
   );
   await waitUntil(
     async () =>
-      [...(await taskStates(database.db, ids)).values()].every((s) => s.status === 'working')
+      [...(await taskStates(fleet.db, ids)).values()].every((s) => s.status === 'working')
         ? true
         : undefined,
     'all submitted',
   );
   // Freeze the upstream so the leaving poller's polls cannot finish inside its drain window.
   demo.child.kill('SIGSTOP');
-  const [{ frozen_at: frozenAt }] = await database.db.query<{ frozen_at: Date }>(
+  const [{ frozen_at: frozenAt }] = await fleet.db.query<{ frozen_at: Date }>(
     `SELECT now() AS frozen_at`,
   );
   let held: string[] = [];
@@ -76,7 +66,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
     // way when the freeze came: it settles `ok` and the drain has nothing to abort (the race
     // that made this test flaky on a loaded machine).
     held = await waitUntil(async () => {
-      const rows = await database.db.query<{ id: string }>(
+      const rows = await fleet.db.query<{ id: string }>(
         `SELECT id FROM tasks WHERE lease_owner = $1
             AND lease_expires_at > $2::timestamptz + interval '10000 ms'
             AND lease_expires_at > now() + interval '9000 ms'`,
@@ -88,7 +78,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
     const exitedAt = Date.now();
     expect(code).toBe(0);
     // Released due now, no error counted, no lease left behind.
-    const released = await taskStates(database.db, held);
+    const released = await taskStates(fleet.db, held);
     for (const s of released.values()) {
       expect([s.consecutive_errors, s.last_error]).toEqual([0, null]);
       expect(s.lease_owner === leaving.workerId).toBe(false);
@@ -96,7 +86,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
     // The staying poller claims them right away (NOTIFY), not after a lease or fallback.
     await waitUntil(
       async () => {
-        const rows = await database.db.query(
+        const rows = await fleet.db.query(
           `SELECT 1 FROM tasks WHERE id = ANY($1) AND lease_owner = $2`,
           [held, staying.workerId],
         );
@@ -117,29 +107,27 @@ it('releases stuck claims due now with no error count; the other poller takes th
   const aborted = new Set(lines.filter((l) => l.outcome === 'aborted').map((l) => l.taskId));
   expect(held.filter((id) => !aborted.has(id))).toEqual([]);
   await waitUntil(
-    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
     'all tasks terminal',
     30_000,
     100,
   );
-  expect(await submitViolations(database.db, ids, (await demo.stats()).by_tag)).toEqual([]);
-  const states = [...(await taskStates(database.db, ids)).values()];
+  expect(await submitViolations(fleet.db, ids, (await demo.stats()).by_tag)).toEqual([]);
+  const states = [...(await taskStates(fleet.db, ids)).values()];
   expect(states.filter((s) => s.status !== 'completed')).toEqual([]);
 });
 
 it('a second SIGTERM exits at once, without waiting for the drain', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
-  const poller = await startPoller({
-    databaseUrl: database.url,
-    serversFile,
+  const poller = await fleet.poller(serversFile, {
     env: { DRAIN_TIMEOUT_MS: '60000' },
   });
-  await insertFleetTasks(database.db, [
+  await insertFleetTasks(fleet.db, [
     { toolset: 'demo-ordinary', server: 'demo', input: { duration_ms: 0, fault: 'hang_submit' } },
   ]);
   await waitUntil(async () => {
-    const rows = await database.db.query(`SELECT 1 FROM tasks WHERE lease_owner = $1`, [
+    const rows = await fleet.db.query(`SELECT 1 FROM tasks WHERE lease_owner = $1`, [
       poller.workerId,
     ]);
     return rows.length > 0 ? true : undefined;

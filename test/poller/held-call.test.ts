@@ -1,14 +1,12 @@
 // Guards sync-call: a call held longer than its lease is renewed, cancellable, and never silently repeated after a crash.
 import { TaskRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
   DemoServerProcess,
   ServerEntry,
   startDemoServer,
-  startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -17,17 +15,7 @@ const LEASE_MS = 2000;
 // Connect + call timeouts must stay below the lease (startup check); the held call has its own.
 const POLLER_ENV = { LEASE_MS: String(LEASE_MS) };
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterEach(async () => {
-  await stopAllProcesses();
-});
-afterAll(async () => {
-  await database.drop();
-});
+const fleet = useFleet({ perTest: true });
 
 /** A server entry binding demo_slow as a sync-call toolset named `toolset`. */
 function syncEntry(url: string, toolset: string, retryOnCrash: boolean): ServerEntry {
@@ -69,7 +57,7 @@ interface HeldRow {
   error_message: string | null;
 }
 async function heldRow(id: string): Promise<HeldRow> {
-  const rows = await database.db.query<HeldRow>(
+  const rows = await fleet.db.query<HeldRow>(
     `SELECT status, lease_owner, lease_expires_at, claim_count, progress, submitted_at, completed_at,
             error_code, error_message
        FROM tasks WHERE id = $1`,
@@ -82,11 +70,11 @@ it('a call outliving several leases completes under one renewed claim, with boun
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: syncEntry(demo.url, 'slow', false) });
   const pollers = await Promise.all([
-    startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV }),
-    startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV }),
+    fleet.poller(serversFile, { env: POLLER_ENV }),
+    fleet.poller(serversFile, { env: POLLER_ENV }),
   ]);
   const DURATION_MS = 7000;
-  const [id] = await insertFleetTasks(database.db, [
+  const [id] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'slow',
       server: 'demo',
@@ -141,8 +129,8 @@ it('a call outliving several leases completes under one renewed claim, with boun
 it('a cancel request aborts the held call upstream and ends the task cancelled', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: syncEntry(demo.url, 'slow', false) });
-  await startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV });
-  const [id] = await insertFleetTasks(database.db, [
+  await fleet.poller(serversFile, { env: POLLER_ENV });
+  const [id] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'slow',
       server: 'demo',
@@ -161,12 +149,12 @@ it('a cancel request aborts the held call upstream and ends the task cancelled',
       (await heldRow(id)).lease_expires_at!.getTime() > claimedExpiry ? true : undefined,
     'a renewal',
   );
-  const result = await new TaskRepository(database.db).requestCancel('user-1', id);
+  const result = await new TaskRepository(fleet.db).requestCancel('user-1', id);
   expect(result.kind).toBe('accepted');
   const requestedAt = Date.now();
   const row = await waitUntil(
     async () => {
-      const state = (await taskStates(database.db, [id])).get(id)!;
+      const state = (await taskStates(fleet.db, [id])).get(id)!;
       return state.status === 'working' ? undefined : state;
     },
     'the task to end',
@@ -190,12 +178,12 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
     'demo-retry': syncEntry(demo.url, 'slow-retry', true),
   });
   const [victim, survivor] = await Promise.all([
-    startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV }),
-    startPoller({ databaseUrl: database.url, serversFile, env: POLLER_ENV }),
+    fleet.poller(serversFile, { env: POLLER_ENV }),
+    fleet.poller(serversFile, { env: POLLER_ENV }),
   ]);
   // Frozen until the victim holds both calls, so the victim is the one holding them.
   survivor.pause();
-  const [once, again] = await insertFleetTasks(database.db, [
+  const [once, again] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'slow',
       server: 'demo',
@@ -222,7 +210,7 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
   const leases = await Promise.all([heldRow(once), heldRow(again)]);
   const ends = await waitUntil(
     async () => {
-      const states = await taskStates(database.db, [once, again]);
+      const states = await taskStates(fleet.db, [once, again]);
       const done = [...states.values()].every((s) => s.completed_at !== null);
       return done ? states : undefined;
     },
@@ -257,27 +245,25 @@ it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, un
   // A 6 s lease (renewed every 2 s): a loaded machine's late renewal must not be what hands
   // the row over; only the drain is under test here.
   const env = { LEASE_MS: '6000' };
-  const leaving = await startPoller({
-    databaseUrl: database.url,
-    serversFile,
+  const leaving = await fleet.poller(serversFile, {
     env: { ...env, DRAIN_TIMEOUT_MS: '200' },
   });
-  const [id] = await insertFleetTasks(database.db, [
+  const [id] = await insertFleetTasks(fleet.db, [
     { toolset: 'held-drain', server: 'demo', input: { duration_ms: 4000, tag: 'held-drain' } },
   ]);
   await waitUntil(async () => {
-    const rows = await database.db.query(
+    const rows = await fleet.db.query(
       `SELECT 1 FROM tasks WHERE id = $1 AND status = 'working' AND lease_owner = $2`,
       [id, leaving.workerId],
     );
     return rows.length > 0 ? true : undefined;
   }, 'the call held by the leaving poller');
   // A second poller stands by: had the call been given back, it would take the row over.
-  const staying = await startPoller({ databaseUrl: database.url, serversFile, env });
+  const staying = await fleet.poller(serversFile, { env });
   leaving.child.kill('SIGTERM');
   const final = await waitUntil(
     async () => {
-      const rows = await database.db.query<HeldRow>(
+      const rows = await fleet.db.query<HeldRow>(
         `SELECT * FROM tasks WHERE id = $1 AND completed_at IS NOT NULL`,
         [id],
       );

@@ -1,5 +1,5 @@
 // Guards invariant 7: a hung upstream fills only its own slots; another server's tasks keep their schedule.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
@@ -7,22 +7,12 @@ import {
   FAST_POLLER_ENV,
   metricValue,
   startDemoServer,
-  startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
+const fleet = useFleet();
 const POLL_MS = Number(FAST_POLLER_ENV.POLL_INTERVAL_MS);
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
 
 it('healthy tasks are polled on time while 40 hung polls wait on their own server', async () => {
   const [hung, healthy] = await Promise.all([startDemoServer(), startDemoServer()]);
@@ -31,9 +21,9 @@ it('healthy tasks are polled on time while 40 hung polls wait on their own serve
     healthy: demoServerEntry(healthy.url, 'healthy-ordinary', { maxConcurrentCalls: 5 }),
   });
   // 8 slots: without per-server limits the 40 hung tasks would hold all of them for 1.9 s a poll.
-  const poller = await startPoller({ databaseUrl: database.url, serversFile });
+  const poller = await fleet.poller(serversFile);
   await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: 40 }, (_, i) => ({
       toolset: 'hung-ordinary',
       server: 'hung',
@@ -49,7 +39,7 @@ it('healthy tasks are polled on time while 40 hung polls wait on their own serve
     'hung slots full',
   );
   const healthyIds = await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: 5 }, (_, i) => ({
       toolset: 'healthy-ordinary',
       server: 'healthy',
@@ -60,7 +50,7 @@ it('healthy tasks are polled on time while 40 hung polls wait on their own serve
   await waitUntil(
     async () => {
       inflight.push(metricValue(await poller.metrics(), 'mcp_tasks_inflight', { server: 'hung' }));
-      const states = [...(await taskStates(database.db, healthyIds)).values()];
+      const states = [...(await taskStates(fleet.db, healthyIds)).values()];
       return states.every((s) => s.status === 'completed') ? true : undefined;
     },
     'healthy tasks completed',

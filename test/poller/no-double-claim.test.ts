@@ -2,32 +2,18 @@
 import { Pool } from 'pg';
 import { Database, TaskLeaseRepository } from '@app/persistence';
 import { Phase } from '@app/common';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { countTerminal, insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
 import { insertTasks } from '../helpers/tasks';
 import { attemptLines, overlappingAttempts } from '../helpers/poller-logs';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
+const fleet = useFleet();
 
 it('twelve concurrent claimers on separate connections never get the same row', async () => {
-  await insertTasks(database.db, 2000, { toolset: 'concurrent', server: 'nowhere' });
-  const pool = new Pool({ connectionString: database.url, max: 12 });
+  await insertTasks(fleet.db, 2000, { toolset: 'concurrent', server: 'nowhere' });
+  const pool = new Pool({ connectionString: fleet.url, max: 12 });
   try {
     const leases = new TaskLeaseRepository(new Database(pool));
     const seen = new Map<string, number>();
@@ -57,11 +43,9 @@ it('twelve concurrent claimers on separate connections never get the same row', 
 it('three pollers work 300 tasks with no two overlapping attempts on one task', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
-  const pollers = await Promise.all(
-    [1, 2, 3].map(() => startPoller({ databaseUrl: database.url, serversFile })),
-  );
+  const pollers = await Promise.all([1, 2, 3].map(() => fleet.poller(serversFile)));
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: 300 }, (_, i) => ({
       toolset: 'demo-ordinary',
       server: 'demo',
@@ -69,7 +53,7 @@ it('three pollers work 300 tasks with no two overlapping attempts on one task', 
     })),
   );
   await waitUntil(
-    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
     'all 300 tasks terminal',
     60_000,
     200,
@@ -81,8 +65,8 @@ it('three pollers work 300 tasks with no two overlapping attempts on one task', 
   // A submit that timed out on a loaded machine honestly ends outcome_uncertain; what must
   // never happen is a second submit or a completed task without exactly one.
   const stats = await demo.stats();
-  expect(await submitViolations(database.db, ids, stats.by_tag)).toEqual([]);
-  const completed = await database.db.query<{ n: string }>(
+  expect(await submitViolations(fleet.db, ids, stats.by_tag)).toEqual([]);
+  const completed = await fleet.db.query<{ n: string }>(
     `SELECT count(*) AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`,
     [ids],
   );

@@ -1,28 +1,12 @@
 // Guards against an upstream's U+0000 (NUL) making a task unstorable: a real poller stores it replaced by U+FFFD and the task ends, not loops.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const REPLACED = '\uFFFD';
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterEach(async () => {
-  await stopAllProcesses();
-});
-afterAll(async () => {
-  await database.drop();
-});
+const fleet = useFleet({ perTest: true });
 
 interface NulRow {
   status: string;
@@ -36,7 +20,7 @@ interface NulRow {
 }
 
 async function row(id: string): Promise<NulRow> {
-  const rows = await database.db.query<NulRow>(
+  const rows = await fleet.db.query<NulRow>(
     `SELECT status, error_code, error_message, last_error, consecutive_errors, result, progress,
             input_required
        FROM tasks WHERE id = $1`,
@@ -48,8 +32,8 @@ async function row(id: string): Promise<NulRow> {
 it('NUL in a result, progress, question, error or transient error text is stored as U+FFFD', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'nul') });
-  await startPoller({ databaseUrl: database.url, serversFile });
-  const [completes, fails, flaky] = await insertFleetTasks(database.db, [
+  await fleet.poller(serversFile);
+  const [completes, fails, flaky] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'nul',
       server: 'demo',

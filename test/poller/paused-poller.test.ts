@@ -1,5 +1,5 @@
 // Guards invariant 2: a poller paused past its lease (SIGSTOP, then SIGCONT) never lands a write.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { countTerminal, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
@@ -7,28 +7,18 @@ import {
   FAST_POLLER_ENV,
   metricValue,
   startDemoServer,
-  startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
+const fleet = useFleet();
 
 it('the paused poller finds every claim it held taken over, and its late writes discarded', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
-  const paused = await startPoller({ databaseUrl: database.url, serversFile });
+  const paused = await fleet.poller(serversFile);
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: 40 }, (_, i) => ({
       toolset: 'demo-ordinary',
       server: 'demo',
@@ -38,7 +28,7 @@ it('the paused poller finds every claim it held taken over, and its late writes 
   // Let it submit everything, then catch it holding claims (polls in flight) and freeze it.
   await waitUntil(
     async () => {
-      const states = [...(await taskStates(database.db, ids)).values()];
+      const states = [...(await taskStates(fleet.db, ids)).values()];
       return states.every((s) => s.status === 'working') ? true : undefined;
     },
     'all submitted',
@@ -49,20 +39,20 @@ it('the paused poller finds every claim it held taken over, and its late writes 
   // then the set of claims it holds can no longer change. If that set came out empty (every held
   // claim was being written back), thaw it and try again.
   const frozen = await waitUntil(async () => {
-    const held = await database.db.query<{ id: string }>(
+    const held = await fleet.db.query<{ id: string }>(
       `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
       [paused.workerId],
     );
     if (held.length === 0) return undefined;
     paused.pause();
     await waitUntil(async () => {
-      const running = await database.db.query(
+      const running = await fleet.db.query(
         `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
             AND application_name LIKE 'mcp-task-gateway-poller%' AND state <> 'idle'`,
       );
       return running.length === 0 ? true : undefined;
     }, 'the frozen poller to have no statement running');
-    const rows = await database.db.query<{ id: string }>(
+    const rows = await fleet.db.query<{ id: string }>(
       `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
       [paused.workerId],
     );
@@ -73,14 +63,14 @@ it('the paused poller finds every claim it held taken over, and its late writes 
   expect(frozen.length).toBeGreaterThan(0);
   const frozenIds = frozen.map((r) => r.id);
 
-  const rescuer = await startPoller({ databaseUrl: database.url, serversFile });
+  const rescuer = await fleet.poller(serversFile);
   await waitUntil(
-    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
     'the rescuer finished every task',
     30_000,
     100,
   );
-  const before = await taskStates(database.db, ids);
+  const before = await taskStates(fleet.db, ids);
   const linesBefore = attemptLines([paused]).length;
 
   paused.resume();
@@ -102,7 +92,7 @@ it('the paused poller finds every claim it held taken over, and its late writes 
     frozenIds.length,
   );
   // Nothing it did after the pause changed a row.
-  const after = await taskStates(database.db, ids);
+  const after = await taskStates(fleet.db, ids);
   for (const id of ids) expect(after.get(id)).toEqual(before.get(id));
   expect(rescuer.workerId).not.toBe(paused.workerId);
 });

@@ -1,13 +1,12 @@
 // Guards pinned stdio native tasks: only the worker owning the child polls them; once it dies they end upstream_task_lost.
 import { readdirSync, readFileSync } from 'node:fs';
 import { deadAfterMs } from '@app/config';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
   DEMO_SERVER_MAIN,
   PollerProcess,
-  startPoller,
   stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
@@ -18,22 +17,16 @@ const DEAD_AFTER_MS = deadAfterMs(HEARTBEAT_INTERVAL_MS);
 // Heartbeat staleness plus one claim wake-up (fallback 1 s), generous for a loaded box.
 const TAKEOVER_DEADLINE_MS = DEAD_AFTER_MS + 10_000;
 
-let database: TestDatabase;
+const fleet = useFleet();
 /** Stdio demo children of the pollers (grandchildren of jest), killed by PID if still alive. */
 const stdioChildren = new Set<number>();
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
 afterEach(async () => {
   await stopAllProcesses();
   for (const pid of stdioChildren) {
     if (alive(pid)) process.kill(pid, 'SIGKILL');
   }
   stdioChildren.clear();
-});
-afterAll(async () => {
-  await database.drop();
 });
 
 /** PIDs of the demo servers a poller spawned over stdio (its direct children). */
@@ -75,7 +68,7 @@ interface PinnedRow {
 }
 
 async function pinnedRow(id: string): Promise<PinnedRow> {
-  const rows = await database.db.query<PinnedRow>(
+  const rows = await fleet.db.query<PinnedRow>(
     `SELECT status, error_code, error_message, pinned_worker_id, lease_owner, remote_task_id,
             poll_count, claim_count, completed_at
        FROM tasks WHERE id = $1`,
@@ -102,10 +95,10 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
   // (docs/leases.md, "Attempt deadlines").
   const env = { HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS), LEASE_MS: '5000' };
   const pollers = await Promise.all([
-    startPoller({ databaseUrl: database.url, serversFile, env }),
-    startPoller({ databaseUrl: database.url, serversFile, env }),
+    fleet.poller(serversFile, { env }),
+    fleet.poller(serversFile, { env }),
   ]);
-  const [id] = await insertFleetTasks(database.db, [
+  const [id] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'native',
       server: 'local',
@@ -158,7 +151,7 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
   expect([ended.status, ended.error_code]).toEqual(['failed', 'upstream_task_lost']);
   expect(ended.error_message).toContain(owner!.workerId);
   // Taken over only once the owner's heartbeat was stale (database clock).
-  const [worker] = await database.db.query<{ stale_at: Date }>(
+  const [worker] = await fleet.db.query<{ stale_at: Date }>(
     `SELECT heartbeat_at + make_interval(secs => $2::float8 / 1000) AS stale_at
        FROM workers WHERE id = $1`,
     [owner!.workerId, DEAD_AFTER_MS],

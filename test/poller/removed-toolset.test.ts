@@ -1,30 +1,23 @@
 // Guards against a catalog that lies: a toolset no live poller has configured turns unavailable, new submits to it get 422, and its queued tasks end toolset_removed after the grace.
 import request from 'supertest';
-import { ApiHarness, apiKeyFor, bearer, startApi } from '../api/api-harness';
+import { ApiKeyRepository } from '@app/persistence';
+import { ApiProcess, bearer } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const HEARTBEAT_INTERVAL_MS = 300;
 const GRACE_MS = 2000;
 
-let api: ApiHarness;
+const fleet = useFleet({ perTest: true });
+let api: ApiProcess;
 let auth: string;
 
 beforeAll(async () => {
-  api = await startApi();
-  auth = bearer(await apiKeyFor(api, 'user-1'));
+  api = await fleet.api();
+  auth = bearer((await new ApiKeyRepository(fleet.db).create('user-1', 'test')).key);
 });
-afterEach(async () => {
-  await stopAllProcesses();
-});
-afterAll(async () => api?.close());
 
 interface ShownToolset {
   name: string;
@@ -54,10 +47,7 @@ it('two pollers with different configs: the toolset only the stopped one had bec
     HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS),
     REMOVED_TOOLSET_GRACE_MS: String(GRACE_MS),
   };
-  const [a] = await Promise.all([
-    startPoller({ databaseUrl: api.db.url, serversFile: both, env }),
-    startPoller({ databaseUrl: api.db.url, serversFile: sharedOnly, env }),
-  ]);
+  const [a] = await Promise.all([fleet.poller(both, { env }), fleet.poller(sharedOnly, { env })]);
   await waitUntil(async () => {
     const catalog = await shown();
     return catalog.get('shared')?.available && catalog.get('only-a')?.available ? true : undefined;
@@ -83,12 +73,12 @@ it('two pollers with different configs: the toolset only the stopped one had bec
   await submit('shared').expect(201);
 
   // A task queued for it (accepted before the removal was seen) ends after the grace.
-  const [queued] = await insertFleetTasks(api.db.db, [
+  const [queued] = await insertFleetTasks(fleet.db, [
     { toolset: 'only-a', server: 'extra', input: { duration_ms: 100 } },
   ]);
   const [ended] = await waitUntil(
     async () => {
-      const rows = await api.db.db.query<{
+      const rows = await fleet.db.query<{
         status: string;
         error_code: string | null;
         waited_ms: number;
@@ -117,7 +107,7 @@ it('two pollers with different configs: the toolset only the stopped one had bec
   });
 
   // Configured again: a poller that lists it brings it back.
-  await startPoller({ databaseUrl: api.db.url, serversFile: both, env });
+  await fleet.poller(both, { env });
   await waitUntil(
     async () => ((await shown()).get('only-a')?.available ? true : undefined),
     'only-a to be available again',

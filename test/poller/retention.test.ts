@@ -1,28 +1,15 @@
 // Guards retention: only terminal tasks older than RETENTION_DAYS are deleted, in batches, and
 // dead `workers` rows are pruned unless they still pin a live task.
 import { newTaskId } from '@app/common';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
-import {
-  demoServerEntry,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { useFleet } from '../helpers/fleet';
+import { demoServerEntry, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
+const fleet = useFleet();
 
 async function insert(count: number, terminal: boolean, completedDaysAgo: number): Promise<void> {
   const ids = Array.from({ length: count }, () => newTaskId());
-  await database.db.query(
+  await fleet.db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
                         created_at, completed_at, next_attempt_at)
      SELECT id, 'u', 't', 'demo-ordinary', 'ordinary', 'demo',
@@ -36,7 +23,7 @@ async function insert(count: number, terminal: boolean, completedDaysAgo: number
 }
 
 async function count(where: string): Promise<number> {
-  const rows = await database.db.query<{ n: string }>(
+  const rows = await fleet.db.query<{ n: string }>(
     `SELECT count(*) AS n FROM tasks WHERE ${where}`,
   );
   return Number(rows[0].n);
@@ -49,7 +36,7 @@ it('deletes 1,200 expired terminal rows and keeps young terminal and old active 
   const serversFile = writeServersFile({
     demo: demoServerEntry('http://127.0.0.1:9', 'demo-ordinary'),
   });
-  await startPoller({ databaseUrl: database.url, serversFile, env: { RETENTION_DAYS: '30' } });
+  await fleet.poller(serversFile, { env: { RETENTION_DAYS: '30' } });
   await waitUntil(
     async () =>
       (await count(`completed_at < now() - interval '30 days'`)) === 0 ? true : undefined,
@@ -62,7 +49,7 @@ it('deletes 1,200 expired terminal rows and keeps young terminal and old active 
 });
 
 it('prunes long-dead workers rows that pin nothing, and keeps one that pins a live task', async () => {
-  await database.db.query(
+  await fleet.db.query(
     `INSERT INTO workers (id, host, pid, version, started_at, heartbeat_at, stopped_at)
      VALUES ('gone', 'h', 1, 'v', now() - interval '2 days', now() - interval '2 days', NULL),
             ('stopped', 'h', 2, 'v', now() - interval '2 days', now() - interval '2 days',
@@ -70,7 +57,7 @@ it('prunes long-dead workers rows that pin nothing, and keeps one that pins a li
             ('pinning', 'h', 3, 'v', now() - interval '2 days', now() - interval '2 days', NULL),
             ('recent', 'h', 4, 'v', now(), now() - interval '1 minute', NULL)`,
   );
-  const [pinned] = await database.db.query<{ id: string }>(
+  const [pinned] = await fleet.db.query<{ id: string }>(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
                         pinned_worker_id, next_attempt_at)
      VALUES ($1, 'u', 't', 'demo-native', 'mcp-tasks', 'demo', 'working', '{}'::jsonb, 'pinning',
@@ -82,11 +69,9 @@ it('prunes long-dead workers rows that pin nothing, and keeps one that pins a li
   const serversFile = writeServersFile({
     demo: demoServerEntry('http://127.0.0.1:9', 'demo-ordinary'),
   });
-  const poller = await startPoller({ databaseUrl: database.url, serversFile });
+  const poller = await fleet.poller(serversFile);
   const ids = async (): Promise<string[]> =>
-    (await database.db.query<{ id: string }>(`SELECT id FROM workers ORDER BY id`)).map(
-      (r) => r.id,
-    );
+    (await fleet.db.query<{ id: string }>(`SELECT id FROM workers ORDER BY id`)).map((r) => r.id);
   await waitUntil(
     async () => ((await ids()).includes('gone') ? undefined : true),
     'the dead worker row pruned',

@@ -1,28 +1,14 @@
 // Guards the stored schedule: backoff doubles inside ±20 %, success delays honour hints, clamps and ±10 %.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
+const fleet = useFleet();
 const BASE = 200;
 const MAX = 2000;
 const POLL = 300;
 const MIN = 100;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
 
 /** Each write sets next_attempt_at = now() + delay and updated_at = now() in one statement. */
 interface Observation {
@@ -33,7 +19,7 @@ interface Observation {
 }
 
 async function observe(ids: string[]): Promise<Observation[]> {
-  return database.db.query<Observation>(
+  return fleet.db.query<Observation>(
     `SELECT input->>'tag' AS tag, consecutive_errors AS errors, poll_count AS polls,
             extract(epoch FROM next_attempt_at - updated_at) * 1000 AS "delayMs"
        FROM tasks WHERE id = ANY($1) AND lease_token IS NULL AND next_attempt_at IS NOT NULL
@@ -45,7 +31,7 @@ async function observe(ids: string[]): Promise<Observation[]> {
 it('keeps every stored due time inside its band', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
-  await startPoller({ databaseUrl: database.url, serversFile });
+  await fleet.poller(serversFile);
   const seeds = [
     ...Array.from({ length: 6 }, (_, i) => ({ tag: `err-${i}`, fault: 'error_status' })),
     ...Array.from({ length: 4 }, (_, i) => ({ tag: `plain-${i}` })),
@@ -53,7 +39,7 @@ it('keeps every stored due time inside its band', async () => {
     ...Array.from({ length: 4 }, (_, i) => ({ tag: `tiny-${i}`, poll_after_seconds: 0.001 })),
   ];
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     seeds.map((input) => ({
       toolset: 'demo-ordinary',
       server: 'demo',

@@ -1,37 +1,27 @@
 // Guards invariant 3: a SIGKILLed poller's tasks are attempted again within lease + poll interval.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { countTerminal, insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
   FAST_POLLER_ENV,
   startDemoServer,
-  startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
+const fleet = useFleet();
 const LEASE_MS = Number(FAST_POLLER_ENV.LEASE_MS);
 const POLL_MS = Number(FAST_POLLER_ENV.POLL_INTERVAL_MS);
 // Process scheduling and timer slack on a loaded CI box; far below one more lease.
 const SLACK_MS = 700;
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
-
 it('a survivor re-attempts every claim of the killed poller in time, and all end right', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
-  const victim = await startPoller({ databaseUrl: database.url, serversFile });
-  const survivor = await startPoller({ databaseUrl: database.url, serversFile });
+  const victim = await fleet.poller(serversFile);
+  const survivor = await fleet.poller(serversFile);
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: 60 }, (_, i) => ({
       toolset: 'demo-ordinary',
       server: 'demo',
@@ -39,7 +29,7 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
     })),
   );
   const held = await waitUntil(async () => {
-    const rows = await database.db.query<{ id: string; claim_count: number }>(
+    const rows = await fleet.db.query<{ id: string; claim_count: number }>(
       `SELECT id, claim_count FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
       [victim.workerId],
     );
@@ -49,7 +39,7 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
   }, 'the victim holding claims');
   const killedAt = Date.now();
   // Rows it held at the kill (re-read: a write sent just before the kill may have landed).
-  const orphans = await database.db.query<{ id: string; claim_count: number }>(
+  const orphans = await fleet.db.query<{ id: string; claim_count: number }>(
     `SELECT id, claim_count FROM tasks WHERE lease_owner = $1 AND next_attempt_at IS NOT NULL`,
     [victim.workerId],
   );
@@ -59,7 +49,7 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
   const reclaimedAt = new Map<string, number>();
   await waitUntil(
     async () => {
-      const rows = await database.db.query<{ id: string; claim_count: number; done: boolean }>(
+      const rows = await fleet.db.query<{ id: string; claim_count: number; done: boolean }>(
         `SELECT id, claim_count, next_attempt_at IS NULL AS done FROM tasks WHERE id = ANY($1)`,
         [[...pending.keys()]],
       );
@@ -78,11 +68,11 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
     expect(at - killedAt).toBeLessThanOrEqual(LEASE_MS + POLL_MS + SLACK_MS);
   }
   await waitUntil(
-    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
     'all tasks terminal',
     30_000,
     100,
   );
-  expect(await submitViolations(database.db, ids, (await demo.stats()).by_tag)).toEqual([]);
+  expect(await submitViolations(fleet.db, ids, (await demo.stats()).by_tag)).toEqual([]);
   expect(survivor.child.exitCode).toBeNull();
 });

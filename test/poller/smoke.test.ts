@@ -1,31 +1,17 @@
 // Guards against a poller that starts but never moves tasks through submit, poll and completion.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { countTerminal, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
+const fleet = useFleet();
 
 it('one poller takes ordinary tasks from queued to completed', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
-  const poller = await startPoller({ databaseUrl: database.url, serversFile });
+  const poller = await fleet.poller(serversFile);
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: 20 }, (_, i) => ({
       toolset: 'demo-ordinary',
       server: 'demo',
@@ -33,11 +19,11 @@ it('one poller takes ordinary tasks from queued to completed', async () => {
     })),
   );
   await waitUntil(
-    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
     'all tasks terminal',
     20_000,
   );
-  const states = await taskStates(database.db, ids);
+  const states = await taskStates(fleet.db, ids);
   expect([...states.values()].map((s) => s.status)).toEqual(ids.map(() => 'completed'));
   expect(poller.logs.some((l) => l.msg === 'attempt' && l.task_id === ids[0])).toBe(true);
 });

@@ -1,25 +1,17 @@
 // Guards ordinary toolsets on a stdio server under several pollers: each task stays with the poller whose child holds its job, so none is lost.
 import { readdirSync, readFileSync } from 'node:fs';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
-import {
-  DEMO_SERVER_MAIN,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { DEMO_SERVER_MAIN, stopAllProcesses, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const TASKS = 16;
 
-let database: TestDatabase;
+const fleet = useFleet();
 /** Stdio demo children of the pollers (grandchildren of jest), killed by PID if still alive. */
 const stdioChildren = new Set<number>();
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
 afterEach(async () => {
   await stopAllProcesses();
   for (const pid of stdioChildren) {
@@ -30,9 +22,6 @@ afterEach(async () => {
     }
   }
   stdioChildren.clear();
-});
-afterAll(async () => {
-  await database.drop();
 });
 
 /** PIDs of the demo servers a poller spawned over stdio (its direct children). */
@@ -72,15 +61,12 @@ it('two pollers, one stdio ordinary toolset: every task completes, polled only b
       ],
     },
   });
-  const pollers = await Promise.all([
-    startPoller({ databaseUrl: database.url, serversFile }),
-    startPoller({ databaseUrl: database.url, serversFile }),
-  ]);
+  const pollers = await Promise.all([fleet.poller(serversFile), fleet.poller(serversFile)]);
   for (const poller of pollers) {
     for (const pid of stdioChildrenOf(poller.child.pid!)) stdioChildren.add(pid);
   }
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: TASKS }, (_, i) => ({
       toolset: 'stdio-ordinary',
       server: 'local',
@@ -89,7 +75,7 @@ it('two pollers, one stdio ordinary toolset: every task completes, polled only b
   );
   const states = await waitUntil(
     async () => {
-      const found = await taskStates(database.db, ids);
+      const found = await taskStates(fleet.db, ids);
       return [...found.values()].every((t) => t.completed_at !== null) ? found : undefined;
     },
     'every task to end',

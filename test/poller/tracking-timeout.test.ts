@@ -1,13 +1,7 @@
 // Guards tracking_timeout: a task whose status calls keep failing ends failed, not retried forever; a healthy one never does.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const TRACKING_TIMEOUT_MS = 2000;
@@ -16,17 +10,7 @@ const MAX_BACKOFF_MS = 1000;
 // claim latency and process scheduling on a loaded box.
 const SLACK_MS = 1.2 * MAX_BACKOFF_MS + 1500;
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterEach(async () => {
-  await stopAllProcesses();
-});
-afterAll(async () => {
-  await database.drop();
-});
+const fleet = useFleet({ perTest: true });
 
 interface TrackedRow {
   id: string;
@@ -40,7 +24,7 @@ interface TrackedRow {
 }
 
 async function tracked(ids: string[]): Promise<Map<string, TrackedRow>> {
-  const rows = await database.db.query<TrackedRow>(
+  const rows = await fleet.db.query<TrackedRow>(
     `SELECT id, status, error_code, error_message, last_error, consecutive_errors,
             extract(epoch FROM completed_at - coalesce(last_success_at, submitted_at)) * 1000
               AS silent_ms
@@ -53,9 +37,7 @@ async function tracked(ids: string[]): Promise<Map<string, TrackedRow>> {
 it('status calls failing transiently end the task failed/tracking_timeout, errors counted meanwhile', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
-  await startPoller({
-    databaseUrl: database.url,
-    serversFile,
+  await fleet.poller(serversFile, {
     env: {
       TRACKING_TIMEOUT_MS: String(TRACKING_TIMEOUT_MS),
       MAX_BACKOFF_MS: String(MAX_BACKOFF_MS),
@@ -63,7 +45,7 @@ it('status calls failing transiently end the task failed/tracking_timeout, error
     },
   });
   const upstreamText = `upstream overloaded: ${'x'.repeat(900)}`;
-  const [flaky, healthy] = await insertFleetTasks(database.db, [
+  const [flaky, healthy] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'demo-ordinary',
       server: 'demo',

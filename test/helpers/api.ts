@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { ApiKeyRepository, CatalogRepository, PublishedToolset } from '@app/persistence';
 import { Contract } from '@app/common';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
-import { NodeProcess, startNode } from '../helpers/node-process';
+import { createTestDatabase, TestDatabase } from './db';
+import { NodeProcess, startNode } from './node-process';
 
 export const JWT_SECRET = 'test-secret-that-is-long-enough-0123456789';
 export const ISSUER = 'https://issuer.test';
@@ -21,11 +21,23 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-/** Starts the API on a free port against a fresh database; `env` overrides settings. */
-export async function startApi(env: Record<string, string> = {}): Promise<ApiHarness> {
-  const db = await createTestDatabase();
+/** One API process (the compiled app, as deployed) on a given database. */
+export interface ApiProcess {
+  url: string;
+  metricsUrl: string;
+  process: NodeProcess;
+}
+
+/**
+ * Starts an API process on `databaseUrl` and resolves once it listens; several of them on one
+ * database make replicas of one deployment. `env` overrides settings.
+ */
+export async function startApiProcess(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ApiProcess> {
   const child = startNode('apps/api/src/main.js', [], {
-    DATABASE_URL: db.url,
+    DATABASE_URL: databaseUrl,
     PORT: '0',
     METRICS_PORT: '0',
     LOG_LEVEL: 'info',
@@ -36,22 +48,35 @@ export async function startApi(env: Record<string, string> = {}): Promise<ApiHar
     SUBMIT_RATE_LIMIT_PER_MINUTE: '0',
     ...env,
   });
-  let line: string;
   try {
-    line = await child.waitForLine(/api listening on port \d+/, 30_000);
+    const line = await child.waitForLine(/api listening on port \d+/, 30_000);
+    const [, port, metricsPort] = /port (\d+), metrics on port (\d+)/.exec(line)!;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      metricsUrl: `http://127.0.0.1:${metricsPort}`,
+      process: child,
+    };
   } catch (error) {
     await child.kill();
+    throw error;
+  }
+}
+
+/** Starts the API on a free port against a fresh database; `env` overrides settings. */
+export async function startApi(env: Record<string, string> = {}): Promise<ApiHarness> {
+  const db = await createTestDatabase();
+  let api: ApiProcess;
+  try {
+    api = await startApiProcess(db.url, env);
+  } catch (error) {
     await db.drop();
     throw error;
   }
-  const [, port, metricsPort] = /port (\d+), metrics on port (\d+)/.exec(line)!;
   return {
-    url: `http://127.0.0.1:${port}`,
-    metricsUrl: `http://127.0.0.1:${metricsPort}`,
+    ...api,
     db,
-    process: child,
     async close() {
-      await child.kill('SIGTERM');
+      await api.process.kill('SIGTERM');
       await db.drop();
     },
   };

@@ -1,39 +1,4 @@
 import { ClientRequest, IncomingMessage, request } from 'node:http';
-import { AUDIENCE, ISSUER, JWT_SECRET } from '../api/api-harness';
-import { NodeProcess, startNode } from '../helpers/node-process';
-
-/** One API replica (the compiled app, as deployed) on a given database. */
-export interface ApiReplica {
-  url: string;
-  process: NodeProcess;
-}
-
-/** Starts an API process on `databaseUrl`; several of them make replicas of one deployment. */
-export async function startReplica(
-  databaseUrl: string,
-  env: Record<string, string> = {},
-): Promise<ApiReplica> {
-  const child = startNode('apps/api/src/main.js', [], {
-    DATABASE_URL: databaseUrl,
-    PORT: '0',
-    METRICS_PORT: '0',
-    LOG_LEVEL: 'info',
-    LOG_FORMAT: 'json',
-    AUTH_JWT_SECRET: JWT_SECRET,
-    AUTH_ISSUER: ISSUER,
-    AUTH_AUDIENCE: AUDIENCE,
-    SUBMIT_RATE_LIMIT_PER_MINUTE: '0',
-    ...env,
-  });
-  try {
-    const line = await child.waitForLine(/api listening on port \d+/, 30_000);
-    const [, port] = /port (\d+)/.exec(line) as RegExpExecArray;
-    return { url: `http://127.0.0.1:${port}`, process: child };
-  } catch (error) {
-    await child.kill();
-    throw error;
-  }
-}
 
 /** One received server-sent event. */
 export interface SseEvent {

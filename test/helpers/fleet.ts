@@ -1,0 +1,85 @@
+// The fleet fixture: one test file's database, demo servers, pollers and API processes, all torn
+// down after the file (or after each test) even when one of them fails to stop.
+import type { Database } from '@app/persistence';
+import { ApiProcess, startApiProcess } from './api';
+import { createTestDatabase, TestDatabase } from './db';
+import {
+  DemoServerProcess,
+  PollerOptions,
+  PollerProcess,
+  ServerEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from './processes';
+
+export interface Fleet {
+  /** This file's own migrated database (available from beforeAll on). */
+  readonly database: TestDatabase;
+  /** Shorthands for `database.db` and `database.url`. */
+  readonly db: Database;
+  readonly url: string;
+  /** A demo MCP server over Streamable HTTP (see startDemoServer). */
+  demo(
+    args?: string[],
+    options?: Parameters<typeof startDemoServer>[1],
+  ): Promise<DemoServerProcess>;
+  /** A poller on this database; `servers` is written as its mcpServers file. */
+  poller(
+    servers: Record<string, ServerEntry> | string,
+    options?: Omit<PollerOptions, 'databaseUrl' | 'serversFile'>,
+  ): Promise<PollerProcess>;
+  /** An API process on this database. */
+  api(env?: Record<string, string>): Promise<ApiProcess>;
+}
+
+/**
+ * Registers the hooks of a fleet test file and returns its fixture. Demo servers and pollers stop
+ * in afterEach with `{ perTest: true }`, else in afterAll; API processes stop and the database is
+ * dropped in afterAll, even when a stop fails.
+ */
+export function useFleet(options: { perTest?: boolean } = {}): Fleet {
+  let database: TestDatabase | undefined;
+  const apis = new Set<ApiProcess>();
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  if (options.perTest) afterEach(() => stopAllProcesses());
+  afterAll(async () => {
+    const stopping = [...apis].map((api) => api.process.kill('SIGTERM'));
+    apis.clear();
+    try {
+      await Promise.allSettled([...stopping, stopAllProcesses()]);
+    } finally {
+      await database?.drop();
+    }
+  });
+
+  const fleet: Fleet = {
+    get database() {
+      if (!database) throw new Error('the fleet database exists from beforeAll on');
+      return database;
+    },
+    get db() {
+      return fleet.database.db;
+    },
+    get url() {
+      return fleet.database.url;
+    },
+    demo: (args, demoOptions) => startDemoServer(args, demoOptions),
+    poller: (servers, pollerOptions = {}) =>
+      startPoller({
+        ...pollerOptions,
+        databaseUrl: fleet.url,
+        serversFile: typeof servers === 'string' ? servers : writeServersFile(servers),
+      }),
+    async api(env = {}) {
+      const api = await startApiProcess(fleet.url, env);
+      apis.add(api);
+      return api;
+    },
+  };
+  return fleet;
+}
