@@ -1,7 +1,8 @@
-// Guards the architecture's import boundaries: libraries never import apps, and the API never
-// reaches the MCP connection layer or the drivers (only pollers talk upstream).
+// Guards the architecture's import boundaries: libraries never import apps, the API never
+// reaches the MCP connection layer or the drivers (only pollers talk upstream), and no app or
+// library gains an import edge that is not on the pinned list below.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -15,9 +16,9 @@ function sourceFiles(dir: string): string[] {
 
 function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)['"]([^'"]+)['"]/g)].map(
-    (m) => m[1],
-  );
+  return [
+    ...text.matchAll(/(?:from\s+|import\s+|import\s*\(\s*|require\(\s*)['"]([^'"]+)['"]/g),
+  ].map((m) => m[1]);
 }
 
 function violations(dir: string, forbidden: RegExp): string[] {
@@ -62,4 +63,90 @@ it('library indexes use explicit named exports, never export *', () => {
     .map((lib) => join(ROOT, 'libs', lib, 'src', 'index.ts'))
     .filter((index) => /export \*/.test(readFileSync(index, 'utf8')));
   expect(starred).toEqual([]);
+});
+
+/**
+ * Which app or library may import which, as of today. A new edge fails the test: add it here
+ * only after deciding it belongs (libraries never import apps; the API never reaches libs/mcp or
+ * libs/drivers). Two edges point the wrong way and are listed until they are removed:
+ * libs/drivers -> libs/persistence and libs/persistence -> migrations.
+ */
+const ALLOWED_EDGES: Record<string, string[]> = {
+  'apps/api': [
+    'libs/common',
+    'libs/config',
+    'libs/logging',
+    'libs/mcp-wire',
+    'libs/metrics',
+    'libs/persistence',
+    'libs/tracing',
+    'libs/views',
+    'libs/webhooks',
+  ],
+  'apps/cli': ['libs/common', 'libs/config', 'libs/persistence'],
+  'apps/demo-server': ['libs/mcp-wire'],
+  'apps/local': ['libs/config', 'libs/dev-db', 'libs/persistence'],
+  'apps/poller': [
+    'libs/common',
+    'libs/config',
+    'libs/drivers',
+    'libs/logging',
+    'libs/mcp',
+    'libs/metrics',
+    'libs/persistence',
+    'libs/tracing',
+    'libs/webhooks',
+  ],
+  'libs/common': [],
+  'libs/config': ['libs/common'],
+  'libs/dev-db': [],
+  'libs/drivers': ['libs/common', 'libs/config', 'libs/mcp', 'libs/persistence'],
+  'libs/logging': [],
+  'libs/mcp': ['libs/common', 'libs/config', 'libs/mcp-wire', 'libs/tracing'],
+  'libs/mcp-wire': [],
+  'libs/metrics': [],
+  'libs/persistence': ['libs/common', 'migrations'],
+  'libs/tracing': [],
+  'libs/views': ['libs/common', 'libs/persistence'],
+  'libs/webhooks': ['libs/metrics', 'libs/persistence', 'libs/tracing', 'libs/views'],
+};
+
+/** `apps/x` or `libs/x` for a path inside one, else the top-level folder (e.g. `migrations`). */
+function unitOf(path: string): string {
+  const parts = relative(ROOT, path).split(sep);
+  return parts[0] === 'apps' || parts[0] === 'libs' ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+/** Every `from -> to` edge between apps, libraries and top-level folders, specs excluded. */
+function importEdges(): string[] {
+  const edges = new Set<string>();
+  for (const top of ['apps', 'libs']) {
+    for (const unit of readdirSync(join(ROOT, top))) {
+      const from = `${top}/${unit}`;
+      for (const file of sourceFiles(join(ROOT, from))) {
+        if (file.endsWith('.spec.ts')) continue;
+        for (const spec of imports(file)) {
+          let to: string | undefined;
+          if (spec.startsWith('@app/')) to = `libs/${spec.slice(5).split('/')[0]}`;
+          else if (spec.startsWith('.')) to = unitOf(resolve(dirname(file), spec));
+          if (to !== undefined && to !== from) edges.add(`${from} -> ${to}`);
+        }
+      }
+    }
+  }
+  return [...edges].sort();
+}
+
+it('no app or library imports one its pinned edges do not list', () => {
+  const allowed = new Set(
+    Object.entries(ALLOWED_EDGES).flatMap(([from, tos]) => tos.map((to) => `${from} -> ${to}`)),
+  );
+  expect(importEdges().filter((edge) => !allowed.has(edge))).toEqual([]);
+});
+
+it('every app and library has a pinned entry', () => {
+  const units = ['apps', 'libs'].flatMap((top) =>
+    readdirSync(join(ROOT, top)).map((unit) => `${top}/${unit}`),
+  );
+  expect(units.filter((unit) => !(unit in ALLOWED_EDGES))).toEqual([]);
 });
