@@ -144,6 +144,15 @@ CREATE SEQUENCE public.operator_actions_id_seq
 
 ALTER SEQUENCE public.operator_actions_id_seq OWNED BY public.operator_actions.id;
 
+CREATE TABLE public.principal_quotas (
+    user_id text NOT NULL,
+    max_active_tasks integer,
+    submits_per_minute integer,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT principal_quotas_max_active_tasks_check CHECK ((max_active_tasks >= 0)),
+    CONSTRAINT principal_quotas_submits_per_minute_check CHECK ((submits_per_minute >= 0))
+);
+
 CREATE TABLE public.schema_migrations (
     id integer NOT NULL,
     "timestamp" bigint NOT NULL,
@@ -159,6 +168,13 @@ CREATE SEQUENCE public.schema_migrations_id_seq
     CACHE 1;
 
 ALTER SEQUENCE public.schema_migrations_id_seq OWNED BY public.schema_migrations.id;
+
+CREATE TABLE public.submit_buckets (
+    user_id text NOT NULL,
+    per_minute integer NOT NULL,
+    tokens double precision NOT NULL,
+    refilled_at timestamp with time zone NOT NULL
+);
 
 CREATE TABLE public.task_events (
     id bigint NOT NULL,
@@ -229,12 +245,14 @@ CREATE TABLE public.tasks (
     progress_event_at timestamp with time zone,
     input_responses jsonb,
     trace_context jsonb,
+    tenant text,
     CONSTRAINT tasks_contract_check CHECK ((contract = ANY (ARRAY['ordinary'::text, 'mcp-tasks'::text, 'sync-call'::text]))),
     CONSTRAINT tasks_due_iff_active CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (next_attempt_at IS NULL))),
     CONSTRAINT tasks_error_message_check CHECK ((char_length(error_message) <= 4000)),
     CONSTRAINT tasks_failed_has_code CHECK (((status <> 'failed'::text) OR (error_code IS NOT NULL))),
     CONSTRAINT tasks_remote_task_id_check CHECK ((char_length(remote_task_id) <= 255)),
     CONSTRAINT tasks_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'working'::text, 'input_required'::text, 'completed'::text, 'failed'::text, 'cancelled'::text]))),
+    CONSTRAINT tasks_tenant_check CHECK ((char_length(tenant) <= 255)),
     CONSTRAINT tasks_terminal_has_no_lease CHECK (((status <> ALL (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) OR (lease_token IS NULL)))
 );
 
@@ -347,6 +365,12 @@ ALTER TABLE ONLY public.api_keys
 ALTER TABLE ONLY public.operator_actions
     ADD CONSTRAINT operator_actions_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.principal_quotas
+    ADD CONSTRAINT principal_quotas_pkey PRIMARY KEY (user_id);
+
+ALTER TABLE ONLY public.submit_buckets
+    ADD CONSTRAINT submit_buckets_pkey PRIMARY KEY (user_id);
+
 ALTER TABLE ONLY public.task_events
     ADD CONSTRAINT task_events_pkey PRIMARY KEY (id);
 
@@ -383,7 +407,13 @@ CREATE INDEX tasks_due_idx ON public.tasks USING btree (next_attempt_at) WHERE (
 
 CREATE UNIQUE INDEX tasks_idempotency_idx ON public.tasks USING btree (user_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 
+CREATE INDEX tasks_leased_idx ON public.tasks USING btree (lease_expires_at) WHERE (lease_token IS NOT NULL);
+
+CREATE INDEX tasks_principal_due_idx ON public.tasks USING btree (COALESCE(tenant, user_id), next_attempt_at) WHERE (next_attempt_at IS NOT NULL);
+
 CREATE INDEX tasks_thread_list_idx ON public.tasks USING btree (user_id, thread_id, created_at DESC, id DESC) WHERE (thread_deleted_at IS NULL);
+
+CREATE INDEX tasks_user_active_idx ON public.tasks USING btree (user_id) WHERE (status = ANY (ARRAY['queued'::text, 'working'::text, 'input_required'::text]));
 
 CREATE INDEX tasks_user_list_idx ON public.tasks USING btree (user_id, created_at DESC, id DESC) WHERE (thread_deleted_at IS NULL);
 

@@ -15,7 +15,7 @@ import {
   bearer,
   catalogEntry,
   publishCatalog,
-} from './api-harness';
+} from '../helpers/api';
 import { insertTaskRow } from './task-rows';
 
 /** Two API processes on one database: the deployment the quotas must hold across. */
