@@ -12,6 +12,18 @@ CREATE FUNCTION public.tasks_answer_due() RETURNS trigger
         RETURN NEW;
       END $$;
 
+CREATE FUNCTION public.tasks_deadline_end() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+      BEGIN
+        NEW.status := 'failed';
+        NEW.error_code := 'deadline_exceeded';
+        NEW.error_message := format(
+          'deadline exceeded: no end within %s s of submit; the upstream work was cancelled',
+          round(extract(epoch FROM NEW.deadline_at - NEW.created_at)));
+        RETURN NEW;
+      END $$;
+
 CREATE FUNCTION public.tasks_event_outbox() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -246,6 +258,9 @@ CREATE TABLE public.tasks (
     input_responses jsonb,
     trace_context jsonb,
     tenant text,
+    deadline_at timestamp with time zone,
+    cancel_reason text,
+    CONSTRAINT tasks_cancel_reason_check CHECK ((cancel_reason = 'deadline'::text)),
     CONSTRAINT tasks_contract_check CHECK ((contract = ANY (ARRAY['ordinary'::text, 'mcp-tasks'::text, 'sync-call'::text]))),
     CONSTRAINT tasks_due_iff_active CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) = (next_attempt_at IS NULL))),
     CONSTRAINT tasks_error_message_check CHECK ((char_length(error_message) <= 4000)),
@@ -266,7 +281,9 @@ CREATE TABLE public.toolsets (
     unavailable_reason text,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     removed_at timestamp with time zone,
-    mcp jsonb
+    mcp jsonb,
+    deadline_seconds integer,
+    CONSTRAINT toolsets_deadline_seconds_check CHECK ((deadline_seconds > 0))
 );
 
 CREATE TABLE public.webhook_attempts (
@@ -403,6 +420,8 @@ CREATE INDEX task_events_thread_idx ON public.task_events USING btree (user_id, 
 
 CREATE INDEX tasks_completed_idx ON public.tasks USING btree (completed_at) WHERE (completed_at IS NOT NULL);
 
+CREATE INDEX tasks_deadline_idx ON public.tasks USING btree (deadline_at) WHERE ((deadline_at IS NOT NULL) AND (next_attempt_at IS NOT NULL) AND (cancel_requested_at IS NULL));
+
 CREATE INDEX tasks_due_idx ON public.tasks USING btree (next_attempt_at) WHERE (next_attempt_at IS NOT NULL);
 
 CREATE UNIQUE INDEX tasks_idempotency_idx ON public.tasks USING btree (user_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
@@ -430,6 +449,8 @@ CREATE INDEX webhook_deliveries_subscription_idx ON public.webhook_deliveries US
 CREATE INDEX webhook_subscriptions_user_idx ON public.webhook_subscriptions USING btree (user_id);
 
 CREATE TRIGGER tasks_answer_due BEFORE UPDATE ON public.tasks FOR EACH ROW WHEN (((new.status = 'input_required'::text) AND (new.input_responses IS NOT NULL) AND (new.lease_token IS NULL) AND (old.lease_token IS NOT NULL))) EXECUTE FUNCTION public.tasks_answer_due();
+
+CREATE TRIGGER tasks_deadline_end BEFORE UPDATE OF status ON public.tasks FOR EACH ROW WHEN (((new.status = 'cancelled'::text) AND (old.status <> 'cancelled'::text) AND (new.cancel_reason = 'deadline'::text))) EXECUTE FUNCTION public.tasks_deadline_end();
 
 CREATE TRIGGER tasks_event_outbox AFTER UPDATE ON public.tasks FOR EACH ROW WHEN ((new.event_seq IS DISTINCT FROM old.event_seq)) EXECUTE FUNCTION public.tasks_event_outbox();
 

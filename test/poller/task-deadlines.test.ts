@@ -4,7 +4,7 @@
 // submitted must end the same way without reaching the upstream, and the consumer must read a
 // fixed sentence.
 import request from 'supertest';
-import { AUDIENCE, ApiHarness, ISSUER, JWT_SECRET, apiKeyFor, bearer } from '../api/api-harness';
+import { AUDIENCE, ApiHarness, ISSUER, JWT_SECRET, apiKeyFor, bearer } from '../helpers/api';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { NodeProcess, startNode } from '../helpers/node-process';
