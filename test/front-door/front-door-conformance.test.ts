@@ -17,10 +17,7 @@ const CONFIG = JSON.parse(
  * Checks that fail today, each with the reason. A check listed here that passes fails the test
  * too, so the list cannot go stale.
  */
-const KNOWN_FAILURES: Record<string, string> = {
-  'sep-2663-mrtr-synchronous-before-task-creation':
-    'the front door always answers with a task: multi-round-trip rounds before a task exists are not relayed',
-};
+const KNOWN_FAILURES: Record<string, string> = {};
 
 const TASK_SCENARIOS = taskScenarios();
 const SCENARIOS = [

@@ -35,6 +35,7 @@ import { Mcp2025Handler } from './mcp/mcp-2025.handler';
 import { Mcp2026Handler } from './mcp/mcp-2026.handler';
 import { McpRequestGuard } from './mcp/mcp-request-guard.service';
 import { McpTaskAccess } from './mcp/mcp-task-access.service';
+import { McpRounds } from './mcp/mcp-rounds.service';
 import { McpToolCalls } from './mcp/mcp-tool-calls.service';
 import { McpToolsService } from './mcp/mcp-tools.service';
 import { McpController } from './mcp/mcp.controller';
@@ -98,6 +99,7 @@ export class ApiModule {
         McpTaskAccess,
         McpToolsService,
         McpToolCalls,
+        McpRounds,
         Mcp2025Handler,
         Mcp2026Handler,
         TaskSubscriptions,

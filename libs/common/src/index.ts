@@ -7,7 +7,14 @@ export {
   Phase,
   TaskErrorCode,
 } from './task.enums';
-export { newTaskId, randomId, TASK_ID_PATTERN, THREAD_ID_PATTERN } from './task-id';
+export {
+  newTaskId,
+  randomId,
+  TASK_ID_PATTERN,
+  THREAD_ID_PATTERN,
+  ROUND_HANDLE_PREFIX,
+  isRoundHandle,
+} from './task-id';
 export {
   ERROR_MESSAGE_STORED_CHARS,
   ERROR_MESSAGE_SHOWN_CHARS,

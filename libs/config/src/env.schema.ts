@@ -73,6 +73,7 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(1) @Max(10000) SSE_MAX_STREAMS_PER_USER = 10;
   @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
   @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) MCP_MAX_HOLD_MS = 120000;
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000) MCP_ROUND_WAIT_MS = 10000;
   @IsOptional() @IsString() MCP_ALLOWED_ORIGINS?: string = undefined;
   @IsOptional() @Matches(/^[A-Za-z0-9._:-]{1,128}$/) MCP_DEFAULT_THREAD: string = 'mcp';
   @IsOptional()

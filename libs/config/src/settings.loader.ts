@@ -145,6 +145,7 @@ function toSettings(dto: EnvSchema): Settings {
     webhooks: { allowPrivateNetworks: dto.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
     mcp: {
       maxHoldMs: dto.MCP_MAX_HOLD_MS,
+      roundWaitMs: dto.MCP_ROUND_WAIT_MS,
       allowedOrigins: (dto.MCP_ALLOWED_ORIGINS ?? '')
         .split(',')
         .map((origin) => origin.trim())

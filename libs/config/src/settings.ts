@@ -60,6 +60,12 @@ export interface Settings {
   mcp: {
     /** The longest a `tools/call` without a task is held open before answering. */
     maxHoldMs: number;
+    /**
+     * How long a task-creating `tools/call` (2026-07-28) waits for the upstream's first answer,
+     * so that questions asked before a task exists go back as a multi-round-trip round; 0 answers
+     * with the task at once.
+     */
+    roundWaitMs: number;
     /** Browser origins allowed besides loopback ones (DNS-rebinding protection). */
     allowedOrigins: string[];
     /** The thread of tasks created over MCP when the request names none. */

@@ -2,6 +2,7 @@ import {
   Contract,
   JSON_FIELD_MAX_BYTES,
   PermanentTaskError,
+  ROUND_HANDLE_PREFIX,
   TaskErrorCode,
   TaskStatus,
   TransientTaskError,
@@ -30,11 +31,6 @@ import { classifyPollError, classifySubmitError } from './submit-safety';
 
 /** The revision this driver speaks; stored as the task's protocol version. */
 export const STATELESS_TASKS_VERSION = '2026-07-28';
-/**
- * The local marker stored as the remote ID while a call waits for answers before any upstream
- * task exists (a multi-round-trip round): nothing upstream can be polled or cancelled then.
- */
-export const ROUND_HANDLE_PREFIX = 'round:';
 
 /** JSON-RPC "Invalid params": unknown or expired task (SEP-2663: MUST on tasks/get). */
 const INVALID_PARAMS = -32602;

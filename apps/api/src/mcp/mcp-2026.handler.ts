@@ -12,6 +12,7 @@ import {
 import { McpCall } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { detailedTask } from './mcp-task.view';
+import { McpRounds } from './mcp-rounds.service';
 import { McpToolCalls } from './mcp-tool-calls.service';
 import { McpToolsService } from './mcp-tools.service';
 import { SERVER_INFO } from './server-info';
@@ -38,6 +39,7 @@ export class Mcp2026Handler {
     private readonly tools: McpToolsService,
     private readonly calls: McpToolCalls,
     private readonly access: McpTaskAccess,
+    private readonly rounds: McpRounds,
   ) {}
 
   async handle(call: Call2026): Promise<Record<string, unknown>> {
@@ -103,7 +105,9 @@ export class Mcp2026Handler {
       throw missingCapability(`Tool ${name} runs only as a task: declare ${TASKS_EXTENSION}`);
     }
     if (call.declaresTasks && tool.mode !== 'forbidden') {
-      const row = await this.calls.create(call, tool.entry);
+      const outcome = await this.rounds.taskOrRound(call, tool.entry);
+      if ('round' in outcome) return outcome.round;
+      const row = outcome.task;
       const {
         result: _r,
         error: _e,

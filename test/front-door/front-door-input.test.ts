@@ -1,8 +1,10 @@
-// Guards against a 2025-11-25 client being unable to answer a task's questions: on tasks/result
-// the front door must send each question as the request it is (elicitation/create) with the
-// related-task _meta, and the client's answer must reach the upstream through the durable
-// input path, through a real poller, both for questions a task asks and for the rounds an
-// upstream asks before it makes a task; and against another user answering them.
+// Guards against a client being unable to answer a task's questions through the front door.
+// 2025-11-25: on tasks/result the front door must send each question as the request it is
+// (elicitation/create) with the related-task _meta, and the client's answer must reach the
+// upstream through the durable input path, through a real poller, both for questions a task asks
+// and for the rounds an upstream asks before it makes a task. 2026-07-28: those pre-task rounds
+// must come back as multi-round-trip rounds (no task yet), and the retry must create the task
+// with the answers. And against another user answering them.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CallToolResultSchema,
@@ -10,6 +12,8 @@ import {
   type CallToolResult,
   type ElicitRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { encodeHeaderValue } from '@app/mcp-wire';
+import { waitUntil } from '../helpers/wait';
 import { FrontDoor, postMcp, startFrontDoor, streamingClient } from './front-door-harness';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
@@ -125,7 +129,6 @@ it("an answer to another user's question, or to a request never sent, is refused
     return { action: 'accept', content: { approve: true } };
   });
   const running = runAsTask(client, 'approve', { duration_ms: 100 });
-  const { waitUntil } = await import('../helpers/wait');
   await waitUntil(() => question, 'the question to reach Alice', 60_000);
   const answerAs = (key: string, id: unknown) =>
     postMcp(
@@ -143,4 +146,69 @@ it("an answer to another user's question, or to a request never sent, is refused
   // Alice's own answer is the one the upstream acted on.
   expect(run.result.structuredContent).toMatchObject({ approved: true });
   await client.close();
+});
+
+/** One declaring 2026-07-28 request with the headers a conforming client sends. */
+let nextId = 1;
+function call2026(method: string, params: Record<string, unknown>, key = fd.keys.alice) {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {
+      extensions: { 'io.modelcontextprotocol/tasks': {} },
+    },
+  };
+  const name = (params.name ?? params.taskId) as string;
+  return postMcp(
+    fd.api.url,
+    { jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: meta } },
+    {
+      authorization: `Bearer ${key}`,
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      'mcp-name': encodeHeaderValue(name),
+    },
+  );
+}
+
+it('2026: questions before a task exist are a round; the retry with the answers makes the task', async () => {
+  const first = await call2026('tools/call', { name: 'approve', arguments: { duration_ms: 100 } });
+  const round = first.body.result;
+  expect(round.resultType).toBe('input_required');
+  expect(round.taskId).toBeUndefined();
+  expect(Object.keys(round.inputRequests)).toEqual(['approval']);
+  expect(round.inputRequests.approval.method).toBe('elicitation/create');
+  expect(typeof round.requestState).toBe('string');
+  const retry = (key: string, requestState: unknown, name = 'approve') =>
+    call2026(
+      'tools/call',
+      {
+        name,
+        arguments: { duration_ms: 100 },
+        inputResponses: { approval: { action: 'accept', content: { approve: true } } },
+        requestState,
+      },
+      key,
+    );
+  // Bob cannot continue Alice's round, nor can a state this server never issued, nor another tool.
+  for (const [key, state, name] of [
+    [fd.keys.bob, round.requestState, 'approve'],
+    [fd.keys.alice, 'gateway-round:bm9wZQ', 'approve'],
+    [fd.keys.alice, round.requestState, 'ask'],
+  ]) {
+    const refused = await retry(key, state, name);
+    expect(refused.body.error).toMatchObject({ code: -32602 });
+  }
+  const created = (await retry(fd.keys.alice, round.requestState)).body.result;
+  expect(created.resultType).toBe('task');
+  expect(created.requestState).toBeUndefined();
+  expect(created.inputRequests).toBeUndefined();
+  const ended = await waitUntil(
+    async () => {
+      const got = (await call2026('tasks/get', { taskId: created.taskId })).body.result;
+      return got.status === 'completed' ? got : undefined;
+    },
+    'the task made after the round to complete',
+    60_000,
+  );
+  expect(ended.result.structuredContent).toMatchObject({ approved: true });
 });
