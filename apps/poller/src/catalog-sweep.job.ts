@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
+import { PeriodicRun } from '@app/metrics';
 import { CatalogRepository } from '@app/persistence';
 import { POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
 
@@ -16,8 +17,7 @@ export const REMOVED_TOOLSET_BATCH_ROWS = 500;
  */
 @Injectable()
 export class CatalogSweepJob {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
+  private readonly run: PeriodicRun;
   private deadAfterMs = 0;
 
   constructor(
@@ -25,27 +25,22 @@ export class CatalogSweepJob {
     @Inject(WORKER_ID) private readonly workerId: string,
     private readonly catalog: CatalogRepository,
     private readonly log: PinoLogger,
-  ) {}
+  ) {
+    this.run = new PeriodicRun(
+      () =>
+        this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'catalog sweep failed')),
+      settings.worker.heartbeatIntervalMs,
+    );
+  }
 
   /** Starts sweeping; call once the worker is registered (an unregistered sweeper changes nothing). */
   start(deadAfterMs: number): void {
     this.deadAfterMs = deadAfterMs;
-    this.timer = setInterval(() => this.trigger(), this.settings.worker.heartbeatIntervalMs);
-    this.timer.unref();
-    this.trigger();
+    this.run.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
-  }
-
-  private trigger(): void {
-    if (!this.timer || this.running) return;
-    this.running = this.sweep()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'catalog sweep failed'))
-      .finally(() => (this.running = undefined));
+    await this.run.stop();
   }
 
   private async sweep(): Promise<void> {

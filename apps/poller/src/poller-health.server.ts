@@ -70,13 +70,13 @@ export class PollerHealthServer
       ]);
       // Ready means doing the job: the claim loop starts only after the database answered and
       // the worker registered, and stops first on SIGTERM.
-      if (!this.loop.isClaiming)
+      if (!this.loop.engine.isClaiming)
         return { status: 503, body: { status: 'starting', claiming: false } };
       return { status: 200, body: { status: 'ok', claiming: true } };
     } catch {
       return {
         status: 503,
-        body: { status: 'database not reachable', claiming: this.loop.isClaiming },
+        body: { status: 'database not reachable', claiming: this.loop.engine.isClaiming },
       };
     } finally {
       clearTimeout(timer);

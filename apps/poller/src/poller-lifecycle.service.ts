@@ -8,41 +8,48 @@ import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
 import { UpstreamPool } from '@app/mcp';
 import { Phase } from '@app/common';
+import { WakeSignal } from '@app/leasing';
 import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { BacklogSamplingService } from './backlog-sampling.service';
 import { CatalogPublisherService } from './catalog-publisher.service';
 import { CatalogSweepJob } from './catalog-sweep.job';
 import { DeadlineSweepJob } from './deadline-sweep.job';
 import { ClaimLoopService } from './claim-loop.service';
+import { ItemAbort } from './item-abort';
 import { NotifyListenerService } from './notify-listener.service';
 import { POLLER_SETTINGS } from './poller.tokens';
 import { RetentionJob } from './retention.job';
 import { TaskRunnerService } from './task-runner.service';
+import { EventRetentionJob } from './webhooks/event-retention.job';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
 import { WorkerRegistryService } from './worker-registry.service';
 
 // After DRAIN_TIMEOUT_MS the repeatable rest is aborted; an aborted call settles (and releases
 // its own claim) within this grace, or its claim is released from here.
 const ABORT_GRACE_MS = 2000;
+const DB_WAIT_MAX_MS = 5000;
 
 /** Items a draining worker may abort and give back: a repeat costs nothing (invariant 8). */
 function repeatable(item: ClaimedTask): boolean {
   return item.phase !== Phase.Submit;
 }
-const DB_WAIT_MAX_MS = 5000;
 
 /**
- * Start and stop of the whole worker, in the order leases.md fixes. Start: connect upstream,
- * wait until the database answers, register, listen, then claim (readiness turns true only
- * then). Stop (SIGTERM): stop all claiming (tasks and webhooks) → drain both in parallel up to
- * DRAIN_TIMEOUT_MS → abort the repeatable rest (polls, cancels) and release their claims due
- * now without an error count → keep submits and held calls until they end → wake the other
- * pollers → mark the worker stopped → close upstream connections; the database pool closes last.
+ * The one lifecycle of a poller (leases.md, "Graceful shutdown"); it owns every loop and job.
+ * Start: connect upstream, wait until the database answers, register, listen, then start both
+ * engines (task attempts, webhook deliveries) and every periodic job (readiness turns true only
+ * then). Stop (SIGTERM): stop all claiming at once → drain tasks and deliveries in parallel
+ * under one DRAIN_TIMEOUT_MS deadline → abort the repeatable rest (polls, cancels) and release
+ * their claims due now without an error count → keep submits and held calls until they end →
+ * wake the other pollers → stop the jobs → mark the worker stopped → close upstream
+ * connections; the database pool closes last.
  */
 @Injectable()
 export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private starting?: Promise<void>;
   private stopping = false;
+  /** Cuts the wait for the database short at shutdown. */
+  private readonly stopSignal = new WakeSignal();
 
   constructor(
     @Inject(POLLER_SETTINGS) private readonly settings: Settings,
@@ -51,12 +58,13 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly catalog: CatalogPublisherService,
     private readonly worker: WorkerRegistryService,
     private readonly notify: NotifyListenerService,
-    private readonly loop: ClaimLoopService,
+    private readonly tasks: ClaimLoopService,
     private readonly runner: TaskRunnerService,
     private readonly leases: TaskLeaseRepository,
     private readonly fleet: FleetRepository,
     private readonly sampler: BacklogSamplingService,
     private readonly retention: RetentionJob,
+    private readonly eventRetention: EventRetentionJob,
     private readonly sweep: CatalogSweepJob,
     private readonly deadlines: DeadlineSweepJob,
     private readonly webhooks: WebhookDeliveryService,
@@ -76,35 +84,33 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    this.stopSignal.poke();
     await this.starting;
     const drainMs = this.settings.worker.drainTimeoutMs;
-    // All claiming stops at once (tasks and webhook deliveries); both drain in parallel under
-    // the one DRAIN_TIMEOUT_MS budget (docs/leases.md, "Graceful shutdown").
-    const webhooks = this.webhooks.stop(drainMs);
-    await this.loop.stopClaiming();
-    const inflight = this.loop.remaining().length;
-    this.log.info({ inflight, drainTimeoutMs: drainMs }, 'draining');
-    if (!(await this.loop.drain(drainMs))) {
-      // Polls and cancels are safe to repeat: give them back. Submits are not (a released
-      // submit that may have been sent ends outcome_uncertain on the next claim), and a held
-      // sync call is the submit: those keep running, their leases renewed, until they end or
-      // the pod is killed ("Held calls at shutdown").
-      this.loop.abort(repeatable);
-      if (!(await this.loop.drain(ABORT_GRACE_MS, repeatable))) await this.releaseStragglers();
-      const held = this.loop.remaining().length;
-      if (held > 0) {
-        this.log.warn({ held }, 'keeping submits and held calls in flight until they end');
-        await this.loop.drain(Infinity);
-      }
-    }
-    await webhooks;
+    // All claiming stops at once (tasks and webhook deliveries), then both drain in parallel
+    // under the one deadline (docs/leases.md, "Graceful shutdown").
+    await Promise.all([this.tasks.engine.stopClaiming(), this.webhooks.engine.stopClaiming()]);
+    const deadline = Date.now() + drainMs;
+    this.log.info(
+      {
+        inflight: this.tasks.engine.inFlight().length,
+        deliveries: this.webhooks.engine.inFlight().length,
+        drainTimeoutMs: drainMs,
+      },
+      'draining',
+    );
+    // Deliveries still sending at the deadline keep their leases and are sent again after
+    // them (at-least-once); the receiver dedups on webhook-id.
+    await Promise.all([this.drainTasks(deadline), this.webhooks.engine.drain(deadline)]);
     await this.fleet.notifyDue('release').catch(() => undefined);
     await Promise.all([
       this.retention.stop(),
+      this.eventRetention.stop(),
       this.sampler.stop(),
       this.notify.stop(),
       this.sweep.stop(),
       this.deadlines.stop(),
+      this.webhooks.close(),
     ]);
     await this.worker.stop();
     await this.catalog.close();
@@ -118,14 +124,37 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     await this.worker.register();
     this.notify.start((payload) => {
       if (payload === 'cancel') this.runner.checkHeldCalls();
-      this.loop.poke();
+      this.tasks.engine.poke();
     });
-    this.loop.start(this.worker.deadAfterMs);
+    this.tasks.start(this.worker.deadAfterMs);
+    this.webhooks.start();
     this.sampler.start();
     this.retention.start();
+    this.eventRetention.start();
     this.sweep.start(this.worker.deadAfterMs);
     this.deadlines.start();
     this.log.info({ workerId: this.worker.workerId }, 'worker claiming');
+  }
+
+  /**
+   * Task attempts up to `deadline`; then polls and cancels (safe to repeat) are aborted and
+   * given back. Submits are not (a released submit that may have been sent ends
+   * outcome_uncertain on the next claim), and a held sync call is the submit: those keep
+   * running, their leases renewed, until they end or the pod is killed ("Held calls at
+   * shutdown").
+   */
+  private async drainTasks(deadline: number): Promise<void> {
+    const engine = this.tasks.engine;
+    if (await engine.drain(deadline)) return;
+    engine.abort(repeatable, new ItemAbort('shutdown'));
+    if (!(await engine.drain(Date.now() + ABORT_GRACE_MS, repeatable))) {
+      await this.releaseStragglers();
+    }
+    const held = engine.inFlight().length;
+    if (held > 0) {
+      this.log.warn({ held }, 'keeping submits and held calls in flight until they end');
+      await engine.drain(Infinity);
+    }
   }
 
   /** Claims start only once the database answers: a claim against a database still starting would only log errors. */
@@ -136,14 +165,14 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
         return;
       } catch (error) {
         this.log.warn({ err: error, retryInMs: delay }, 'database not answering yet');
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await this.stopSignal.wait(delay);
       }
     }
   }
 
   /** Calls that ignored the abort: give their claims back here; their late writes are fenced off. */
   private async releaseStragglers(): Promise<void> {
-    for (const item of this.loop.remaining(repeatable)) {
+    for (const item of this.tasks.engine.inFlight(repeatable)) {
       await this.leases.release(item.lease).catch((error: unknown) => {
         this.log.warn({ err: error, task_id: item.id }, 'could not release a claim at shutdown');
       });

@@ -1,5 +1,4 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { ScheduleModule } from '@nestjs/schedule';
 import { McpServersConfig, Settings } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { GatewayMetrics, MetricsModule } from '@app/metrics';
@@ -37,7 +36,6 @@ export class PollerModule {
           poolSize: settings.database.poolSize,
           appName: 'mcp-task-gateway-poller',
         }),
-        ScheduleModule.forRoot(),
         PollerWebhooksModule.forRoot(settings, workerId),
       ],
       providers: [

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Cron, CronExpression } from '@nestjs/schedule';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
+import { PeriodicRun } from '@app/metrics';
 import { FleetRepository, WorkerRepository } from '@app/persistence';
 import { POLLER_SETTINGS } from './poller.tokens';
 
@@ -9,20 +9,41 @@ import { POLLER_SETTINGS } from './poller.tokens';
 // the pause between batches leaves the claim and the API room even on a large first run.
 export const RETENTION_BATCH_ROWS = 500;
 const RETENTION_PAUSE_MS = 50;
+/** Every retention job runs at start and then this often. */
+export const RETENTION_INTERVAL_MS = 10 * 60_000;
 // A `workers` row silent this long is history: every poller start adds one, so without pruning
 // the table grows forever. An hour keeps recently stopped pollers visible to operators; a row
 // that still pins a non-terminal task stays until that task ends (leases.md, "Workers").
 export const WORKER_PRUNE_AFTER_MS = 60 * 60_000;
 
 /**
- * Deletes terminal tasks completed more than RETENTION_DAYS ago, in small batches with short
- * pauses, so it never holds long locks or blocks the claim, and prunes dead `workers` rows that
- * pin nothing. Runs once shortly after start and then every ten minutes; several pollers running
- * it at once share the rows (SKIP LOCKED).
+ * Deletes with `deleteBatch` (at most `rows` per statement) until a batch comes back short or
+ * `stopped()` says so, pausing between batches; returns how many rows went. The shape every
+ * retention job shares: short statements, so a large first run never holds long locks, and
+ * several pollers running it at once share the rows (SKIP LOCKED).
+ */
+export async function deleteInBatches(
+  deleteBatch: (rows: number) => Promise<number>,
+  stopped: () => boolean,
+): Promise<number> {
+  let total = 0;
+  while (!stopped()) {
+    const deleted = await deleteBatch(RETENTION_BATCH_ROWS);
+    total += deleted;
+    if (deleted < RETENTION_BATCH_ROWS) break;
+    await new Promise((resolve) => setTimeout(resolve, RETENTION_PAUSE_MS));
+  }
+  return total;
+}
+
+/**
+ * Deletes terminal tasks completed more than RETENTION_DAYS ago and prunes dead `workers` rows
+ * that pin nothing. Runs on a {@link PeriodicRun} (at start, then every ten minutes), started
+ * and stopped by the poller's lifecycle, as the event retention job is.
  */
 @Injectable()
 export class RetentionJob {
-  private running?: Promise<void>;
+  private readonly run: PeriodicRun;
   private stopped = true;
 
   constructor(
@@ -30,39 +51,34 @@ export class RetentionJob {
     private readonly fleet: FleetRepository,
     private readonly workers: WorkerRepository,
     private readonly log: PinoLogger,
-  ) {}
+  ) {
+    this.run = new PeriodicRun(
+      () =>
+        this.purge().then(
+          () => undefined,
+          (error: unknown) => this.log.warn({ err: error }, 'retention run failed'),
+        ),
+      RETENTION_INTERVAL_MS,
+    );
+  }
 
   start(): void {
     this.stopped = false;
-    this.trigger();
+    this.run.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.running;
-  }
-
-  @Cron(CronExpression.EVERY_10_MINUTES)
-  trigger(): void {
-    if (this.stopped || this.running) return;
-    this.running = this.purge()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'retention run failed'))
-      .finally(() => (this.running = undefined));
+    await this.run.stop();
   }
 
   private async purge(): Promise<void> {
     await this.workers.prune(WORKER_PRUNE_AFTER_MS);
-    let total = 0;
-    while (!this.stopped) {
-      const deleted = await this.fleet.deleteExpiredBatch(
-        this.settings.retention.days,
-        RETENTION_BATCH_ROWS,
-      );
-      total += deleted;
-      if (deleted < RETENTION_BATCH_ROWS) break;
-      await new Promise((resolve) => setTimeout(resolve, RETENTION_PAUSE_MS));
-    }
-    if (total > 0)
-      this.log.info({ deleted: total, days: this.settings.retention.days }, 'retention');
+    const days = this.settings.retention.days;
+    const deleted = await deleteInBatches(
+      (rows) => this.fleet.deleteExpiredBatch(days, rows),
+      () => this.stopped,
+    );
+    if (deleted > 0) this.log.info({ deleted, days }, 'retention');
   }
 }

@@ -1,11 +1,17 @@
+import { Capacity } from '@app/leasing';
 import { GatewayMetrics } from '@app/metrics';
+
+/** What the slots need of a claimed item: the upstream server it calls. */
+export interface OnServer {
+  server: string;
+}
 
 /**
  * This worker's capacity: WORKER_SLOTS in total and, per upstream server, its
  * `maxConcurrentCalls`. A slot is taken before an item starts and given back when it settles,
  * so a hung server holds only its own slots (leases.md, "Concurrency and isolation").
  */
-export class ServerSlots {
+export class ServerSlots implements Capacity<OnServer> {
   private readonly used = new Map<string, number>();
   private total = 0;
 
@@ -36,6 +42,17 @@ export class ServerSlots {
     return out;
   }
 
+  /** How many configured servers are full once `items` (claimed, not started yet) take their slots. */
+  saturatedWith(items: readonly OnServer[]): number {
+    const adding = new Map<string, number>();
+    for (const { server } of items) adding.set(server, (adding.get(server) ?? 0) + 1);
+    let full = 0;
+    for (const [server, limit] of this.limits) {
+      if ((this.used.get(server) ?? 0) + (adding.get(server) ?? 0) >= limit) full += 1;
+    }
+    return full;
+  }
+
   /** Free room per configured server (the claim takes no more of a server's rows than this). */
   room(): Map<string, number> {
     const out = new Map<string, number>();
@@ -57,8 +74,8 @@ export class ServerSlots {
     return Math.min(this.free(), this.limits.size === 0 ? this.free() : room);
   }
 
-  /** Takes a slot for `server`; false when the worker or that server is full. */
-  tryAcquire(server: string): boolean {
+  /** Takes a slot for the item's server; false when the worker or that server is full. */
+  acquire({ server }: OnServer): boolean {
     const used = this.used.get(server) ?? 0;
     const limit = this.limits.get(server);
     if (this.free() <= 0 || (limit !== undefined && used >= limit)) return false;
@@ -68,7 +85,7 @@ export class ServerSlots {
     return true;
   }
 
-  release(server: string): void {
+  release({ server }: OnServer): void {
     const used = this.used.get(server) ?? 0;
     if (used <= 0) return;
     this.used.set(server, used - 1);

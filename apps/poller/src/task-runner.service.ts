@@ -119,7 +119,14 @@ export class TaskRunnerService {
     }
     this.metrics.attempts.inc({ phase: item.phase, toolset: item.toolset, outcome });
     annotateTaskSpan({ 'task.outcome': outcome });
-    const line = { outcome, ms: Math.round(performance.now() - started), error: detail };
+    const line = {
+      outcome,
+      ms: Math.round(performance.now() - started),
+      error: detail,
+      // A rescue (the row's previous lease expired unreleased) says how late it was claimed,
+      // by the database clock: invariant 3 is read from here.
+      ...(item.rescued ? { rescued: true, due_lag_ms: Math.round(item.dueLagSeconds * 1000) } : {}),
+    };
     if (outcome === 'ok' || outcome === 'aborted') log.info(line, 'attempt');
     else log.warn(line, 'attempt');
     return result;

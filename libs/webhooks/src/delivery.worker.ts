@@ -1,3 +1,4 @@
+import { ClaimBackoff, ClaimedBatch, LeasedWork, LeasedWorkEngine, SlotCount } from '@app/leasing';
 import { AttemptRecord, ClaimedDelivery, WebhookRepository } from '@app/persistence';
 import type { GatewayMetrics, WebhookOutcome } from '@app/metrics';
 import { annotateTaskSpan, runInTaskSpan } from '@app/tracing';
@@ -35,99 +36,65 @@ export interface DeliveryLog {
 }
 
 /**
- * The poller fleet's webhook sender: claim due deliveries into free slots, send each on its
- * own (one failure never touches another or the loop), record each attempt with a fenced
- * write. At-least-once: a worker killed after sending but before recording leaves a row that
- * comes due again when its lease ends, and the receiver dedups on `webhook-id`.
+ * The poller fleet's webhook sender on the leased-work engine (the same engine as task attempts,
+ * with its own capacity: `slots` deliveries at once): claim due deliveries into free slots, send
+ * each on its own (one failure never touches another or the loop), record each attempt with a
+ * fenced write. At-least-once: a worker killed after sending but before recording leaves a row
+ * that comes due again when its lease ends, and the receiver dedups on `webhook-id`.
  */
-export class WebhookDeliveryWorker {
-  private readonly inflight = new Set<Promise<void>>();
-  private stopped = true;
-  private loopDone?: Promise<void>;
-  private wake?: () => void;
-  private poked = false;
+export class WebhookDeliveryWorker implements LeasedWork<ClaimedDelivery> {
+  /** The engine, for an owner that stops and drains it together with others. */
+  readonly engine: LeasedWorkEngine<ClaimedDelivery>;
 
   constructor(
     private readonly repo: WebhookRepository,
     private readonly options: DeliveryWorkerOptions,
     private readonly log: DeliveryLog,
     private readonly metrics?: GatewayMetrics,
-  ) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.loopDone = this.loop();
+  ) {
+    this.engine = new LeasedWorkEngine({
+      name: 'webhooks',
+      work: this,
+      capacity: new SlotCount(options.slots),
+      fallbackIntervalMs: options.fallbackIntervalMs,
+      log,
+      // From 100 ms: a delivery claim is cheap and receivers wait on it.
+      backoff: new ClaimBackoff(100, 5000),
+    });
   }
 
-  /** Look for due deliveries now (a notification, a freed slot). */
+  start(): void {
+    this.engine.start();
+  }
+
+  /** Look for due deliveries now (a notification). */
   poke(): void {
-    this.poked = true;
-    this.wake?.();
+    this.engine.poke();
   }
 
   /** Stops claiming and waits for in-flight deliveries up to `drainMs`; the rest re-run later. */
   async stop(drainMs: number): Promise<void> {
-    this.stopped = true;
-    this.poke();
-    await this.loopDone;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
-    await Promise.race([Promise.all(this.inflight), deadline]);
-    clearTimeout(timer);
+    await this.engine.stopClaiming();
+    await this.engine.drain(Date.now() + drainMs);
   }
 
-  private async loop(): Promise<void> {
-    let errorDelayMs = 100;
-    while (!this.stopped) {
-      const free = this.options.slots - this.inflight.size;
-      let claimed: ClaimedDelivery[] = [];
-      if (free > 0) {
-        try {
-          claimed = await this.repo.claim(this.options.workerId, free, this.options.leaseMs);
-          errorDelayMs = 100;
-          if (claimed.length > 0) {
-            this.metrics?.claims.inc({ phase: 'deliver' });
-            this.metrics?.claimedRows.inc({ phase: 'deliver' }, claimed.length);
-          }
-        } catch (error) {
-          this.log.warn({ err: error, retryInMs: errorDelayMs }, 'webhook claim failed');
-          await this.sleep(errorDelayMs);
-          errorDelayMs = Math.min(errorDelayMs * 2, 5000);
-          continue;
-        }
-        for (const delivery of claimed) this.track(this.deliver(delivery));
-      }
-      // A full claim means more may be due: go again at once; otherwise wait for a reason.
-      if (free > 0 && claimed.length === free) continue;
-      await this.sleep(this.options.fallbackIntervalMs);
+  async claim(limit: number): Promise<ClaimedBatch<ClaimedDelivery>> {
+    const items = await this.repo.claim(this.options.workerId, limit, this.options.leaseMs);
+    if (items.length > 0) {
+      this.metrics?.claims.inc({ phase: 'deliver' });
+      this.metrics?.claimedRows.inc({ phase: 'deliver' }, items.length);
     }
+    return { items };
   }
 
-  private track(work: Promise<void>): void {
-    this.inflight.add(work);
-    void work.finally(() => {
-      this.inflight.delete(work);
-      this.poke();
-    });
+  /** Keyed by claim (the lease token), as task attempts are. */
+  key(delivery: ClaimedDelivery): string {
+    return delivery.token;
   }
 
-  /** Waits `ms`, or less if poked meanwhile (a poke before the wait is not lost). */
-  private sleep(ms: number): Promise<void> {
-    if (this.poked) {
-      this.poked = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        this.poked = false;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
+  async run(delivery: ClaimedDelivery): Promise<undefined> {
+    await this.deliver(delivery);
+    return undefined;
   }
 
   /** One delivery, traced in the task's trace (a no-op when tracing is off); never throws. */

@@ -1,13 +1,9 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
-import { WebhookRepository } from '@app/persistence';
+import { LeasedWorkEngine } from '@app/leasing';
+import { ClaimedDelivery, WebhookRepository } from '@app/persistence';
 import { DEFAULT_RETRY_POLICY, WebhookDeliveryWorker } from '@app/webhooks';
 import { ChannelListener } from '@app/persistence';
 import { WEBHOOK_SETTINGS, WEBHOOK_WORKER_ID } from './webhooks.tokens';
@@ -23,18 +19,19 @@ const WEBHOOK_SLOTS = 16;
 const FALLBACK_INTERVAL_MS = 1000;
 
 /**
- * Runs the webhook delivery worker in the poller: LISTEN for new deliveries, claim and send,
- * and on shutdown stop claiming and drain within DRAIN_TIMEOUT_MS (an unfinished delivery keeps
- * its lease and is sent again after it ends: at-least-once).
+ * The webhook deliveries' share of the poller: the delivery worker (on the same leased-work
+ * engine as task attempts) and its LISTEN wake-up. The poller's lifecycle starts it once the
+ * database answers and stops its claiming together with task claiming; its drain shares the one
+ * DRAIN_TIMEOUT_MS deadline (an unfinished delivery keeps its lease and is sent again after it
+ * ends: at-least-once).
  */
 @Injectable()
-export class WebhookDeliveryService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class WebhookDeliveryService {
   private readonly worker: WebhookDeliveryWorker;
   private readonly listener: ChannelListener;
-  private stopping?: Promise<void>;
 
   constructor(
-    @Inject(WEBHOOK_SETTINGS) private readonly settings: Settings,
+    @Inject(WEBHOOK_SETTINGS) settings: Settings,
     @Inject(WEBHOOK_WORKER_ID) workerId: string,
     repo: WebhookRepository,
     metrics: GatewayMetrics,
@@ -66,25 +63,19 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, BeforeApp
     });
   }
 
-  onApplicationBootstrap(): void {
+  /** The delivery engine, for the lifecycle's shutdown. */
+  get engine(): LeasedWorkEngine<ClaimedDelivery> {
+    return this.worker.engine;
+  }
+
+  /** Listens and claims; the lifecycle calls it once the database answers. */
+  start(): void {
     this.listener.start();
-    // The claim itself retries with backoff until the database answers.
     this.worker.start();
   }
 
-  /**
-   * Stops claiming deliveries and drains them within `drainMs`. The poller's lifecycle calls it
-   * at the start of its shutdown, in parallel with the task drain; later calls share the first.
-   */
-  stop(drainMs: number): Promise<void> {
-    this.stopping ??= (async () => {
-      await this.listener.stop();
-      await this.worker.stop(drainMs);
-    })();
-    return this.stopping;
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.stop(this.settings.worker.drainTimeoutMs);
+  /** Stops listening (after claiming stopped and deliveries drained). */
+  async close(): Promise<void> {
+    await this.listener.stop();
   }
 }

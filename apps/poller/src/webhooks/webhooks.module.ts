@@ -31,8 +31,8 @@ export class PollerWebhooksModule {
         WebhookDeliveryService,
         EventRetentionJob,
       ],
-      // The poller's lifecycle stops webhook claiming together with task claiming.
-      exports: [WebhookDeliveryService],
+      // The poller's lifecycle starts and stops both, together with task claiming.
+      exports: [WebhookDeliveryService, EventRetentionJob],
     };
   }
 }

@@ -1,0 +1,183 @@
+// Guards the engine's timing: it claims only into free slots, wakes at the earliest due time it knows (not just the fallback), backs off on claim errors, keys items by claim, and drains under a deadline.
+import { ClaimedBatch, LeasedWork } from './leased-work';
+import { LeasedWorkEngine } from './leased-work.engine';
+import { SlotCount } from './slot-count';
+
+interface Item {
+  token: string;
+  taskId: string;
+}
+
+/** A scripted source: rows waiting in `due`, runs that settle when the test says so. */
+class ScriptedWork implements LeasedWork<Item> {
+  due: Item[] = [];
+  earliest: number | null = null;
+  failures = 0;
+  readonly claims: Array<{ at: number; limit: number }> = [];
+  readonly runs = new Map<string, (nextDueInMs?: number) => void>();
+  readonly signals = new Map<string, AbortSignal>();
+
+  claim(limit: number): Promise<ClaimedBatch<Item>> {
+    this.claims.push({ at: Date.now(), limit });
+    if (this.failures > 0) {
+      this.failures -= 1;
+      return Promise.reject(new Error('database down'));
+    }
+    return Promise.resolve({ items: this.due.splice(0, limit) });
+  }
+
+  earliestDueMs(): Promise<number | null> {
+    return Promise.resolve(this.earliest);
+  }
+
+  key(item: Item): string {
+    return item.token;
+  }
+
+  run(item: Item, controller: AbortController): Promise<number | undefined> {
+    this.signals.set(item.token, controller.signal);
+    return new Promise((resolve) => this.runs.set(item.token, resolve));
+  }
+
+  /** Settles the run of `token`, its row due again in `nextDueInMs`. */
+  settle(token: string, nextDueInMs?: number): void {
+    this.runs.get(token)!(nextDueInMs);
+    this.runs.delete(token);
+  }
+}
+
+const item = (n: number, taskId = `task-${n}`): Item => ({ token: `lease-${n}`, taskId });
+const quiet = { warn: () => undefined };
+let engine: LeasedWorkEngine<Item> | undefined;
+
+function start(work: ScriptedWork, slots: number, fallbackIntervalMs = 60_000) {
+  engine = new LeasedWorkEngine({
+    name: 'test',
+    work,
+    capacity: new SlotCount(slots),
+    fallbackIntervalMs,
+    log: quiet,
+  });
+  engine.start();
+  return engine;
+}
+
+beforeEach(() => jest.useFakeTimers());
+afterEach(async () => {
+  const stopping = engine?.stopClaiming();
+  await jest.advanceTimersByTimeAsync(0);
+  await stopping;
+  engine = undefined;
+  jest.useRealTimers();
+});
+
+it('claims no more than its free slots, and claims again as soon as a slot frees', async () => {
+  const work = new ScriptedWork();
+  work.due = [item(1), item(2), item(3)];
+  const run = start(work, 2);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims.map((c) => c.limit)).toEqual([2]);
+  expect(run.inFlight().map((i) => i.token)).toEqual(['lease-1', 'lease-2']);
+  // The claim was full, so rows may be waiting: a freed slot is filled at once.
+  work.settle('lease-1', 5000);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims.map((c) => c.limit)).toEqual([2, 1]);
+  expect(run.inFlight().map((i) => i.token)).toEqual(['lease-2', 'lease-3']);
+});
+
+it('wakes at the earliest due time the database reports (a lease expiry), not the fallback', async () => {
+  const work = new ScriptedWork();
+  work.earliest = 3000;
+  start(work, 4, 60_000);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims).toHaveLength(1);
+  work.earliest = null;
+  await jest.advanceTimersByTimeAsync(2999);
+  expect(work.claims).toHaveLength(1);
+  await jest.advanceTimersByTimeAsync(1);
+  expect(work.claims).toHaveLength(2);
+});
+
+it("wakes at a settled item's next due time while nothing else is known", async () => {
+  const work = new ScriptedWork();
+  work.due = [item(1)];
+  start(work, 4, 60_000);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims).toHaveLength(1);
+  work.settle('lease-1', 500);
+  await jest.advanceTimersByTimeAsync(499);
+  expect(work.claims).toHaveLength(1);
+  await jest.advanceTimersByTimeAsync(1);
+  expect(work.claims).toHaveLength(2);
+});
+
+it('falls back to the fallback interval when no due time is known', async () => {
+  const work = new ScriptedWork();
+  start(work, 4, 1000);
+  await jest.advanceTimersByTimeAsync(0);
+  await jest.advanceTimersByTimeAsync(999);
+  expect(work.claims).toHaveLength(1);
+  await jest.advanceTimersByTimeAsync(1);
+  expect(work.claims).toHaveLength(2);
+});
+
+it('a poke during a claim statement is not lost', async () => {
+  const work = new ScriptedWork();
+  const run = start(work, 4, 60_000);
+  run.poke(); // the first claim has been issued, not yet answered
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims).toHaveLength(2);
+});
+
+it('backs off on claim errors from 250 ms, pokes do not shorten it, a success resets it', async () => {
+  const work = new ScriptedWork();
+  work.failures = 3;
+  const run = start(work, 4, 60_000);
+  const t0 = Date.now();
+  await jest.advanceTimersByTimeAsync(0);
+  run.poke();
+  await jest.advanceTimersByTimeAsync(2000);
+  expect(work.claims.map((c) => c.at - t0)).toEqual([0, 250, 750, 1750]);
+  work.failures = 1;
+  run.poke();
+  await jest.advanceTimersByTimeAsync(250);
+  expect(work.claims.map((c) => c.at - t0)).toEqual([0, 250, 750, 1750, 2000, 2250]);
+});
+
+it('keys items by claim: the same task claimed again under a new lease is another item', async () => {
+  const work = new ScriptedWork();
+  work.due = [item(1, 'task-x'), item(2, 'task-x')];
+  const run = start(work, 4);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(run.inFlight().map((i) => i.token)).toEqual(['lease-1', 'lease-2']);
+  work.settle('lease-1');
+  await jest.advanceTimersByTimeAsync(0);
+  expect(run.inFlight().map((i) => i.token)).toEqual(['lease-2']);
+});
+
+it('stops claiming at once, drains under a deadline, and aborts only what it is told to', async () => {
+  const work = new ScriptedWork();
+  work.due = [item(1), item(2)];
+  const run = start(work, 4);
+  await jest.advanceTimersByTimeAsync(0);
+  const stopping = run.stopClaiming();
+  await jest.advanceTimersByTimeAsync(0);
+  await stopping;
+  expect(run.isClaiming).toBe(false);
+  work.due = [item(3)];
+  let drained: boolean | undefined;
+  void run.drain(Date.now() + 1000).then((value) => (drained = value));
+  work.settle('lease-1');
+  await jest.advanceTimersByTimeAsync(999);
+  expect(drained).toBeUndefined();
+  await jest.advanceTimersByTimeAsync(1);
+  expect(drained).toBe(false);
+  run.abort((i) => i.token === 'lease-2', new Error('shutdown'));
+  expect(work.signals.get('lease-2')!.aborted).toBe(true);
+  expect(work.signals.get('lease-1')!.aborted).toBe(false);
+  const all = run.drain(Infinity);
+  work.settle('lease-2');
+  await expect(all).resolves.toBe(true);
+  await jest.advanceTimersByTimeAsync(120_000);
+  expect(work.claims).toHaveLength(1);
+});
