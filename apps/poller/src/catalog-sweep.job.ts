@@ -28,7 +28,9 @@ export class CatalogSweepJob {
   ) {
     this.run = new PeriodicRun(
       () =>
-        this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'catalog sweep failed')),
+        this.sweep().catch((error: unknown) =>
+          this.log.warn({ err: error }, 'catalog sweep failed'),
+        ),
       settings.worker.heartbeatIntervalMs,
     );
   }
