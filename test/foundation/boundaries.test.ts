@@ -90,6 +90,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
     'libs/common',
     'libs/config',
     'libs/drivers',
+    'libs/leasing',
     'libs/logging',
     'libs/mcp',
     'libs/metrics',
@@ -101,6 +102,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
   'libs/config': ['libs/common'],
   'libs/dev-db': [],
   'libs/drivers': ['libs/common', 'libs/config', 'libs/mcp', 'libs/persistence'],
+  'libs/leasing': [],
   'libs/logging': [],
   'libs/mcp': ['libs/common', 'libs/config', 'libs/mcp-wire', 'libs/tracing'],
   'libs/mcp-wire': [],
@@ -108,7 +110,13 @@ const ALLOWED_EDGES: Record<string, string[]> = {
   'libs/persistence': ['libs/common', 'migrations'],
   'libs/tracing': [],
   'libs/views': ['libs/common', 'libs/persistence'],
-  'libs/webhooks': ['libs/metrics', 'libs/persistence', 'libs/tracing', 'libs/views'],
+  'libs/webhooks': [
+    'libs/leasing',
+    'libs/metrics',
+    'libs/persistence',
+    'libs/tracing',
+    'libs/views',
+  ],
 };
 
 /** `apps/x` or `libs/x` for a path inside one, else the top-level folder (e.g. `migrations`). */
