@@ -212,6 +212,8 @@ it("another user's task answers not found on every method, like one that never e
   expect((await outcomes(mine))[0]).toMatch(/Task not found/);
   const listed = await bob.experimental.tasks.listTasks();
   expect(listed.tasks.map((t) => t.taskId)).not.toContain(mine);
+  const companionList = await bob.callTool({ name: 'gateway_task_list', arguments: {} });
+  expect(JSON.stringify(companionList)).not.toContain(mine);
 });
 
 it('companion tools: start answers a task ID at once; get reads it to its result', async () => {

@@ -1,11 +1,20 @@
 // Guards against an MCP task depending on the API replica or the poller that handled it: the
 // client creates a task on one replica, that replica is killed, and the client finishes the
 // task on a second replica while a poller is killed mid-task; and against a second user
-// reaching the task through tasks/update or the companion tools.
+// reaching the task through tasks/update or the companion tools; and against the 2025-11-25
+// status stream depending on the replica that served it (a Last-Event-ID from one replica
+// resumes on another, without loss or repeats).
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ApiProcess, startApiProcess } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
-import { FrontDoor, postMcp, sdkClient, startFrontDoor } from './front-door-harness';
+import {
+  FrontDoor,
+  SseFrame,
+  openStatusStream,
+  postMcp,
+  sdkClient,
+  startFrontDoor,
+} from './front-door-harness';
 
 let fd: FrontDoor;
 let second: ApiProcess;
@@ -24,6 +33,60 @@ beforeAll(async () => {
 afterAll(async () => {
   await second?.process.kill('SIGTERM');
   await fd?.close();
+});
+
+it('the status stream resumes on another replica from the Last-Event-ID the first one sent', async () => {
+  const url = (base: string) => `${base}/mcp?thread=resume`;
+  const first = await openStatusStream(url(fd.api.url), fd.keys.alice);
+  expect(first.status).toBe(200);
+  const created = await postMcp(
+    fd.api.url,
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'demo-sync',
+        arguments: { duration_ms: 1000 },
+        task: {},
+        _meta: { 'mcp-task-gateway/thread': 'resume' },
+      },
+    },
+    { authorization: `Bearer ${fd.keys.alice}` },
+  );
+  const taskId = created.body.result.task.taskId as string;
+  const statusOf = (frame: SseFrame) =>
+    frame.data?.params?.taskId === taskId ? (frame.data.params.status as string) : undefined;
+  const working = await waitUntil(
+    () => first.frames.find((f) => statusOf(f) === 'working'),
+    'the working notification on the first replica',
+    30_000,
+  );
+  first.close();
+  // The task ends while no stream is open: only resuming from the ID brings its notification.
+  await waitUntil(
+    async () => {
+      const got = await postMcp(
+        second.url,
+        { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId } },
+        { authorization: `Bearer ${fd.keys.alice}` },
+      );
+      return got.body.result?.status === 'completed' ? true : undefined;
+    },
+    'the task to complete',
+    30_000,
+  );
+  const resumed = await openStatusStream(url(second.url), fd.keys.alice, {
+    'last-event-id': working.id!,
+  });
+  expect(resumed.status).toBe(200);
+  await waitUntil(
+    () => resumed.frames.find((f) => statusOf(f) === 'completed'),
+    'the completed notification on the second replica',
+    30_000,
+  );
+  resumed.close();
+  expect(resumed.frames.map(statusOf).filter(Boolean)).toEqual(['completed']);
 });
 
 it('a task created on a replica that dies, with a poller killed mid-task, completes for the client on another replica', async () => {

@@ -187,3 +187,46 @@ export async function postMcp(
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
+
+/** One SSE frame as read: its `id:` and its `data:` parsed (undefined when empty). */
+export interface SseFrame {
+  id?: string;
+  data?: Json;
+}
+
+/**
+ * A raw `GET /mcp` stream read in the background: `frames` fills as frames arrive, `status` is
+ * the HTTP status; `close()` ends it.
+ */
+export async function openStatusStream(
+  url: string,
+  key: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; frames: SseFrame[]; close(): void }> {
+  const abort = new AbortController();
+  const res = await fetch(url, {
+    headers: { accept: 'text/event-stream', authorization: `Bearer ${key}`, ...headers },
+    signal: abort.signal,
+  });
+  const frames: SseFrame[] = [];
+  const read = async (): Promise<void> => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const frame: SseFrame = {};
+        for (const line of block.split('\n')) {
+          if (line.startsWith('id: ')) frame.id = line.slice(4);
+          if (line.startsWith('data: ') && line.length > 6) frame.data = JSON.parse(line.slice(6));
+        }
+        if (frame.id !== undefined || frame.data !== undefined) frames.push(frame);
+      }
+    }
+  };
+  if (res.ok) read().catch(() => undefined);
+  return { status: res.status, frames, close: () => abort.abort() };
+}
