@@ -121,7 +121,7 @@ export class UpstreamPool implements UpstreamPort {
 
   taskProtocol(server: string, signal?: AbortSignal): Promise<TaskProtocolVersion> {
     const discovering = this.discovery.protocolOf(this.supervisor(server).config);
-    return untilAborted(discovering, signal, server, 'server/discover');
+    return untilAborted(discovering, signal, server, 'finding the task protocol');
   }
 
   statelessSession(server: string): StatelessSession {
