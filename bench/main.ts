@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiSubmitBench } from './api-submit.bench';
+import { submitQuotaBench } from './submit-quota.bench';
 import { claimGrowthBench } from './claim-growth.bench';
 import { demoServerBench } from './demo-server.bench';
 import { endToEndBench } from './end-to-end.bench';
@@ -32,6 +33,7 @@ const BENCHMARKS: Benchmark[] = [
   frontDoorBench,
   demoServerBench,
   apiSubmitBench,
+  submitQuotaBench,
   endToEndBench,
 ];
 

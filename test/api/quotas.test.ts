@@ -144,6 +144,19 @@ describe('active-task quota across two API replicas', () => {
     );
     const again = await burst(replicas.urls, carol, 4);
     expect(again.filter((res) => res.status === 201)).toHaveLength(1);
+    // `Prefer: wait` is checked before any waiting: refused at once, nothing stored.
+    const waited = await request(replicas.urls[1])
+      .post('/v1/threads/quota/tasks')
+      .set('Authorization', carol)
+      .set('Prefer', 'wait=10')
+      .send(body)
+      .expect(429);
+    expect(waited.body).toMatchObject({ quota: 'active_tasks' });
+    expect(
+      await countRows(replicas.db, `SELECT count(*)::int AS n FROM tasks WHERE user_id = $1`, [
+        'carol',
+      ]),
+    ).toBe(6);
   });
 
   it('a replay of an accepted idempotent submit is answered even at the limit', async () => {
