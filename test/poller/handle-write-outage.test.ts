@@ -35,6 +35,8 @@ it('stores a handle that arrives while Postgres is down, once it is back within 
   await runMigrations(dataSource);
   await dataSource.destroy();
   pool = new Pool({ connectionString: postgres.url, max: 2 });
+  // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
+  pool.on('error', () => undefined);
   const db = new Database(pool);
   const demo = await startDemoServer();
   // A 20 s lease and a 15 s call deadline: the submit can wait out the freeze below, and the
@@ -86,6 +88,8 @@ it('stores a handle that arrives while Postgres is down, once it is back within 
   );
   postgres = await startPostgresProcess(dataDir, postgres.port);
   pool = new Pool({ connectionString: postgres.url, max: 2 });
+  // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
+  pool.on('error', () => undefined);
   const after = new Database(pool);
   const final = await waitUntil(
     async () => {

@@ -34,6 +34,8 @@ it('pollers ride out a Postgres restart and every task still ends, submitted onc
   await runMigrations(dataSource);
   await dataSource.destroy();
   pool = new Pool({ connectionString: postgres.url, max: 4 });
+  // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
+  pool.on('error', () => undefined);
   const db = new Database(pool);
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
@@ -58,6 +60,8 @@ it('pollers ride out a Postgres restart and every task still ends, submitted onc
   await new Promise((resolve) => setTimeout(resolve, 2000));
   postgres = await startPostgresProcess(dataDir, postgres.port);
   pool = new Pool({ connectionString: postgres.url, max: 4 });
+  // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
+  pool.on('error', () => undefined);
   const after = new Database(pool);
   await waitUntil(
     async () => ((await countTerminal(after, ids)) === ids.length ? true : undefined),
