@@ -323,7 +323,9 @@ export async function startPoller(options: PollerOptions): Promise<PollerProcess
         return res.status === 200 ? 'ready' : undefined;
       },
       `${workerId} ready`,
-      20_000,
+      // Boot (config, migrations check, upstream connects) takes ~2 s alone; under a loaded
+      // 2-core run it has taken over 20 s. Not an assertion: only how long to wait.
+      60_000,
       100,
     );
     if (state === 'exited') throw new Error(`poller ${workerId} exited at start: ${stderr}`);

@@ -35,7 +35,9 @@ it('releases stuck claims due now with no error count; the other poller takes th
   const staying = await fleet.poller(
     writeServersFile({ demo: { ...stayingEntry, callTimeoutMs: 20_000 } }),
     {
-      env: { WORKER_SLOTS: '64', LEASE_MS: '30000' },
+      // No fallback claim within the test: it learns of the released rows from NOTIFY (or a
+      // due time of its own), not from a periodic sweep.
+      env: { WORKER_SLOTS: '64', LEASE_MS: '30000', CLAIM_FALLBACK_INTERVAL_MS: '600000' },
     },
   );
   const ids = await insertFleetTasks(
@@ -65,17 +67,17 @@ it('releases stuck claims due now with no error count; the other poller takes th
     // 8 s call deadline. A claim merely seen held may be one whose answer was already on its
     // way when the freeze came: it settles `ok` and the drain has nothing to abort (the race
     // that made this test flaky on a loaded machine).
-    held = await waitUntil(async () => {
-      const rows = await fleet.db.query<{ id: string }>(
-        `SELECT id FROM tasks WHERE lease_owner = $1
+    const heldRows = await waitUntil(async () => {
+      const rows = await fleet.db.query<{ id: string; lease_expires_at: Date }>(
+        `SELECT id, lease_expires_at FROM tasks WHERE lease_owner = $1
             AND lease_expires_at > $2::timestamptz + interval '10000 ms'
             AND lease_expires_at > now() + interval '9000 ms'`,
         [leaving.workerId, frozenAt],
       );
-      return rows.length > 0 ? rows.map((r) => r.id) : undefined;
+      return rows.length > 0 ? rows : undefined;
     }, 'the leaving poller holding claims stuck on the frozen upstream');
+    held = heldRows.map((r) => r.id);
     const code = await leaving.terminate(10_000);
-    const exitedAt = Date.now();
     expect(code).toBe(0);
     // Released due now, no error counted, no lease left behind.
     const released = await taskStates(fleet.db, held);
@@ -83,20 +85,23 @@ it('releases stuck claims due now with no error count; the other poller takes th
       expect([s.consecutive_errors, s.last_error]).toEqual([0, null]);
       expect(s.lease_owner === leaving.workerId).toBe(false);
     }
-    // The staying poller claims them right away (NOTIFY), not after a lease or fallback.
-    await waitUntil(
+    // The staying poller takes them because they were released due now, not because the leases
+    // ran out: before the leaving poller's lease would have ended (database clock on both).
+    const [taken] = await waitUntil(
       async () => {
-        const rows = await fleet.db.query(
-          `SELECT 1 FROM tasks WHERE id = ANY($1) AND lease_owner = $2`,
+        const rows = await fleet.db.query<{ id: string; claimed_at: Date }>(
+          `SELECT id, lease_expires_at - interval '30000 ms' AS claimed_at FROM tasks
+            WHERE id = ANY($1) AND lease_owner = $2`,
           [held, staying.workerId],
         );
-        return rows.length > 0 ? true : undefined;
+        return rows.length > 0 ? rows : undefined;
       },
       'the other poller to take a released claim',
-      900,
+      9_000,
       10,
     );
-    expect(Date.now() - exitedAt).toBeLessThan(900);
+    const leftAt = heldRows.find((r) => r.id === taken.id)!.lease_expires_at;
+    expect(taken.claimed_at.getTime()).toBeLessThan(leftAt.getTime());
   } finally {
     demo.child.kill('SIGCONT');
   }

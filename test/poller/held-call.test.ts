@@ -11,7 +11,9 @@ import {
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-const LEASE_MS = 2000;
+// 4 s (renewed every 1.3 s): a renewal late by a whole lease on a loaded machine would hand the
+// row to the other poller, which is not what these tests are about.
+const LEASE_MS = 4000;
 // Connect + call timeouts must stay below the lease (startup check); the held call has its own.
 const POLLER_ENV = { LEASE_MS: String(LEASE_MS) };
 
@@ -73,7 +75,7 @@ it('a call outliving several leases completes under one renewed claim, with boun
     fleet.poller(serversFile, { env: POLLER_ENV }),
     fleet.poller(serversFile, { env: POLLER_ENV }),
   ]);
-  const DURATION_MS = 7000;
+  const DURATION_MS = 10_000;
   const [id] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'slow',
@@ -106,7 +108,7 @@ it('a call outliving several leases completes under one renewed claim, with boun
   const expiries = samples.map((s) => s.lease_expires_at!.getTime());
   const renewals = expiries.filter((t, i) => i > 0 && t > expiries[i - 1]).length;
   expect(renewals).toBeGreaterThanOrEqual(Math.floor(DURATION_MS / LEASE_MS));
-  expect(expiries.at(-1)! - expiries[0]).toBeGreaterThan(2 * LEASE_MS);
+  expect(expiries.at(-1)! - expiries[0]).toBeGreaterThan(DURATION_MS - LEASE_MS);
   expect(final.completed_at!.getTime() - final.submitted_at!.getTime()).toBeGreaterThanOrEqual(
     DURATION_MS - 100,
   );
@@ -215,18 +217,21 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
       return done ? states : undefined;
     },
     'both tasks to end',
-    15_000,
+    30_000,
     100,
   );
   const uncertain = ends.get(once)!;
   expect([uncertain.status, uncertain.error_code]).toEqual(['failed', 'outcome_uncertain']);
-  expect(uncertain.claim_count).toBe(2);
+  // Claimed again after the kill (a loaded machine may add a give-back and one more claim; what
+  // matters is that no claim sent the call again: one submit upstream, below).
+  expect(uncertain.claim_count).toBeGreaterThanOrEqual(2);
   // Not before the victim's lease ran out (database clock on both sides).
   expect(uncertain.completed_at!.getTime()).toBeGreaterThanOrEqual(
     leases[0].lease_expires_at!.getTime(),
   );
   const rerun = ends.get(again)!;
-  expect([rerun.status, rerun.error_code, rerun.claim_count]).toEqual(['completed', null, 2]);
+  expect([rerun.status, rerun.error_code]).toEqual(['completed', null]);
+  expect(rerun.claim_count).toBeGreaterThanOrEqual(2);
   expect(rerun.submit_attempts).toBe(2);
   // Claimed again once the lease ran out, then held for its whole duration once more.
   expect(rerun.completed_at!.getTime()).toBeGreaterThanOrEqual(
@@ -235,7 +240,8 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
   expect((await syncStats(demo, 'once')).by_tag.once.submits).toBe(1);
   expect((await syncStats(demo, 'again')).by_tag.again.submits).toBe(2);
   const survivorLines = attemptLines([survivor]);
-  expect(survivorLines.filter((l) => l.taskId === again).map((l) => l.outcome)).toEqual(['ok']);
+  // Run to completion once by the survivor (a give-back before it would be a second line).
+  expect(survivorLines.filter((l) => l.taskId === again && l.outcome === 'ok')).toHaveLength(1);
 });
 
 // Guards invariant 8 for held calls: a rolling restart must not fail the sync calls in flight.
