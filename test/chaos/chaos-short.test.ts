@@ -4,6 +4,25 @@ import { NodeProcess, startNode } from '../helpers/node-process';
 // A fixed seed keeps `npm test` reproducible; CHAOS_SEED explores other schedules.
 const SEED = process.env.CHAOS_SEED ?? '20251125';
 
+/** At most this many of the 150 tasks may end in an excused crash outcome (15%). */
+const HONEST_OUTCOMES_CAP = 22;
+/** ...and at most this many of them with no injected fault behind the excuse. */
+const UNFAULTED_OUTCOMES_CAP = 5;
+
+/** Sums the report's `honest crash outcomes: <why> <n>, ...` line. */
+function honestOutcomes(output: string): { total: number; withoutFault: number } {
+  const line = /honest crash outcomes: (.*)/.exec(output)?.[1] ?? 'none';
+  let total = 0;
+  let withoutFault = 0;
+  for (const part of line === 'none' ? [] : line.split(', ')) {
+    const n = Number(/ (\d+)$/.exec(part)?.[1] ?? NaN);
+    expect(Number.isInteger(n)).toBe(true);
+    total += n;
+    if (part.includes('no injected fault')) withoutFault += n;
+  }
+  return { total, withoutFault };
+}
+
 describe('chaos, short profile (npm run chaos -- --short)', () => {
   let run: NodeProcess | undefined;
 
@@ -22,6 +41,12 @@ describe('chaos, short profile (npm run chaos -- --short)', () => {
     );
     expect(output).toMatch(/lease audit: \d+ updates, [1-9]\d* claims checked/);
     expect(output).toContain('CHAOS PASS: 0 violations');
+    // Honest crash outcomes are excused, but not without bound: a fault hits the tasks in flight
+    // on what it broke, not a large share of the run. Measured on a loaded 2-core machine: 19 of
+    // 150, 3 of them after an upstream call timeout with no fault injected.
+    const excused = honestOutcomes(output);
+    expect(excused.total).toBeLessThanOrEqual(HONEST_OUTCOMES_CAP);
+    expect(excused.withoutFault).toBeLessThanOrEqual(UNFAULTED_OUTCOMES_CAP);
     expect(code).toBe(0);
   }, 150_000);
 });

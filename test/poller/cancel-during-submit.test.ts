@@ -1,4 +1,5 @@
 // Guards invariant 6: a cancel arriving during an in-flight submit keeps the handle and cancels upstream.
+import { TaskRepository } from '@app/persistence';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
@@ -37,8 +38,10 @@ it('stores the remote handle, then cancels the upstream task', async () => {
       10_000,
       10,
     );
-    // What the API does for a task whose submit already started: record the request only.
-    await fleet.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [id]);
+    // The API's cancel, as DELETE /v1/threads/…/tasks/… runs it: for a task whose submit
+    // already started, it records the request only.
+    const cancel = await new TaskRepository(fleet.db).requestCancel('user-1', id);
+    expect(cancel.kind).toBe('accepted');
     demo.child.kill('SIGCONT');
     resumed = true;
     const final = await waitUntil(
