@@ -1,7 +1,7 @@
 // Guards against a released row making a pending cancel wait out its backoff, and against a
 // claim taking more rows of one server than that server has room for on the claiming worker.
-import { Phase } from '@app/common';
-import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
+import { Phase, TaskStatus } from '@app/common';
+import { ClaimedTask, TaskLeaseRepository, TaskRepository, WriteOutcome } from '@app/persistence';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 
@@ -49,9 +49,45 @@ describe('a cancel requested while the row is leased', () => {
   it.each(releases)('makes the row due at once after %s', async (_, release) => {
     const [id] = await insertTasks(t.db, 1, { status: 'working' });
     const [claim] = await claimAll();
-    // What the API's cancel does to a leased row: records the request, keeps the lease.
-    await t.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [id]);
+    // The API's cancel on a leased row: records the request, keeps the lease.
+    expect((await new TaskRepository(t.db).requestCancel('user-1', id)).kind).toBe('accepted');
     await release(claim);
+    expect(await dueInS(id)).toBeLessThanOrEqual(0);
+    const [again] = await claimAll();
+    expect(again.phase).toBe(Phase.Cancel);
+  });
+
+  const lateAnswers: [string, (claim: ClaimedTask) => Promise<WriteOutcome>][] = [
+    [
+      'a terminal answer',
+      (c) =>
+        leases.finish(
+          c.lease,
+          {
+            status: TaskStatus.Completed,
+            result: { value: { late: true }, preview: null, truncated: false },
+          },
+          true,
+        ),
+    ],
+    [
+      'a still-working answer',
+      (c) => leases.applyPoll(c.lease, { status: TaskStatus.Working }, 60_000),
+    ],
+  ];
+
+  it.each(lateAnswers)('discards %s of a poll that returns after the cancel', async (_, write) => {
+    const [id] = await insertTasks(t.db, 1, { status: 'working' });
+    const [claim] = await claimAll();
+    expect(claim.phase).toBe(Phase.Poll);
+    expect((await new TaskRepository(t.db).requestCancel('user-1', id)).kind).toBe('accepted');
+    // The poll's answer arrives after the request: it must not end or reschedule the task.
+    expect(await write(claim)).toBe('cancel_pending');
+    const [row] = await t.db.query<{ status: string; result: unknown; lease_token: string | null }>(
+      `SELECT status, result, lease_token FROM tasks WHERE id = $1`,
+      [id],
+    );
+    expect(row).toEqual({ status: 'working', result: null, lease_token: null });
     expect(await dueInS(id)).toBeLessThanOrEqual(0);
     const [again] = await claimAll();
     expect(again.phase).toBe(Phase.Cancel);
