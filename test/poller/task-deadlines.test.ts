@@ -10,6 +10,8 @@ import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { NodeProcess, startNode } from '../helpers/node-process';
 import {
   DemoServerProcess,
+  PollerProcess,
+  metricValue,
   startDemoServer,
   startPoller,
   stopAllProcesses,
@@ -21,6 +23,7 @@ const DEADLINE_SECONDS = 3600;
 
 let database: TestDatabase;
 let demo: DemoServerProcess;
+let poller: PollerProcess;
 let api: NodeProcess;
 let apiUrl: string;
 
@@ -71,18 +74,29 @@ beforeAll(async () => {
           tool: 'demo_task_required',
           deadlineSeconds: DEADLINE_SECONDS,
         },
+        // A real, short deadline: a held call that learns of it mid-call, as in production.
+        {
+          name: 'dl-sync-short',
+          contract: 'sync-call',
+          tool: 'demo_slow',
+          callTimeoutMs: 600_000,
+          deadlineSeconds: 3,
+        },
       ],
     },
   });
   // mcp-tasks submits chain two connects and two calls (docs/leases.md, "Attempt deadlines").
-  await startPoller({ databaseUrl: database.url, serversFile, env: { LEASE_MS: '10000' } });
+  poller = await startPoller({
+    databaseUrl: database.url,
+    serversFile,
+    env: { LEASE_MS: '10000' },
+  });
   await waitUntil(async () => {
     const rows = await database.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM toolsets WHERE available AND deadline_seconds = $1`,
-      [DEADLINE_SECONDS],
+      `SELECT count(*)::int AS n FROM toolsets WHERE available AND deadline_seconds IS NOT NULL`,
     );
-    return rows[0].n === 4 ? true : undefined;
-  }, 'the four toolsets published with their deadline');
+    return rows[0].n === 5 ? true : undefined;
+  }, 'the five toolsets published with their deadline');
   api = startNode('apps/api/src/main.js', [], {
     DATABASE_URL: database.url,
     PORT: '0',
@@ -233,4 +247,32 @@ it('a consumer cancel stays `cancelled`: only the deadline turns a cancel into a
     30_000,
   );
   expect(ended).toMatchObject({ status: 'cancelled', error_code: null });
+});
+
+it('counts each deadline end as a transition to failed, never to cancelled', async () => {
+  const auth = bearer(await apiKeyFor({ db: database } as unknown as ApiHarness, 'user-short'));
+  const created = await request(apiUrl)
+    .post('/v1/threads/deadlines/tasks')
+    .set('Authorization', auth)
+    .send({ toolset: 'dl-sync-short', arguments: { duration_ms: 120_000, tag: 'deadline-short' } })
+    .expect(201);
+  const id = created.body.task_id as string;
+  const ended = await waitUntil(
+    async () => {
+      const state = (await taskStates(database.db, [id])).get(id)!;
+      return state.completed_at ? state : undefined;
+    },
+    'the held call to reach its 3 s deadline',
+    30_000,
+  );
+  expect(ended).toMatchObject({ status: 'failed', error_code: 'deadline_exceeded' });
+  const text = await poller.metrics();
+  const to = (toolset: string, status: string) =>
+    metricValue(text, 'mcp_tasks_transitions_total', { toolset, to: status });
+  // Not dl-sync: the test moved its deadline after the claim, which production never does.
+  for (const toolset of ['dl-native', 'dl-native-2025', 'dl-sync-short', 'dl-nowhere']) {
+    expect([toolset, to(toolset, 'failed'), to(toolset, 'cancelled')]).toEqual([toolset, 1, 0]);
+  }
+  // dl-ordinary: one deadline end and the consumer's cancel.
+  expect([to('dl-ordinary', 'failed'), to('dl-ordinary', 'cancelled')]).toEqual([1, 1]);
 });
