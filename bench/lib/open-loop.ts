@@ -7,6 +7,8 @@ export interface OpenLoopRequest {
   url: string;
   method: 'GET' | 'POST';
   headers: Record<string, string>;
+  /** Request i adds `perRequestHeaders[i % length]` (e.g. one API key per simulated client). */
+  perRequestHeaders?: Record<string, string>[];
   body?: string;
 }
 

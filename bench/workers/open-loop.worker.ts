@@ -14,23 +14,15 @@ const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
 function sendOne(target: URL, spec: OpenLoopRequest, i: number): Promise<number> {
   const body = spec.body?.replaceAll('{i}', String(i));
+  const extra = spec.perRequestHeaders?.[i % spec.perRequestHeaders.length];
+  const headers: Record<string, string | number> = { ...spec.headers, ...extra };
+  if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
   return new Promise((resolve, reject) => {
-    const req = request(
-      target,
-      {
-        agent,
-        method: spec.method,
-        headers:
-          body === undefined
-            ? spec.headers
-            : { ...spec.headers, 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
-      },
-    );
+    const req = request(target, { agent, method: spec.method, headers }, (res) => {
+      res.on('data', () => undefined);
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
     req.on('error', reject);
     req.end(body);
   });

@@ -10,6 +10,7 @@ import {
   publishCatalog,
   startApi,
 } from '../helpers/api';
+import { CatalogRepository } from '@app/persistence';
 import { insertTaskRow } from './task-rows';
 
 let api: ApiHarness;
@@ -229,5 +230,43 @@ describe('rate limit', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('catalog freshness', () => {
+  // The API remembers the last catalog entry it read per toolset; every change to the row must
+  // still reach the very next submit.
+  it('a republished schema, a parked server and a removal each reach the next submit', async () => {
+    const evolving = catalogEntry({ name: 'evolving' });
+    await publishCatalog(api, [evolving]);
+    const job = { toolset: 'evolving', arguments: { title: 'v1' } };
+    await submit('fresh', job).expect(201);
+    await submit('fresh', job).expect(201); // now served from the remembered entry
+    await publishCatalog(api, [
+      {
+        ...evolving,
+        inputSchema: {
+          ...evolving.inputSchema,
+          properties: { title: { type: 'string' }, owner: { type: 'string' } },
+          required: ['title', 'owner'],
+        },
+      },
+    ]);
+    const refused = await submit('fresh', job).expect(422);
+    expect(refused.body.errors).toEqual([{ path: '/arguments/owner', message: 'is required' }]);
+    await new CatalogRepository(api.db.db).markServerUnavailable('srv-internal-x7q', 'parked');
+    const parked = await submit('fresh', { ...job, arguments: { title: 'v2', owner: 'o' } });
+    expect(parked.status).toBe(201);
+    expect(parked.body.last_error).toMatch(/unavailable right now/);
+    await api.db.db.query(`UPDATE toolsets SET removed_at = now() WHERE name = 'evolving'`);
+    await submit('fresh', { ...job, arguments: { title: 'v3', owner: 'o' } }).expect(422);
+    await api.db.db.query(`DELETE FROM toolsets WHERE name = 'evolving'`);
+    const gone = await submit('fresh', { ...job, arguments: { title: 'v4', owner: 'o' } });
+    expect(gone.status).toBe(422);
+    expect(gone.body.errors).toEqual([
+      { path: '/toolset', message: expect.stringMatching(/not a toolset/) },
+    ]);
+    // Restore what the other tests of this file expect of 'report'.
+    await publishCatalog(api, [catalogEntry()]);
   });
 });

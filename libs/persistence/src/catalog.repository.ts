@@ -104,6 +104,28 @@ export class CatalogRepository {
     const rows = await this.db.query(`SELECT * FROM toolsets WHERE name = $1`, [name]);
     return rows.length > 0 ? toEntry(rows[0]) : null;
   }
+
+  /**
+   * The entry of `name` unless its row is still the version `knownVersion` names: `version` is
+   * the row version's `xmin`, which every UPDATE of the row changes, so `entry` is undefined
+   * exactly when the caller's copy is current. A submit reads its toolset every time; this keeps
+   * that read fresh while sparing the parse of an unchanged input schema (kilobytes of JSON).
+   */
+  async findIfChanged(
+    name: string,
+    knownVersion: string | undefined,
+  ): Promise<{ version: string; entry?: CatalogEntry } | null> {
+    const rows = await this.db.query<{ version: string; row: Record<string, unknown> | null }>(
+      `SELECT t.xmin::text AS version,
+              CASE WHEN t.xmin::text IS DISTINCT FROM $2 THEN row_to_json(t) END AS row
+         FROM toolsets t WHERE t.name = $1`,
+      [name, knownVersion ?? null],
+      'catalog_find_if_changed',
+    );
+    if (rows.length === 0) return null;
+    const { version, row } = rows[0];
+    return row ? { version, entry: toEntry(row) } : { version };
+  }
 }
 
 function toEntry(row: Record<string, unknown>): CatalogEntry {

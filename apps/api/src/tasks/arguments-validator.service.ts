@@ -21,6 +21,8 @@ export class ArgumentsValidator {
   private readonly draft7 = addFormats(new Ajv({ allErrors: true, strict: false }));
   private readonly draft2020 = addFormats(new Ajv2020({ allErrors: true, strict: false }));
   private readonly cache = new Map<string, ValidateFunction | null>();
+  /** The same schema object again (the catalog hands out its remembered entry): no stringify. */
+  private readonly byObject = new WeakMap<object, ValidateFunction | null>();
 
   /** Every failure, with paths under `/arguments`; empty when the arguments are valid. */
   validate(schema: Record<string, unknown>, args: unknown): ProblemFieldError[] {
@@ -32,6 +34,14 @@ export class ArgumentsValidator {
   }
 
   private compiled(schema: Record<string, unknown>): ValidateFunction | null {
+    const known = this.byObject.get(schema);
+    if (known !== undefined) return known;
+    const validate = this.compiledByText(schema);
+    this.byObject.set(schema, validate);
+    return validate;
+  }
+
+  private compiledByText(schema: Record<string, unknown>): ValidateFunction | null {
     const key = JSON.stringify(schema);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;

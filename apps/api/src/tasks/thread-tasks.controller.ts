@@ -93,15 +93,20 @@ export class ThreadTasksController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<TaskView> {
     const waitSeconds = parsePreferWait(prefer);
-    const abort = new AbortController();
-    res.once('close', () => abort.abort());
+    // Only a held answer needs to learn of a disconnect; an abort per request costs CPU.
+    let abort: AbortController | undefined;
+    if (waitSeconds !== undefined) {
+      const controller = new AbortController();
+      res.once('close', () => controller.abort());
+      abort = controller;
+    }
     const outcome = await this.submitter.submit({
       userId,
       threadId,
       body,
       idempotencyKey,
       waitSeconds,
-      abort: abort.signal,
+      abort: abort?.signal,
       trace: { traceparent, tracestate },
     });
     res.status(outcome.created ? 201 : 200);

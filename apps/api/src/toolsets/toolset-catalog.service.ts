@@ -12,12 +12,18 @@ export interface ToolsetView {
   unavailable_reason: string | null;
 }
 
+/** Entries remembered for find(); catalogs hold tens of toolsets, so this only bounds misuse. */
+const MAX_REMEMBERED = 500;
+
 /**
  * The catalog as the API shows and uses it. Entries are read per request (the table holds tens
  * of rows), so availability is as fresh as the pollers' last publish.
  */
 @Injectable()
 export class ToolsetCatalog {
+  /** The last entry read per toolset and its row version, for find(). */
+  private readonly remembered = new Map<string, { version: string; entry: CatalogEntry }>();
+
   constructor(private readonly catalog: CatalogRepository) {}
 
   async list(): Promise<ToolsetView[]> {
@@ -29,8 +35,25 @@ export class ToolsetCatalog {
     return this.catalog.list();
   }
 
-  find(name: string): Promise<CatalogEntry | null> {
-    return this.catalog.find(name);
+  /**
+   * The toolset's entry as the database has it now. Still one read per call, but an unchanged
+   * row comes back as its version only and the remembered entry (the same object, so the
+   * arguments validator's compiled schema is found by identity) is returned.
+   */
+  async find(name: string): Promise<CatalogEntry | null> {
+    const known = this.remembered.get(name);
+    const found = await this.catalog.findIfChanged(name, known?.version);
+    if (!found) {
+      this.remembered.delete(name);
+      return null;
+    }
+    if (!found.entry && known) return known.entry;
+    // Without a known version the read always carries the entry; the check keeps types honest.
+    const entry = found.entry ?? (await this.catalog.find(name));
+    if (!entry) return null;
+    if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
+    this.remembered.set(name, { version: found.version, entry });
+    return entry;
   }
 
   /**
