@@ -173,6 +173,56 @@ it('a cancel request aborts the held call upstream and ends the task cancelled',
   expect(stats.by_tag.cut.submits).toBe(1);
 });
 
+it('a renewal that finds the lease gone aborts the held call upstream', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: syncEntry(demo.url, 'slow', false) });
+  const holder = await fleet.poller(serversFile, { env: POLLER_ENV });
+  const [id] = await insertFleetTasks(fleet.db, [
+    {
+      toolset: 'slow',
+      server: 'demo',
+      contract: 'sync-call',
+      input: { duration_ms: 120_000, tag: 'stolen' },
+    },
+  ]);
+  await waitUntil(
+    async () => ((await syncStats(demo, 'stolen')).sync.calls === 1 ? true : undefined),
+    'the call to reach the server',
+  );
+  // Frozen past its lease: another poller rescues the row (no retryOnCrash: outcome_uncertain,
+  // without calling again) while the holder's call is still open upstream.
+  holder.pause();
+  try {
+    await fleet.poller(serversFile, { env: POLLER_ENV });
+    const ended = await waitUntil(
+      async () => {
+        const state = (await taskStates(fleet.db, [id])).get(id)!;
+        return state.completed_at ? state : undefined;
+      },
+      'the rescuer to end the task',
+      30_000,
+    );
+    expect([ended.status, ended.error_code]).toEqual(['failed', 'outcome_uncertain']);
+  } finally {
+    holder.resume();
+  }
+  // Thawed, the holder's next renewal finds the lease gone and aborts its call: the server
+  // sees it cancelled instead of running it to the end for nobody.
+  const stats = await waitUntil(
+    async () => {
+      const s = await syncStats(demo, 'stolen');
+      return s.sync.cancelled === 1 ? s : undefined;
+    },
+    'the held call aborted upstream',
+    20_000,
+  );
+  expect(stats.sync).toMatchObject({ calls: 1, completed: 0, cancelled: 1 });
+  expect(stats.by_tag.stolen.submits).toBe(1);
+  expect(
+    holder.logs.some((l) => l.msg === 'aborting the held call' && l.reason === 'lease_lost'),
+  ).toBe(true);
+});
+
 it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again with it', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({
