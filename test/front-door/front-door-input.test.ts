@@ -113,6 +113,23 @@ it('questions an upstream asks before it makes a task are answered the same way'
   await client.close();
 });
 
+it('a held call (no task) sends its questions to the client as requests of the call', async () => {
+  const { client, asked } = await answeringClient(fd.keys.alice, () => ({
+    action: 'accept',
+    content: { approve: true },
+  }));
+  const result = (await client.callTool(
+    { name: 'approve', arguments: { duration_ms: 100 } },
+    CallToolResultSchema,
+    { timeout: 120_000 },
+  )) as CallToolResult;
+  expect(asked).toHaveLength(1);
+  expect(asked[0].params._meta?.[RELATED_TASK]).toBeUndefined();
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({ approved: true });
+  await client.close();
+});
+
 it("an answer to another user's question, or to a request never sent, is refused and stores nothing", async () => {
   let release: () => void = () => undefined;
   const held = new Promise<void>((resolve) => (release = resolve));

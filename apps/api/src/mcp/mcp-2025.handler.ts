@@ -1,11 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isTerminal } from '@app/common';
 import { Settings } from '@app/config';
-import { TaskRow } from '@app/persistence';
-import { InputRequiredView, acceptsAnswers, inputRequiredView } from '@app/views';
 import { Principal } from '../auth/token-verifier.service';
 import { SETTINGS } from '../settings.token';
-import { inputRequestId, parseInputRequestId } from './input-request.id';
+import { parseInputRequestId } from './input-request.id';
 import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/mcp-wire';
 import { McpCall } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
@@ -13,10 +11,10 @@ import { legacyTask, toolResult } from './mcp-task.view';
 import { McpToolCalls } from './mcp-tool-calls.service';
 import { McpToolsService } from './mcp-tools.service';
 import { SERVER_INFO } from './server-info';
+import { RELATED_TASK, waitRelayingQuestions } from './task-questions.relay';
 
 /** Revisions of the initialize handshake this side answers; the first is the newest. */
 export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const LIST_LIMIT = 100;
 
 const notFound = (): JsonRpcWireError => invalidParams('Failed to retrieve task: Task not found');
@@ -126,38 +124,12 @@ export class Mcp2025Handler {
   }
 
   /**
-   * Blocks until the task ends (bounded like a held call), then answers its tool result. While
-   * it waits, each question the task asks (`input_required`) is sent to the client as the
-   * request it is (`elicitation/create`, …) with the related-task `_meta`, once per key, when
-   * the client accepts an SSE answer; the client's response comes back as a POST
-   * ({@link clientResponse}).
+   * Blocks until the task ends (bounded like a held call), then answers its tool result; the
+   * task's questions meanwhile go to the client, with the related-task `_meta`.
    */
   private async result(call: McpCall): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + this.holdMs;
-    const asked = new Set<string>();
-    const unasked = (row: TaskRow): [string, InputRequest][] =>
-      call.channel?.canStream && acceptsAnswers(row)
-        ? Object.entries(inputRequiredView(row)?.requests ?? {}).filter(([key]) => !asked.has(key))
-        : [];
-    let row = await this.task(call);
-    for (;;) {
-      row = await this.access.waitFor(
-        row,
-        (r) => unasked(r).length > 0,
-        call.abort,
-        deadline - Date.now(),
-      );
-      const questions = isTerminal(row.status) ? [] : unasked(row);
-      if (questions.length === 0) break;
-      for (const [key, request] of questions) {
-        asked.add(key);
-        call.channel!.send({
-          id: inputRequestId(row.id, key),
-          method: request.method,
-          params: withRelatedTask(request.params, row.id),
-        });
-      }
-    }
+    const task = await this.task(call);
+    const row = await waitRelayingQuestions(this.access, task, call, this.holdMs, true);
     if (!isTerminal(row.status)) {
       throw new JsonRpcWireError(-32000, `Task ${row.id} has not ended yet; poll tasks/get`);
     }
@@ -202,14 +174,6 @@ export class Mcp2025Handler {
     if (!row) throw notFound();
     return legacyTask(row, this.access.timing);
   }
-}
-
-type InputRequest = InputRequiredView['requests'][string];
-
-/** A question's params with the related-task `_meta` every task message carries (2025-11-25). */
-function withRelatedTask(params: Record<string, unknown>, taskId: string): Record<string, unknown> {
-  const meta = isRecord(params._meta) ? params._meta : {};
-  return { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId } } };
 }
 
 function methodNotFound(message: string): JsonRpcWireError {

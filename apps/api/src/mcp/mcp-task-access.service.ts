@@ -119,14 +119,6 @@ export class McpTaskAccess {
   }
 
   /**
-   * Re-reads the task until it has ended, the hold limit passes, or `abort` fires; answers the
-   * task as last read. One primary-key read per check, on a growing interval.
-   */
-  waitForEnd(task: TaskRow, abort?: AbortSignal, maxMs?: number): Promise<TaskRow> {
-    return this.waitFor(task, (row) => isTerminal(row.status), abort, maxMs);
-  }
-
-  /**
    * Re-reads the task until `done` holds for it (or it has ended), the time is up, or `abort`
    * fires; answers the task as last read. One primary-key read per check, on a growing interval.
    */

@@ -9,6 +9,7 @@ import { COMPANION_TOOLS } from './companion-tools';
 import { McpCall, argumentsOf, submitError, threadOf } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { ToolResult, legacyTask, toolResult } from './mcp-task.view';
+import { waitRelayingQuestions } from './task-questions.relay';
 
 /**
  * What a `tools/call` does in either era, short of the era's own wrapping: create the task, hold
@@ -38,13 +39,16 @@ export class McpToolCalls {
   }
 
   /**
-   * A call without a task: the task is created, then the answer is held until it ends. A client
-   * that goes away (or cancels the request) cancels the task; one still running at the hold
-   * limit is left running, and the answer says where to find it.
+   * A call without a task: the task is created, then the answer is held until it ends. Its
+   * questions meanwhile go to a 2025-11-25 client that accepts an SSE answer, as requests of
+   * this call (elicitation during a tool call, as any server does). A client that goes away
+   * (or cancels the request) cancels the task; one still running at the hold limit is left
+   * running, and the answer says where to find it.
    */
   async hold(call: McpCall, entry: CatalogEntry): Promise<ToolResult> {
     const task = await this.create(call, entry);
-    const ended = await this.access.waitForEnd(task, call.abort);
+    const maxMs = this.settings.mcp.maxHoldMs;
+    const ended = await waitRelayingQuestions(this.access, task, call, maxMs, false);
     if (isTerminal(ended.status)) return toolResult(ended);
     if (call.abort.aborted) {
       await this.access.cancel(call.principal.userId, task.id);
