@@ -11,6 +11,9 @@ interface Item {
 /** A scripted source: rows waiting in `due`, runs that settle when the test says so. */
 class ScriptedWork implements LeasedWork<Item> {
   due: Item[] = [];
+  /** Flags the next claims report, one per claim. */
+  flags: Array<{ again?: boolean; leftBehind?: boolean }> = [];
+  readonly givenBack: string[] = [];
   earliest: number | null = null;
   failures = 0;
   readonly claims: Array<{ at: number; limit: number }> = [];
@@ -23,7 +26,12 @@ class ScriptedWork implements LeasedWork<Item> {
       this.failures -= 1;
       return Promise.reject(new Error('database down'));
     }
-    return Promise.resolve({ items: this.due.splice(0, limit) });
+    return Promise.resolve({ items: this.due.splice(0, limit), ...this.flags.shift() });
+  }
+
+  giveBack(item: Item): Promise<void> {
+    this.givenBack.push(item.token);
+    return Promise.resolve();
   }
 
   earliestDueMs(): Promise<number | null> {
@@ -109,6 +117,43 @@ it("wakes at a settled item's next due time while nothing else is known", async 
   expect(work.claims).toHaveLength(1);
   await jest.advanceTimersByTimeAsync(1);
   expect(work.claims).toHaveLength(2);
+});
+
+it('claims again at once when the source says more may be due, and on a freed slot when it left rows behind', async () => {
+  const work = new ScriptedWork();
+  work.due = [item(1)];
+  work.flags = [{ again: true }, { leftBehind: true }];
+  start(work, 4, 60_000);
+  await jest.advanceTimersByTimeAsync(0);
+  // The first claim filled a part of the room: a second claim follows without a wake-up.
+  expect(work.claims).toHaveLength(2);
+  await jest.advanceTimersByTimeAsync(10_000);
+  expect(work.claims).toHaveLength(2);
+  // The second left rows behind: a freed slot claims at once, though the row is due later.
+  work.settle('lease-1', 30_000);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims).toHaveLength(3);
+});
+
+it('gives back a claimed row its capacity rule refuses, and never runs it', async () => {
+  const work = new ScriptedWork();
+  work.due = [item(1), item(2)];
+  const refusing = {
+    claimable: () => 2,
+    acquire: (i: Item) => i.token !== 'lease-2',
+    release: () => undefined,
+  };
+  engine = new LeasedWorkEngine({
+    name: 'test',
+    work,
+    capacity: refusing,
+    fallbackIntervalMs: 60_000,
+    log: quiet,
+  });
+  engine.start();
+  await jest.advanceTimersByTimeAsync(0);
+  expect(engine.inFlight().map((i) => i.token)).toEqual(['lease-1']);
+  expect(work.givenBack).toEqual(['lease-2']);
 });
 
 it('falls back to the fallback interval when no due time is known', async () => {
