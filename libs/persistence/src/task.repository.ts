@@ -1,6 +1,6 @@
 import { Contract, TaskStatus, newTaskId } from '@app/common';
 import { Database, Queryable, jsonParam } from './database';
-import { QUOTA_ACTIVE_COUNT_SQL, QUOTA_GATE_SQL } from './sql/submit-quota.sql';
+import { QUOTA_GATE_SQL, TASK_INSERT_SQL } from './sql/submit-quota.sql';
 import { TaskRow, toTaskRow } from './task-row';
 
 export interface NewTask {
@@ -73,7 +73,8 @@ export class TaskRepository {
   async create(task: NewTask): Promise<StoreResult>;
   async create(task: NewTask, quota: SubmitQuota): Promise<CreateResult>;
   async create(task: NewTask, quota?: SubmitQuota): Promise<CreateResult> {
-    if (!quota) return this.insert(this.db, task);
+    // Without a quota the insert's condition always holds: a row, or the earlier keyed task.
+    if (!quota) return (await this.insert(this.db, task, 0))!;
     try {
       return await this.db.transaction(async (tx) => {
         const [gate] = await tx.query<{
@@ -94,19 +95,13 @@ export class TaskRepository {
           const seconds = Math.ceil(((1 - gate.available) * 60) / gate.per_minute);
           throw new Abandon(refused('submits_per_minute', gate.per_minute, seconds));
         }
-        if (gate.max_active > 0) {
-          const [{ active }] = await tx.query<{ active: number }>(
-            QUOTA_ACTIVE_COUNT_SQL,
-            [task.userId, gate.max_active],
-            'quota_active_count',
+        const stored = await this.insert(tx, task, gate.max_active);
+        if (!stored) {
+          throw new Abandon(
+            refused('active_tasks', gate.max_active, quota.activeRetryAfterSeconds),
           );
-          if (active >= gate.max_active) {
-            throw new Abandon(
-              refused('active_tasks', gate.max_active, quota.activeRetryAfterSeconds),
-            );
-          }
         }
-        return this.insert(tx, task);
+        return stored;
       });
     } catch (error) {
       if (error instanceof Abandon) return error.result;
@@ -114,34 +109,31 @@ export class TaskRepository {
     }
   }
 
-  private async insert(db: Queryable, task: NewTask): Promise<StoreResult> {
-    const rows = await db.query(
-      `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
-                          idempotency_key, request_hash, trace_context, deadline_at,
-                          next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb,
-               now() + $12::int * interval '1 second', now())
-       ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-       RETURNING *`,
-      [
-        newTaskId(),
-        task.userId,
-        task.threadId,
-        task.toolset,
-        task.contract,
-        task.server,
-        JSON.stringify(task.input ?? {}),
-        jsonParam(task.metadata),
-        task.idempotencyKey ?? null,
-        task.requestHash ?? null,
-        task.traceContext ? JSON.stringify(task.traceContext) : null,
-        task.deadlineSeconds ?? null,
-      ],
-    );
+  /** Inserts unless the user has `maxActive` active tasks (0 = no limit); null when refused. */
+  private async insert(
+    db: Queryable,
+    task: NewTask,
+    maxActive: number,
+  ): Promise<StoreResult | null> {
+    const rows = await db.query(TASK_INSERT_SQL, [
+      newTaskId(),
+      task.userId,
+      task.threadId,
+      task.toolset,
+      task.contract,
+      task.server,
+      JSON.stringify(task.input ?? {}),
+      jsonParam(task.metadata),
+      task.idempotencyKey ?? null,
+      task.requestHash ?? null,
+      task.traceContext ? JSON.stringify(task.traceContext) : null,
+      task.deadlineSeconds ?? null,
+      maxActive,
+    ]);
     if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };
     // The key was taken: by this same request retried (replay) or by another body (conflict).
-    // The conflicting insert has committed by now, so READ COMMITTED sees it.
-    return (await this.findByKey(db, task))!;
+    // The conflicting insert has committed by now, so READ COMMITTED sees it. No key: refused.
+    return task.idempotencyKey ? this.findByKey(db, task) : null;
   }
 
   /** The earlier task with this submit's idempotency key, as a replay or a conflict. */

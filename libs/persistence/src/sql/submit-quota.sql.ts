@@ -6,7 +6,7 @@
  *
  * Why this shape:
  * - The row lock serialises one user's checked submits across every API replica until the
- *   transaction ends, so the active count (QUOTA_ACTIVE_COUNT_SQL, a later statement with a
+ *   transaction ends, so the active count (in TASK_INSERT_SQL, a later statement with a
  *   fresh READ COMMITTED snapshot) sees every committed insert of that user: two replicas can
  *   never both pass the check at limit − 1. A single statement could not do that: all its CTEs
  *   share the snapshot taken before it waited on the lock.
@@ -39,11 +39,24 @@ RETURNING b.tokens + 1 AS available, b.per_minute,
           (SELECT max_active FROM limits) AS max_active`;
 
 /**
- * The user's active tasks, counted through `tasks_user_active_idx` and stopped at `$2` (the
- * limit): the cost is bounded by the quota, never by the user's backlog beyond it.
+ * The task insert, with the active-task quota as its condition: `$13` is the user's limit (0 =
+ * none). Under the gate's row lock this statement's fresh snapshot sees every committed task of
+ * the user, so the count is exact. The count reads `tasks_user_active_idx` and stops at the
+ * limit: its cost is bounded by the quota, never by the user's backlog beyond it. One statement
+ * rather than a count and then an insert saves a round trip on every checked submit, which is
+ * then BEGIN, gate, insert, COMMIT (and a key lookup when a key is sent) against one before.
+ *
+ * No row back: the key was taken (ON CONFLICT, found by a lookup), or else the quota refused.
  */
-export const QUOTA_ACTIVE_COUNT_SQL = `
-SELECT count(*)::int AS active
-  FROM (SELECT 1 FROM tasks
-         WHERE user_id = $1 AND status IN ('queued', 'working', 'input_required')
-         LIMIT $2) AS a`;
+export const TASK_INSERT_SQL = `
+INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
+                   idempotency_key, request_hash, trace_context, deadline_at, next_attempt_at)
+SELECT $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb,
+       now() + $12::int * interval '1 second', now()
+ WHERE $13::int = 0
+    OR (SELECT count(*) FROM (SELECT 1 FROM tasks
+                               WHERE user_id = $2
+                                 AND status IN ('queued', 'working', 'input_required')
+                               LIMIT $13) AS active) < $13
+    ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING *`;
