@@ -1,6 +1,7 @@
 // Shared harness for the connection-layer tests: configs, a recording logger and metric hooks,
 // process and descriptor accounting, deadline polling. No mocks: everything runs for real.
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerConfig } from '@app/config';
@@ -105,6 +106,51 @@ export function openPool(
 export async function closePools(): Promise<void> {
   await Promise.all([...pools].map((pool) => pool.close()));
   pools.clear();
+  await Promise.all(
+    fakes.splice(0).map((server) => new Promise((resolve) => server.close(resolve))),
+  );
+}
+
+/** One JSON-RPC message a fake endpoint received. */
+export interface RpcMessage {
+  id?: unknown;
+  method?: string;
+  params?: Record<string, unknown>;
+}
+
+const fakes: Server[] = [];
+
+/**
+ * A loopback HTTP endpoint for answers the demo server cannot give (a 403, an old protocol
+ * version, a paged tools/list): each POSTed request gets `answer(message)` as its status and
+ * JSON body; notifications get 202, other methods 405. Closed by closePools().
+ */
+export async function fakeMcpEndpoint(
+  answer: (message: RpcMessage) => { status: number; body: unknown },
+): Promise<{ url: string; initializes: () => number }> {
+  let initializes = 0;
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    req.on('end', () => {
+      if (req.method !== 'POST') {
+        res.writeHead(405).end();
+        return;
+      }
+      const message = JSON.parse(raw || '{}') as RpcMessage;
+      if (message.method === 'initialize') initializes += 1;
+      if (message.id === undefined) {
+        res.writeHead(202).end();
+        return;
+      }
+      const { status, body } = answer(message);
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+  });
+  fakes.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, initializes: () => initializes };
 }
 
 export async function waitForState(

@@ -1,5 +1,4 @@
 // Guards against restart storms on flapping servers, backoff loops on permanent errors, and servers dead until restart.
-import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer } from 'node:net';
 import { UpstreamUnavailableError } from '@app/mcp';
 import { waitUntil } from '../helpers/wait';
@@ -7,6 +6,7 @@ import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import {
   closePools,
   demoHttp,
+  fakeMcpEndpoint,
   demoStdio,
   openPool,
   serverConfig,
@@ -26,52 +26,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/**
- * A loopback HTTP endpoint that answers every MCP POST with `answer` (status and JSON body, the
- * request's JSON-RPC id filled in); counts the initialize requests it was sent.
- */
-async function fakeEndpoint(
-  answer: (id: unknown) => { status: number; body: unknown },
-): Promise<{ url: string; initializes: () => number; server: Server }> {
-  let initializes = 0;
-  const server = createHttpServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
-    req.on('end', () => {
-      if (req.method !== 'POST') {
-        res.writeHead(405).end();
-        return;
-      }
-      const message = JSON.parse(raw || '{}') as { id?: unknown; method?: string };
-      if (message.method === 'initialize') initializes += 1;
-      if (message.id === undefined) {
-        res.writeHead(202).end();
-        return;
-      }
-      const { status, body } = answer(message.id);
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    });
-  });
-  fakes.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, initializes: () => initializes, server };
-}
-
-const fakes: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    fakes.splice(0).map((server) => new Promise((resolve) => server.close(resolve))),
-  );
-});
-
 describe('parking', () => {
   it('parks a 403 and a server of an unsupported protocol version at the first connect', async () => {
-    const forbidden = await fakeEndpoint((id) => ({
+    const forbidden = await fakeMcpEndpoint(({ id }) => ({
       status: 403,
       body: { jsonrpc: '2.0', id, error: { code: -32001, message: 'forbidden' } },
     }));
-    const ancient = await fakeEndpoint((id) => ({
+    const ancient = await fakeMcpEndpoint(({ id }) => ({
       status: 200,
       body: {
         jsonrpc: '2.0',
