@@ -12,6 +12,7 @@ import { submitQuotaBench } from './submit-quota.bench';
 import { claimGrowthBench } from './claim-growth.bench';
 import { demoServerBench } from './demo-server.bench';
 import { endToEndBench } from './end-to-end.bench';
+import { fairShareBench } from './fair-share.bench';
 import { frontDoorBench } from './front-door.bench';
 import { leaseEngineBench } from './lease-engine.bench';
 import { memoryBench } from './memory.bench';
@@ -27,6 +28,7 @@ const DOCS = join(ROOT, 'docs', 'benchmarks.md');
 const BENCHMARKS: Benchmark[] = [
   leaseEngineBench,
   claimGrowthBench,
+  fairShareBench,
   steadyPollingBench,
   recoveryBench,
   memoryBench,

@@ -1,8 +1,8 @@
 /**
  * One lease-engine process for the burn-down benchmark: claim → no-op → complete, until a claim
  * finds nothing due. Configured by environment (it is spawned by lease-engine.bench.ts):
- * DATABASE_URL, BURN_MODE (`batched` | `per-row`), BURN_SLOTS, BURN_BATCH. The claim is the
- * shipped one (claim.sql.ts through TaskLeaseRepository).
+ * DATABASE_URL, BURN_MODE (`batched` | `per-row`), BURN_SLOTS, BURN_BATCH, BURN_FAIR (`1`: the
+ * fair-share claim). The claim is the shipped one (claim.sql.ts through TaskLeaseRepository).
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
@@ -37,7 +37,14 @@ runWorker(async () => {
   const db = new Database(pool);
   const leases = new TaskLeaseRepository(db);
   const workerId = `bench-${process.pid}`;
-  const request = { workerId, phases: [Phase.Poll], leaseMs: LEASE_MS, deadWorkerAfterMs: 30_000 };
+  const request = {
+    workerId,
+    phases: [Phase.Poll],
+    leaseMs: LEASE_MS,
+    deadWorkerAfterMs: 30_000,
+    // BURN_FAIR=1: the fair-share claim (docs/leases.md, "Fair share"), every principal weight 1.
+    fairShare: process.env.BURN_FAIR === '1' ? { weights: new Map<string, number>() } : undefined,
+  };
   const claim = (limit: number): Promise<ClaimedTask[]> => leases.claim({ ...request, limit });
   await db.query('SELECT 1');
   send({ type: 'ready' });

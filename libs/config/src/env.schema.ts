@@ -61,6 +61,8 @@ export class EnvSchema {
   @IsOptional() @IsString() AUTH_JWT_SECRET?: string = undefined;
   @IsOptional() @IsString() AUTH_ISSUER?: string = undefined;
   @IsOptional() @IsString() AUTH_AUDIENCE?: string = undefined;
+  /** The JWT claim naming the caller's tenant, stored on its tasks for fair share. */
+  @IsOptional() @Matches(/^[A-Za-z0-9_:./-]{1,128}$/) AUTH_TENANT_CLAIM?: string = undefined;
   /** Comma-separated user IDs allowed on the admin routes (docs/operations.md). */
   @IsOptional() @IsString() ADMIN_USERS?: string = undefined;
   // Submit quotas per user, shared by every API replica through Postgres (docs/api.md, Quotas).

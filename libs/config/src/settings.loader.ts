@@ -126,6 +126,7 @@ function toSettings(dto: EnvSchema): Settings {
       jwtSecret: dto.AUTH_JWT_SECRET,
       issuer: dto.AUTH_ISSUER,
       audience: dto.AUTH_AUDIENCE,
+      tenantClaim: dto.AUTH_TENANT_CLAIM,
       adminUsers: (dto.ADMIN_USERS ?? '')
         .split(',')
         .map((user) => user.trim())

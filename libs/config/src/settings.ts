@@ -46,6 +46,11 @@ export interface Settings {
     audience?: string;
     /** User IDs (API key users or JWT `sub`s) allowed on the admin routes. */
     adminUsers: readonly string[];
+    /**
+     * A JWT claim whose string value is the caller's tenant: stored on the tasks it submits, and
+     * the principal of fair share (docs/leases.md, "Fair share"). Unset: every user is its own.
+     */
+    tenantClaim?: string;
   };
   api: {
     /**

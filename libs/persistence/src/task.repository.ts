@@ -5,6 +5,8 @@ import { TaskRow, toTaskRow } from './task-row';
 
 export interface NewTask {
   userId: string;
+  /** The submitter's tenant: the fair-share principal instead of the user (docs/leases.md). */
+  tenant?: string | null;
   threadId: string;
   toolset: string;
   contract: Contract;
@@ -129,6 +131,7 @@ export class TaskRepository {
       task.traceContext ? JSON.stringify(task.traceContext) : null,
       task.deadlineSeconds ?? null,
       maxActive,
+      task.tenant ?? null,
     ]);
     if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };
     // The key was taken: by this same request retried (replay) or by another body (conflict).

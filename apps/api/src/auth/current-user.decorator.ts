@@ -15,3 +15,10 @@ export const CurrentUser = createParamDecorator((_data: unknown, ctx: ExecutionC
   if (!principal) throw new Error('CurrentUser used on a route without authentication');
   return principal.userId;
 });
+
+/** The authenticated caller's tenant (AUTH_TENANT_CLAIM), or undefined. */
+export const CurrentTenant = createParamDecorator((_data: unknown, ctx: ExecutionContext) => {
+  const principal = ctx.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+  if (!principal) throw new Error('CurrentTenant used on a route without authentication');
+  return principal.tenant;
+});

@@ -11,6 +11,11 @@ import { SETTINGS } from '../settings.token';
 export interface Principal {
   userId: string;
   via: 'jwt' | 'api_key' | 'anonymous';
+  /**
+   * The JWT's AUTH_TENANT_CLAIM, when set and a non-empty string of at most 255 characters:
+   * the principal of fair share for the tasks this caller submits (docs/leases.md, "Fair share").
+   */
+  tenant?: string;
 }
 
 /** Clock skew tolerated on `exp`/`nbf` between the issuer and this pod. */
@@ -50,6 +55,15 @@ export class TokenVerifier {
     return { userId: owner.userId, via: 'api_key' };
   }
 
+  /** A missing or malformed tenant claim is no tenant: the user is then its own principal. */
+  private tenantOf(payload: Record<string, unknown>): { tenant?: string } {
+    const claim = this.settings.auth.tenantClaim;
+    const value = claim === undefined ? undefined : payload[claim];
+    return typeof value === 'string' && value.length > 0 && value.length <= MAX_USER_ID_CHARS
+      ? { tenant: value }
+      : {};
+  }
+
   private async verifyJwt(token: string): Promise<Principal | null> {
     const { issuer, audience } = this.settings.auth;
     const options = {
@@ -68,7 +82,7 @@ export class TokenVerifier {
       const sub = payload?.sub;
       if (typeof sub !== 'string' || sub.length === 0 || sub.length > MAX_USER_ID_CHARS)
         return null;
-      return { userId: sub, via: 'jwt' };
+      return { userId: sub, via: 'jwt', ...this.tenantOf(payload ?? {}) };
     } catch {
       // Bad signature, expired, wrong issuer or audience, an unreachable JWKS: all the same 401.
       return null;

@@ -23,6 +23,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** A new task as a tool call asks for it. */
 export interface McpCreate {
   userId: string;
+  /** The caller's tenant (AUTH_TENANT_CLAIM), for fair share. */
+  tenant?: string;
   threadId: string;
   toolset: string;
   arguments: Record<string, unknown>;
@@ -53,6 +55,7 @@ export class McpTaskAccess {
   async create(command: McpCreate): Promise<TaskRow> {
     const outcome = await this.submitter.submit({
       userId: command.userId,
+      tenant: command.tenant,
       threadId: command.threadId,
       body: { toolset: command.toolset, arguments: command.arguments },
     });

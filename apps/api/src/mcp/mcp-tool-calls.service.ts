@@ -29,6 +29,7 @@ export class McpToolCalls {
     try {
       return await this.access.create({
         userId: call.principal.userId,
+        tenant: call.principal.tenant,
         threadId,
         toolset: entry.name,
         arguments: args,

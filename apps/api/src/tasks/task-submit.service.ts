@@ -28,6 +28,8 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 /** One submit as the controller hands it over. */
 export interface SubmitCommand {
   userId: string;
+  /** The caller's tenant (AUTH_TENANT_CLAIM), stored on the task for fair share. */
+  tenant?: string;
   threadId: string;
   body: unknown;
   idempotencyKey?: string;
@@ -122,6 +124,7 @@ export class TaskSubmitService {
     const result = await this.tasks.create(
       {
         userId: command.userId,
+        tenant: command.tenant ?? null,
         threadId: command.threadId,
         toolset: entry.name,
         contract: entry.contract,

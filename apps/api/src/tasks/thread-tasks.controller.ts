@@ -10,7 +10,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CurrentUser } from '../auth/current-user.decorator';
+import { CurrentTenant, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { TaskIdPipe, ThreadIdPipe } from './id-params.pipe';
 import { RawListQuery } from './list-query';
@@ -84,6 +84,7 @@ export class ThreadTasksController {
   @ApiProblems(413, 415, 422, 429)
   async submit(
     @CurrentUser() userId: string,
+    @CurrentTenant() tenant: string | undefined,
     @Param('thread_id', ThreadIdPipe) threadId: string,
     @Body() body: unknown,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
@@ -102,6 +103,7 @@ export class ThreadTasksController {
     }
     const outcome = await this.submitter.submit({
       userId,
+      tenant,
       threadId,
       body,
       idempotencyKey,

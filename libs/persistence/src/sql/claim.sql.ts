@@ -116,8 +116,10 @@ ${LEASE_AND_RETURN}`;
  *   fleet-wide, `nth` the row's place in the principal's due order. Ties go to the principal with
  *   fewer rows in the pool, then to the older due time.
  * - `candidates`: the top `$2` by rank, locked `SKIP LOCKED` in rank order. The row must still
- *   have the due time `pool` read: a row another claimer leased meanwhile has a new one, and
- *   Postgres re-checks this condition on the row's newest version when it takes the lock.
+ *   be due: a row another claimer leased meanwhile is due only when that lease ends, and
+ *   Postgres re-checks this condition on the row's newest version when it takes the lock (as
+ *   in CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of one due time the
+ *   planner probed the due index for it, once per candidate.
  *
  * Work-conserving: a principal without due rows takes no place in the ranking, so the others
  * fill every free slot. Within a principal, rows go in due order as before.
@@ -164,7 +166,7 @@ pool AS (
              AND t.next_attempt_at <= now()
              AND ${CLAIMABLE}
            ORDER BY t.next_attempt_at
-           LIMIT ceil(4 * $2 * p.weight / s.total)::int + 1) c
+           LIMIT ceil(2 * $2 * p.weight / s.total)::int + 4) c
   UNION
   (SELECT t.id, coalesce(t.tenant, t.user_id), t.next_attempt_at
      FROM tasks t
@@ -172,7 +174,7 @@ pool AS (
       AND t.next_attempt_at <= now()
       AND ${CLAIMABLE}
     ORDER BY t.next_attempt_at
-    LIMIT 2 * $2)
+    LIMIT $2)
 ),
 ranked AS (
   SELECT pool.id,
@@ -192,9 +194,9 @@ candidates AS (
          ${PHASE} AS phase,
          r.rank,
          r.backlog
-    FROM (SELECT * FROM ranked ORDER BY rank, backlog, due_at LIMIT 4 * $2) r
+    FROM (SELECT * FROM ranked ORDER BY rank, backlog, due_at LIMIT 2 * $2) r
     JOIN tasks t ON t.id = r.id
-   WHERE t.next_attempt_at = r.due_at
+   WHERE t.next_attempt_at <= now()
    ORDER BY r.rank, r.backlog, r.due_at
    LIMIT $2
    FOR UPDATE OF t SKIP LOCKED

@@ -40,7 +40,7 @@ RETURNING b.tokens + 1 AS available, b.per_minute,
 
 /**
  * The task insert, with the active-task quota as its condition: `$13` is the user's limit (0 =
- * none). Under the gate's row lock this statement's fresh snapshot sees every committed task of
+ * none); `$14` is the tenant (fair share). Under the gate's row lock this statement's fresh snapshot sees every committed task of
  * the user, so the count is exact. The count reads `tasks_user_active_idx` and stops at the
  * limit: its cost is bounded by the quota, never by the user's backlog beyond it. One statement
  * rather than a count and then an insert saves a round trip on every checked submit, which is
@@ -50,9 +50,10 @@ RETURNING b.tokens + 1 AS available, b.per_minute,
  */
 export const TASK_INSERT_SQL = `
 INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
-                   idempotency_key, request_hash, trace_context, deadline_at, next_attempt_at)
+                   idempotency_key, request_hash, trace_context, deadline_at, tenant,
+                   next_attempt_at)
 SELECT $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb,
-       now() + $12::int * interval '1 second', now()
+       now() + $12::int * interval '1 second', $14, now()
  WHERE $13::int = 0
     OR (SELECT count(*) FROM (SELECT 1 FROM tasks
                                WHERE user_id = $2
