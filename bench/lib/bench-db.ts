@@ -44,7 +44,13 @@ export async function createBenchDatabase(
   } finally {
     await dataSource.destroy();
   }
-  const pool = new Pool({ connectionString: url, max: poolSize, application_name: 'bench' });
+  // jit=off as on the apps' connections (libs/persistence/src/data-source.ts).
+  const pool = new Pool({
+    connectionString: url,
+    max: poolSize,
+    application_name: 'bench',
+    options: '-c jit=off',
+  });
   return {
     url,
     db: new Database(pool),

@@ -33,6 +33,8 @@ runWorker(async () => {
     connectionString: process.env.DATABASE_URL,
     max: mode === 'per-row' ? 8 : 3,
     application_name: `bench-lease-${mode}`,
+    // jit=off as on the apps' connections (libs/persistence/src/data-source.ts).
+    options: '-c jit=off',
   });
   const db = new Database(pool);
   const leases = new TaskLeaseRepository(db);

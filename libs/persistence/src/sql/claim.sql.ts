@@ -1,5 +1,6 @@
 /**
- * The claim: one statement picks the due rows in due order and leases them.
+ * The claim: one statement picks the due rows in due order (CLAIM_SQL) or by fair share across
+ * principals (FAIR_CLAIM_SQL, below) and leases them. The notes here hold for both.
  *
  * - `LIMIT $2` is the caller's number of free slots: claim only what can start now.
  * - `FOR UPDATE SKIP LOCKED` lets concurrent claimers pass over each other's rows instead of
@@ -21,7 +22,9 @@
  *   row locks end with the statement. Without this bound a claim of 16 could take 16 rows of a
  *   server with 1 free slot and give 15 back (counted as started, due again 100 ms later). The
  *   window function cannot sit in the locking SELECT (Postgres forbids FOR UPDATE with window
- *   functions), hence the second CTE. A server absent from `$7` is bounded by `$2` alone.
+ *   functions), hence the second CTE. A server absent from `$7` is bounded by `$2` alone. For a
+ *   server with `fleetMaxConcurrentCalls` the caller has already cut its room to the fleet's
+ *   (FLEET_LOCK_SQL, FLEET_LIVE_SQL), so the statement itself knows nothing of fleet caps.
  *
  * Measured (npm run bench, docs/benchmarks.md): a 50-row claim costs p99 17.7 ms with 1M rows in
  * the table and 19.3 ms with 10k (terminal rows are not in the index). With 20k rows due, JIT
