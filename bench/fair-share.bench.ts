@@ -1,7 +1,8 @@
 /**
  * Fair share under a flood (docs/leases.md, "Fair share"): a noisy principal has 50,000 due tasks
  * while a quiet one submits one task every QUIET_EVERY_MS. Two claimers (own pools, the real
- * claim through TaskLeaseRepository) of SLOTS slots each run every claimed task for TASK_MS and
+ * claim through TaskLeaseRepository) of SLOTS slots each run every claimed task for about
+ * TASK_MS and
  * end it with a fenced write, claiming again whenever a slot frees, and every IDLE_MS while idle
  * (standing in for NOTIFY). The quiet principal's due lag (the database's claim time minus the
  * task's due time, from the claim itself) is measured alone and under the flood, with fair share
@@ -22,6 +23,7 @@ const SLOTS = 32;
 const TASK_MS = 1000;
 const IDLE_MS = 20;
 const QUIET_EVERY_MS = 100;
+const WARMUP_MS = 2 * TASK_MS;
 
 type Scenario = 'alone' | 'flood-fair' | 'flood-due-order';
 
@@ -65,10 +67,11 @@ export const fairShareBench: Benchmark = {
         flood: FLOOD,
         claimers: CLAIMERS,
         slotsPerClaimer: SLOTS,
-        taskMs: TASK_MS,
+        taskMs: `${TASK_MS} × uniform(0.5, 1.5)`,
         idleClaimEveryMs: IDLE_MS,
         quietSubmitEveryMs: QUIET_EVERY_MS,
         windowMs,
+        warmupMs: WARMUP_MS,
         dueLag: 'claim statement now() minus the row due time, from the claim (database clock)',
       },
       rows: summarize(runs),
@@ -108,6 +111,9 @@ async function runScenario(
   const claimers = Array.from({ length: CLAIMERS }, (_, i) =>
     claimer(bench.url, `fair-bench-${i}`, fair, onClaim, claimMs, () => stop),
   );
+  // The flood is under way before the quiet principal starts: at the very start every slot is
+  // taken at once and none frees for half a task time, which no share can shorten.
+  await sleep(WARMUP_MS);
   let quietSubmitted = 0;
   const submitter = (async () => {
     const started = Date.now();
@@ -188,7 +194,9 @@ async function claimer(
         inflight += 1;
         running.push(
           (async () => {
-            await sleep(TASK_MS);
+            // Durations spread over 0.5 to 1.5 × TASK_MS: equal ones kept every slot freeing in
+            // the same instant once a second, and a newcomer waited for that wave (p50 460 ms).
+            await sleep(TASK_MS * (0.5 + Math.random()));
             await leases.finish(item.lease, { status: TaskStatus.Completed });
             inflight -= 1;
             freed();
