@@ -9,7 +9,7 @@ import {
   publishCatalog,
   signJwt,
   startApi,
-} from './api-harness';
+} from '../helpers/api';
 
 let api: ApiHarness;
 
