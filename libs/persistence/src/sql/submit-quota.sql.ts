@@ -40,8 +40,8 @@ RETURNING b.tokens + 1 AS available, b.per_minute,
 
 /**
  * The task insert, with the active-task quota as its condition: `$13` is the user's limit (0 =
- * none); `$14` is the tenant (fair share). Under the gate's row lock this statement's fresh snapshot sees every committed task of
- * the user, so the count is exact. The count reads `tasks_user_active_idx` and stops at the
+ * none); `$14` is the submitter's tenant (fair share, docs/leases.md). Under the gate's row lock
+ * this statement's fresh snapshot sees every committed task of the user, so the count is exact. The count reads `tasks_user_active_idx` and stops at the
  * limit: its cost is bounded by the quota, never by the user's backlog beyond it. One statement
  * rather than a count and then an insert saves a round trip on every checked submit, which is
  * then BEGIN, gate, insert, COMMIT (and a key lookup when a key is sent) against one before.
