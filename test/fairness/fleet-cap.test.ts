@@ -31,8 +31,16 @@ it('three pollers with 4 slots each never hold more than 3 calls to a server cap
       fleetMaxConcurrentCalls: FLEET_CAP,
     }),
   });
+  // No fallback claim within the test: a call ending on one poller must itself lead to the next
+  // claim of the capped server's rows (docs/leases.md, "Fleet-wide caps").
   await Promise.all(
-    Array.from({ length: 3 }, () => startPoller({ databaseUrl: database.url, serversFile })),
+    Array.from({ length: 3 }, () =>
+      startPoller({
+        databaseUrl: database.url,
+        serversFile,
+        env: { CLAIM_FALLBACK_INTERVAL_MS: '600000' },
+      }),
+    ),
   );
   // Held sync calls: each keeps its lease (renewed) for the whole call, so it counts throughout.
   const ids = await insertFleetTasks(
@@ -47,7 +55,7 @@ it('three pollers with 4 slots each never hold more than 3 calls to a server cap
   await waitUntil(
     async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
     'all capped tasks terminal',
-    90_000,
+    60_000,
     100,
   );
   const states = [...(await taskStates(database.db, ids)).values()];

@@ -61,7 +61,8 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
   /**
    * One claim statement. More may be due now when it filled a server's room (rows of that
    * server were left and others may lie behind them; the next claim skips the now saturated
-   * server); rows were left behind when it skipped saturated servers.
+   * server); rows were left behind when it skipped saturated servers, or may have been when a
+   * server has a fleet-wide cap.
    */
   async claim(limit: number): Promise<ClaimedBatch<ClaimedTask>> {
     const excludeServers = this.slots.saturated();
@@ -90,7 +91,11 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
       if (item.rescued) this.metrics.rescued.inc({ phase: item.phase });
     }
     const filledServer = this.slots.saturatedWith(items) > excludeServers.length;
-    return { items, again: filledServer, leftBehind: excludeServers.length > 0 };
+    // A server at its fleet-wide cap is left behind too, but only another worker's ending call
+    // frees room for it: with fleet caps configured, every freed slot claims again (leases.md,
+    // "Fleet-wide caps"), else its rows would wait for a lease expiry or the fallback interval.
+    const leftBehind = excludeServers.length > 0 || this.fleetCaps.size > 0;
+    return { items, again: filledServer, leftBehind };
   }
 
   earliestDueMs(): Promise<number | null> {
