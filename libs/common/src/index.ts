@@ -1,12 +1,4 @@
-export {
-  TaskStatus,
-  TERMINAL_STATUSES,
-  ACTIVE_STATUSES,
-  isTerminal,
-  Contract,
-  Phase,
-  TaskErrorCode,
-} from './task.enums';
+export { TaskStatus, isTerminal, Contract, Phase, TaskErrorCode } from './task.enums';
 export {
   newTaskId,
   randomId,

@@ -1,3 +1,2 @@
 export { startEmbeddedPostgres } from './embedded-postgres';
-export type { EmbeddedDatabase, EmbeddedOptions } from './embedded-postgres';
-export { EmbeddedPostgresError } from './root-cluster';
+export type { EmbeddedDatabase } from './embedded-postgres';

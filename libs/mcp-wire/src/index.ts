@@ -15,7 +15,6 @@ export type { Request2026 } from './request-2026.validator';
 export {
   isRecord,
   isStatelessRequest,
-  decodeHeaderValue,
   encodeHeaderValue,
   validateRequest2026,
 } from './request-2026.validator';

@@ -1,10 +1,5 @@
 export { UpstreamPool } from './upstream.pool';
-export type {
-  BackoffSettings,
-  UpstreamLogger,
-  UpstreamMetricHooks,
-  UpstreamPoolOptions,
-} from './upstream.hooks';
+export type { UpstreamLogger, UpstreamPoolOptions } from './upstream.hooks';
 export type {
   RequestOptions,
   ServerStatus,
@@ -15,19 +10,12 @@ export type {
 } from './upstream.port';
 export {
   UpstreamConnectionError,
-  UpstreamDeadlineError,
   UpstreamRequestBrokenError,
   UpstreamError,
-  UpstreamHttpError,
   UpstreamProtocolError,
   UpstreamRpcError,
   UpstreamSessionExpiredError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './upstream.errors';
-export {
-  STATELESS_PROTOCOL_VERSION,
-  StatelessHttpClient,
-  TASKS_EXTENSION,
-  encodeHeaderValue,
-} from './stateless-http.client';
+export { StatelessHttpClient } from './stateless-http.client';

@@ -7,16 +7,8 @@ export {
 } from './task.projection';
 export type {
   InputRequiredView,
-  TaskErrorView,
   TaskSummaryView,
   TaskView,
   ProjectionContext,
 } from './task.projection';
-export {
-  ERROR_TEMPLATES,
-  TransientClass,
-  consumerError,
-  consumerLastError,
-  scrubUpstreamText,
-  transientClass,
-} from './error-text.projection';
+export { ERROR_TEMPLATES, consumerError, scrubUpstreamText } from './error-text.projection';
