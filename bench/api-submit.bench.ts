@@ -16,7 +16,7 @@ import {
   PhaseFigures,
   summarizePhase,
 } from './lib/open-loop';
-import { Fleet, startFleet } from './lib/poller-fleet';
+import { demoAnswers, demoAnswersJson, Fleet, startFleet } from './lib/poller-fleet';
 import { pollerMissing } from './lib/poller-gate';
 import { cpuSeconds } from './lib/poller-harness';
 import { median, round, sleep } from './lib/stats';
@@ -52,6 +52,7 @@ export const apiSubmitBench: Benchmark = {
       ladderStop: `the first rate whose p99 reaches ${P99_BOUND_MS} ms or with over 1% not 201`,
       runs: ctx.quick ? 1 : ctx.runs,
       poller: POLLER,
+      demoAnswers: demoAnswers(),
       clients: `${CLIENTS} users, one API key each, round-robin`,
       generator:
         'bench/workers/open-loop.worker.ts, its own process, keep-alive node:http; latency from each request’s scheduled instant',
@@ -82,6 +83,7 @@ async function oneRun(
       minPollIntervalMs: settings.poller.pollIntervalMs,
       slots: settings.poller.slots,
       maxConcurrentCalls: settings.poller.maxConcurrentCalls,
+      demoJsonResponse: demoAnswersJson(),
     });
     await waitForToolset(bench, SUBMIT_TOOLSET);
     api = await startApi(bench.url);

@@ -36,32 +36,36 @@ export const demoServerBench: Benchmark = {
       connections: 16,
       threads: 1,
       runs: ctx.quick ? 1 : ctx.runs,
-      session: `one ${PROTOCOL} session, JSON-RPC over POST answered as SSE (the SDK's default)`,
+      session: `one ${PROTOCOL} session per server: SSE answers (the SDK's default), then JSON (--json-response)`,
     };
     const missing = pollerMissing() ?? (await wrkMissing());
     if (missing) return { status: 'skipped', reason: missing, settings, rows: [], runs: [] };
     const runs: Phase[][] = [];
     for (let r = 0; r < settings.runs; r++) {
-      const demo = await startDemoServer();
-      try {
-        const session = await openSession(demo.url);
-        const job = await callTool(demo.url, session, 'demo_submit', { duration_ms: 0 });
-        const phases: Phase[] = [];
-        for (const [tool, args] of [
-          ['demo_status', { task_id: job }],
-          ['demo_submit', { duration_ms: 0 }],
-        ] as const) {
-          const phase = await wrkPhase(demo, session, tool, args, settings);
-          ctx.log(JSON.stringify(phase));
-          phases.push(phase);
+      const phases: Phase[] = [];
+      // SSE streams (the SDK's default answer) and plain JSON answers (`--json-response`).
+      for (const json of [false, true]) {
+        const demo = await startDemoServer(json);
+        try {
+          const session = await openSession(demo.url);
+          const job = await callTool(demo.url, session, 'demo_submit', { duration_ms: 0 });
+          for (const [tool, args] of [
+            ['demo_status', { task_id: job }],
+            ['demo_submit', { duration_ms: 0 }],
+          ] as const) {
+            const label = `${tool} (${json ? 'json' : 'sse'})`;
+            const phase = await wrkPhase(demo, session, label, args, tool, settings);
+            ctx.log(JSON.stringify(phase));
+            phases.push(phase);
+          }
+        } finally {
+          await demo.stop();
         }
-        runs.push(phases);
-      } finally {
-        await demo.stop();
       }
+      runs.push(phases);
     }
     const rows: ResultRow[] = [];
-    for (const tool of ['demo_status', 'demo_submit']) {
+    for (const tool of runs[0].map((phase) => phase.tool)) {
       const pick = (f: (p: Phase) => number): number =>
         round(median(runs.map((phases) => f(phases.find((p) => p.tool === tool)!))));
       rows.push({
@@ -160,8 +164,9 @@ async function callTool(
 async function wrkPhase(
   demo: RunningDemo,
   session: string,
-  tool: string,
+  label: string,
   args: Record<string, unknown>,
+  tool: string,
   settings: { seconds: number; connections: number; threads: number },
 ): Promise<Phase> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
@@ -195,7 +200,7 @@ async function wrkPhase(
   const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? Number.NaN);
   const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0);
   return {
-    tool,
+    tool: label,
     callsPerSecond: perSecond,
     p50Ms: wrkPercentile(stdout, '50%'),
     p99Ms: wrkPercentile(stdout, '99%'),

@@ -12,7 +12,7 @@ import { submitRequest, waitForToolset } from './api-submit.bench';
 import { startApi, RunningApi } from './lib/api-process';
 import { BenchDatabase, createBenchDatabase } from './lib/bench-db';
 import { OpenLoopGenerator } from './lib/open-loop';
-import { Fleet, startFleet } from './lib/poller-fleet';
+import { demoAnswers, demoAnswersJson, Fleet, startFleet } from './lib/poller-fleet';
 import { pollerMissing } from './lib/poller-gate';
 import { backendCpuDelta, cpuOf, postgresBackendCpu } from './lib/process-cpu';
 import { median, round, sleep } from './lib/stats';
@@ -41,6 +41,7 @@ export const endToEndBench: Benchmark = {
       slots: 128,
       maxConcurrentCalls: 64,
       pollIntervalMs: 1_000,
+      demoAnswers: demoAnswers(),
       runs: ctx.quick ? 1 : ctx.runs,
       task: 'demo_submit {duration_ms: 0}: done when first polled (min poll interval 1 s)',
       postgresCpu: 'backends of the benchmark database only (pg_stat_activity pids)',
@@ -78,6 +79,7 @@ async function oneRun(
       minPollIntervalMs: settings.pollIntervalMs,
       slots: settings.slots,
       maxConcurrentCalls: settings.maxConcurrentCalls,
+      demoJsonResponse: demoAnswersJson(),
     });
     await waitForToolset(bench, 'demo-ordinary');
     api = await startApi(bench.url);

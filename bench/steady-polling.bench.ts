@@ -6,7 +6,13 @@
  */
 import { BenchDatabase, createBenchDatabase } from './lib/bench-db';
 import { loadTasks } from './lib/load-tasks';
-import { Fleet, startFleet, waitAllSubmitted } from './lib/poller-fleet';
+import {
+  demoAnswers,
+  demoAnswersJson,
+  Fleet,
+  startFleet,
+  waitAllSubmitted,
+} from './lib/poller-fleet';
 import { pollerMissing } from './lib/poller-gate';
 import { cpuSeconds, histogramQuantile, scrapeHistogram } from './lib/poller-harness';
 import { median, round, sleep } from './lib/stats';
@@ -46,6 +52,7 @@ export const steadyPollingBench: Benchmark = {
       slots: 256,
       maxConcurrentCalls: 128,
       leaseMs: 30_000,
+      demoAnswers: demoAnswers(),
       dbStatementsProxy:
         'pg_stat_database.xact_commit delta (pg_stat_statements not installed): every statement ' +
         'outside an explicit transaction is one commit, so this counts statements and transactions',
@@ -68,6 +75,7 @@ export const steadyPollingBench: Benchmark = {
         minPollIntervalMs: Math.min(1_000, settings.pollIntervalMs),
         slots: settings.slots,
         maxConcurrentCalls: settings.maxConcurrentCalls,
+        demoJsonResponse: demoAnswersJson(),
       });
       await waitAllSubmitted(bench, 300_000);
       // One poll interval to reach the steady state (submits came in a burst).

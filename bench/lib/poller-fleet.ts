@@ -21,9 +21,11 @@ export async function startFleet(
   count: number,
   settings: Omit<PollerEnv, 'databaseUrl' | 'demoUrl' | 'toolsetFile'> & {
     maxConcurrentCalls: number;
+    /** The demo server answers JSON instead of SSE (`--json-response`). */
+    demoJsonResponse?: boolean;
   },
 ): Promise<Fleet> {
-  const demo = await startDemoServer();
+  const demo = await startDemoServer(settings.demoJsonResponse);
   const pollers: RunningPoller[] = [];
   const stop = async (): Promise<void> => {
     await Promise.all(pollers.map((poller) => poller.stop()));
@@ -45,6 +47,19 @@ export async function startFleet(
     throw error;
   }
   return { demo, pollers, stop };
+}
+
+/**
+ * BENCH_DEMO_JSON=1: the fleet benchmarks' demo server answers JSON (`--json-response`) instead
+ * of SSE streams, so the poller's figures leave out the SSE parse per call.
+ */
+export function demoAnswersJson(): boolean {
+  return process.env.BENCH_DEMO_JSON === '1';
+}
+
+/** How the fleet's demo server answers, for a benchmark's settings. */
+export function demoAnswers(): string {
+  return demoAnswersJson() ? 'json (--json-response, BENCH_DEMO_JSON=1)' : 'sse (the SDK default)';
 }
 
 /** Waits until no row is `queued` (every submit went out), or throws after `timeoutMs`. */

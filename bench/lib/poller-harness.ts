@@ -22,11 +22,14 @@ export interface RunningPoller extends Running {
   metricsUrl: string;
 }
 
-/** The demo server over Streamable HTTP on a free port; resolves once it prints its URL. */
-export async function startDemoServer(): Promise<RunningDemo> {
-  const child = spawn(process.execPath, [DEMO_SERVER_MAIN, '--transport', 'http', '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+/**
+ * The demo server over Streamable HTTP on a free port; resolves once it prints its URL. With
+ * `jsonResponse` it answers each POST with one JSON body, without it with an SSE stream.
+ */
+export async function startDemoServer(jsonResponse = false): Promise<RunningDemo> {
+  const args = [DEMO_SERVER_MAIN, '--transport', 'http', '--port', '0'];
+  if (jsonResponse) args.push('--json-response');
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('demo server did not start in 20 s')), 20_000);
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -83,7 +86,10 @@ export interface PollerEnv {
 /** The real poller (dist/apps/poller/src/main.js); resolves once /healthz/ready answers 200. */
 export async function startPoller(env: PollerEnv): Promise<RunningPoller> {
   const port = await freePort();
-  const child = spawn(process.execPath, [POLLER_MAIN], {
+  // BENCH_CPU_PROF=<dir>: the poller runs under `node --cpu-prof` (written when it stops).
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, POLLER_MAIN], {
     env: {
       ...process.env,
       DATABASE_URL: env.databaseUrl,

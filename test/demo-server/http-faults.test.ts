@@ -108,6 +108,20 @@ describe('server-wide faults', () => {
 });
 
 describe('HTTP extras', () => {
+  it('--json-response answers a session POST with one JSON body; an SDK client still works', async () => {
+    const demo = await startDemoServer(['--json-response']);
+    const init = await postMcp(demo.url, initializeBody);
+    expect(init.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(
+      ((await init.json()) as { result?: { protocolVersion?: string } }).result?.protocolVersion,
+    ).toBe('2025-11-25');
+    const client = await connectHttp(demo.url);
+    const submitted = await call(client, 'demo_submit', { duration_ms: 0 });
+    const { task_id } = submitted.structuredContent as { task_id: string };
+    const status = await call(client, 'demo_status', { task_id });
+    expect(status.structuredContent).toMatchObject({ task_id, status: 'completed' });
+  });
+
   it('POST /admin/add-tool adds demo_extra and notifies connected sessions', async () => {
     const demo = await startDemoServer();
     const client = await connectHttp(demo.url);

@@ -15,6 +15,8 @@ export interface DemoOptions {
   slowInitializeMs: number;
   dropAfterInitialize: boolean;
   forgetSessions: boolean;
+  /** Streamable HTTP answers each POST with one JSON body instead of an SSE stream. */
+  jsonResponse: boolean;
   requireAuth?: string;
 }
 
@@ -26,6 +28,7 @@ const BOOLEAN_FLAGS = {
   html: 'html',
   'drop-after-initialize': 'dropAfterInitialize',
   'forget-sessions': 'forgetSessions',
+  'json-response': 'jsonResponse',
 } as const;
 
 const VALUE_FLAGS = [
@@ -89,6 +92,7 @@ export function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOpt
     stateFile: value('state-file') || undefined,
     noPing: flag('no-ping'),
     html: flag('html'),
+    jsonResponse: flag('json-response'),
     slowInitializeMs:
       slow === undefined ? 0 : parseInteger('slow-initialize-ms', slow, 0, 2 ** 31 - 1),
     dropAfterInitialize: flag('drop-after-initialize'),

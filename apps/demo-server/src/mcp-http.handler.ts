@@ -70,6 +70,9 @@ export class McpHttpHandler {
     const server = createDemoServer(this.context);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // An upstream may answer a POST with plain JSON (no progress or requests mid-call); the
+      // benchmarks use it to measure the gateway's cost without an SSE parse per call.
+      enableJsonResponse: this.context.options.jsonResponse,
       onsessioninitialized: (id): void =>
         this.sessions.add({ id, server, transport, initialized: false }),
     });
