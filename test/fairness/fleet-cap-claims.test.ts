@@ -1,0 +1,69 @@
+// Guards docs/leases.md, "Fleet-wide caps": claims that start together never lease more rows of a
+// capped server than its cap, counted from the live leases (the advisory lock's job).
+import { Pool } from 'pg';
+import { Phase } from '@app/common';
+import { Database, TaskLeaseRepository } from '@app/persistence';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+
+let database: TestDatabase;
+const CAP = 3;
+const CLAIMERS = 6;
+const ROUNDS = 15;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await database.db.query(
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
+                        next_attempt_at)
+     SELECT 'task_capped_' || g, 'user-' || (g % 7), 'thread-1', 'demo-sync', 'sync-call',
+            'capped', 'queued', '{}'::jsonb, now() - interval '1 minute'
+       FROM generate_series(1, 500) AS g`,
+  );
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+it.each([
+  ['due order', false],
+  ['fair share', true],
+])('%s: six claimers at once never hold more than the cap of 3 live leases', async (_, fair) => {
+  const pools = Array.from(
+    { length: CLAIMERS },
+    () => new Pool({ connectionString: database.url, max: 2 }),
+  );
+  const claimers = pools.map((pool) => new TaskLeaseRepository(new Database(pool)));
+  try {
+    const held: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await Promise.all(
+        claimers.map((leases, i) =>
+          leases.claim({
+            workerId: `cap-${i}`,
+            limit: 4,
+            phases: [Phase.Submit],
+            leaseMs: 60_000,
+            deadWorkerAfterMs: 30_000,
+            fleetCaps: new Map([['capped', CAP]]),
+            fairShare: fair ? { weights: new Map<string, number>() } : undefined,
+          }),
+        ),
+      );
+      const [live] = await database.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM tasks
+            WHERE server = 'capped' AND lease_token IS NOT NULL AND lease_expires_at > now()`,
+      );
+      held.push(live.n);
+      // The calls end: the leases are given back, due now, for the next round.
+      await database.db.query(
+        `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+                            next_attempt_at = now() - interval '1 minute'
+            WHERE lease_token IS NOT NULL`,
+      );
+    }
+    // Every round filled the cap (the work went on) and no round went past it.
+    expect(held).toEqual(Array.from({ length: ROUNDS }, () => CAP));
+  } finally {
+    await Promise.all(pools.map((pool) => pool.end()));
+  }
+});
