@@ -42,9 +42,9 @@ async function main(): Promise<void> {
   const databaseUrl = url.toString();
   const dataSource = createDataSource(databaseUrl, 4, 'bench');
   await dataSource.initialize();
+  await runMigrations(dataSource).finally(() => dataSource.destroy());
+  const db = Database.connect({ url: databaseUrl, poolSize: 4, appName: 'bench' });
   try {
-    await runMigrations(dataSource);
-    const db = Database.fromDataSource(dataSource);
     const demo = await startDemoServer();
     const serversFile = writeServersFile({
       demo: demoServerEntry(demo.url, 'demo-ordinary', { maxConcurrentCalls: slots }),
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await stopAllProcesses();
-    await dataSource.destroy();
+    await db.close();
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
     if (embedded) await embedded.stop();

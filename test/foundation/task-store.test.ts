@@ -6,7 +6,6 @@ import {
   TaskPagePosition,
   TaskPageQuery,
   assertSchemaCurrent,
-  createDataSource,
   TaskRepository,
   TaskLeaseRepository,
 } from '@app/persistence';
@@ -140,15 +139,9 @@ it('lists newest first with keyset pages and status filters, per thread and per 
 
 it('refuses to start on a schema that lacks a migration, naming it', async () => {
   await t.db.query(`DELETE FROM schema_migrations WHERE name = 'InitialSchema1764417600000'`);
-  const ds = createDataSource(t.url, 1);
-  await ds.initialize();
-  try {
-    await expect(assertSchemaCurrent(ds)).rejects.toThrow(
-      'database schema is missing migration(s): InitialSchema1764417600000; run "npm run migrate" first',
-    );
-  } finally {
-    await ds.destroy();
-  }
+  await expect(assertSchemaCurrent(t.db)).rejects.toThrow(
+    'database schema is missing migration(s): InitialSchema1764417600000; run "npm run migrate" first',
+  );
 });
 
 it('a connection killed inside a transaction fails that transaction, not the process', async () => {

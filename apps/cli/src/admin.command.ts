@@ -1,5 +1,4 @@
 import { userInfo } from 'node:os';
-import { DataSource } from 'typeorm';
 import { TASK_ID_PATTERN } from '@app/common';
 import { Database, OperatorActor, OperatorRepository, OperatorResult } from '@app/persistence';
 
@@ -30,8 +29,8 @@ const EXIT: Record<OperatorResult['outcome'], number> = {
  * `npm run admin -- …`: the operator commands of docs/operations.md ("Operator commands"), the
  * same as the API's admin routes. Writes are recorded in the operator action log.
  */
-export async function runAdminCommand(dataSource: DataSource, args: string[]): Promise<void> {
-  const repo = new OperatorRepository(Database.fromDataSource(dataSource));
+export async function runAdminCommand(db: Database, args: string[]): Promise<void> {
+  const repo = new OperatorRepository(db);
   const [action, ...rest] = args;
   const flags = parseFlags(rest);
   if (!flags) return usage();

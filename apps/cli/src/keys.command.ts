@@ -1,4 +1,3 @@
-import { DataSource } from 'typeorm';
 import { ApiKeyInfo, ApiKeyRepository, Database } from '@app/persistence';
 
 const USAGE = `usage:
@@ -13,8 +12,8 @@ const MAX_FIELD_CHARS = 255;
  * `keys create|list|revoke`: the operator's API key store. A created key is printed once, alone
  * on the last line, so scripts can take it with `tail -n 1`; only its SHA-256 is stored.
  */
-export async function runKeysCommand(dataSource: DataSource, args: string[]): Promise<void> {
-  const keys = new ApiKeyRepository(Database.fromDataSource(dataSource));
+export async function runKeysCommand(db: Database, args: string[]): Promise<void> {
+  const keys = new ApiKeyRepository(db);
   const [action, ...rest] = args;
   const flags = parseFlags(rest);
   if (action === 'create' && flags) {

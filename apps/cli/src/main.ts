@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
-import { createDataSource, missingMigrations, runMigrations } from '@app/persistence';
+import { createDataSource, Database, missingMigrations, runMigrations } from '@app/persistence';
 import { runAdminCommand } from './admin.command';
 import { runKeysCommand } from './keys.command';
 import { runQuotasCommand } from './quotas.command';
@@ -36,18 +36,15 @@ runMain('cli', async () => {
     process.exit(command === undefined || command === '--help' ? 0 : 64);
   }
   const settings = loadSettings();
-  const dataSource = createDataSource(
-    requireDatabaseUrl(settings.database.url),
-    2,
-    'mcp-task-gateway-cli',
-  );
-  await dataSource.initialize();
+  const url = requireDatabaseUrl(settings.database.url);
+  const appName = 'mcp-task-gateway-cli';
+  const db = Database.connect({ url, poolSize: 2, appName });
   try {
     if (command === 'migrate' && args.includes('--wait')) {
       // The apps' init containers: wait for the migrate Job; exit non-zero on a real error
       // (bad URL, auth) so it shows as a crash, not as an endless quiet wait.
       for (;;) {
-        const missing = await missingMigrations(dataSource);
+        const missing = await missingMigrations(db);
         if (missing.length === 0) break;
         process.stdout.write(`pending: ${missing.join(', ')}; waiting for the migrate Job\n`);
         await new Promise((resolve) => setTimeout(resolve, WAIT_INTERVAL_MS));
@@ -55,24 +52,27 @@ runMain('cli', async () => {
       process.stdout.write('schema is up to date\n');
     } else if (command === 'migrate' && args.includes('--check')) {
       // Used by the apps' init containers: wait for the migrate Job, never migrate themselves.
-      const missing = await missingMigrations(dataSource);
+      const missing = await missingMigrations(db);
       process.stdout.write(
         missing.length ? `pending: ${missing.join(', ')}\n` : 'schema is up to date\n',
       );
       process.exitCode = missing.length ? 3 : 0;
     } else if (command === 'migrate') {
-      const applied = await runMigrations(dataSource);
+      // TypeORM's migration runner brings its own connection; only `migrate` opens it.
+      const dataSource = createDataSource(url, 2, appName);
+      await dataSource.initialize();
+      const applied = await runMigrations(dataSource).finally(() => dataSource.destroy());
       process.stdout.write(
         applied.length === 0 ? 'schema is up to date\n' : `applied: ${applied.join(', ')}\n`,
       );
     } else if (command === 'admin') {
-      await runAdminCommand(dataSource, args);
+      await runAdminCommand(db, args);
     } else if (command === 'quotas') {
-      await runQuotasCommand(dataSource, args);
+      await runQuotasCommand(db, args);
     } else {
-      await runKeysCommand(dataSource, args);
+      await runKeysCommand(db, args);
     }
   } finally {
-    await dataSource.destroy();
+    await db.close();
   }
 });

@@ -1,4 +1,3 @@
-import { DataSource } from 'typeorm';
 import { Database, PrincipalQuota, QuotaChange, QuotaRepository } from '@app/persistence';
 
 const USAGE = `usage (output is JSON lines):
@@ -20,8 +19,8 @@ const FLAGS: Readonly<Record<string, keyof QuotaChange>> = {
  * `npm run quotas -- …`: per-user overrides of MAX_ACTIVE_TASKS_PER_USER and
  * SUBMIT_RATE_LIMIT_PER_MINUTE, kept in Postgres beside the buckets they govern.
  */
-export async function runQuotasCommand(dataSource: DataSource, args: string[]): Promise<void> {
-  const quotas = new QuotaRepository(Database.fromDataSource(dataSource));
+export async function runQuotasCommand(db: Database, args: string[]): Promise<void> {
+  const quotas = new QuotaRepository(db);
   const [action, user, ...rest] = args;
   if (action === 'list' && user === undefined) {
     for (const row of await quotas.list()) out(view(row));

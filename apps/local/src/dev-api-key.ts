@@ -1,6 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DataSource } from 'typeorm';
 import { API_KEY_PREFIX, ApiKeyRepository, Database } from '@app/persistence';
 
 /** The user the embedded default's development key acts for. */
@@ -14,10 +13,10 @@ const DEV_KEY_NAME = 'development (npm start)';
  * a new key replaces the file, because a revoke must stick.
  */
 export async function ensureDevApiKey(
-  dataSource: DataSource,
+  db: Database,
   file: string,
 ): Promise<{ created: boolean; key: string }> {
-  const keys = new ApiKeyRepository(Database.fromDataSource(dataSource));
+  const keys = new ApiKeyRepository(db);
   const existing = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
   if (existing.startsWith(API_KEY_PREFIX)) {
     if (await keys.findActive(existing)) return { created: false, key: existing };

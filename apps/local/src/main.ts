@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { loadSettings, runMain } from '@app/config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
-import { createDataSource, runMigrations } from '@app/persistence';
+import { createDataSource, Database, runMigrations } from '@app/persistence';
 import { Child, hasExited, startChild, stopChild, waitForLine } from './child-process';
 import { DEV_USER, ensureDevApiKey } from './dev-api-key';
 
@@ -34,8 +34,9 @@ runMain('start', async () => {
   await dataSource.initialize();
   const applied = await runMigrations(dataSource);
   log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'schema is up to date');
-  const devKey = await ensureDevApiKey(dataSource, join(DATA, 'dev-api-key'));
   await dataSource.destroy();
+  const db = Database.connect({ url: databaseUrl, poolSize: 2, appName: 'mcp-task-gateway-start' });
+  const devKey = await ensureDevApiKey(db, join(DATA, 'dev-api-key')).finally(() => db.close());
 
   const children: Child[] = [];
   // The API and the poller stop together (each drains on its own); the demo server goes last,

@@ -5,9 +5,9 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { McpServersConfig, Settings } from '@app/config';
 import { DatabaseProbe, MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
+import { Database } from '@app/persistence';
 import { ClaimLoopService } from './claim-loop.service';
 import { MCP_SERVERS, POLLER_SETTINGS } from './poller.tokens';
 
@@ -31,12 +31,12 @@ export class PollerHealthServer
     @Inject(POLLER_SETTINGS) private readonly settings: Settings,
     @Inject(MCP_SERVERS) servers: McpServersConfig,
     private readonly metrics: MetricsService,
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
     private readonly loop: ClaimLoopService,
   ) {
     metrics.metrics.primePollerSeries([...servers.toolsets.keys()]);
     this.probe = new DatabaseProbe({
-      ping: () => dataSource.query('SELECT 1'),
+      ping: () => db.query('SELECT 1'),
       metrics: metrics.metrics,
     });
   }
@@ -63,7 +63,7 @@ export class PollerHealthServer
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        this.dataSource.query('SELECT 1'),
+        this.db.query('SELECT 1'),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
         }),

@@ -1,5 +1,4 @@
-import { Pool, PoolClient, QueryResultRow } from 'pg';
-import { DataSource } from 'typeorm';
+import { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { storableJson, storableParams } from './storable-text';
 
 /** What the SQL repositories need: rows back from a statement. Satisfied by a pool or a client. */
@@ -11,16 +10,47 @@ export interface Queryable {
   ): Promise<R[]>;
 }
 
+/** Where and how to connect: the apps', the CLI's and the benchmarks' one pool. */
+export interface DatabaseOptions {
+  url: string;
+  poolSize: number;
+  appName: string;
+}
+
+/** pg settings of every pool the gateway opens (the TypeORM migrator's too, data-source.ts). */
+export function poolConfig(options: DatabaseOptions): PoolConfig {
+  return {
+    connectionString: options.url,
+    max: options.poolSize,
+    application_name: options.appName,
+    connectionTimeoutMillis: 10_000,
+    // jit=off: with many rows due, the planner's cost estimate for the claim crossed the JIT
+    // threshold and compiling took 97 of 243 ms per claim (docs/benchmarks.md); short OLTP
+    // statements never win back JIT's compile time.
+    options: '-c jit=off',
+  };
+}
+
 /**
- * The hot path's handle on Postgres: the pg pool that TypeORM already owns, used directly so
- * hand-written SQL returns plain rows (TypeORM's `query` returns `[rows, count]` for UPDATE) and
- * can use named prepared statements.
+ * The gateway's handle on Postgres: a pg pool of its own, so hand-written SQL returns plain
+ * rows and can use named prepared statements. TypeORM only runs the migrations (migrator.ts).
  */
 export class Database implements Queryable {
   constructor(readonly pool: Pool) {}
 
-  static fromDataSource(dataSource: DataSource): Database {
-    return new Database((dataSource.driver as unknown as { master: Pool }).master);
+  /**
+   * Opens a pool. An idle connection that dies (a Postgres restart) is an `error` event on the
+   * pool; it is dropped and replaced on the next checkout, and the queries that need it fail
+   * with their own errors, so the event itself is not fatal.
+   */
+  static connect(options: DatabaseOptions): Database {
+    const pool = new Pool(poolConfig(options));
+    pool.on('error', () => undefined);
+    return new Database(pool);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
   }
 
   async query<R extends QueryResultRow = Record<string, unknown>>(

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { MIGRATIONS_TABLE } from './data-source';
+import { Queryable } from './database';
 
 /** Any constant works; it only has to be the same for every migrator of this schema. */
 const MIGRATION_LOCK_KEY = 727_001;
@@ -26,16 +27,13 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
 }
 
 /** Names of migrations this build needs that the database has not applied. */
-export async function missingMigrations(dataSource: DataSource): Promise<string[]> {
-  const exists: Array<{ ok: boolean }> = await dataSource.query(
-    `SELECT to_regclass($1) IS NOT NULL AS ok`,
-    [MIGRATIONS_TABLE],
-  );
+export async function missingMigrations(db: Queryable): Promise<string[]> {
+  const exists = await db.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
+    MIGRATIONS_TABLE,
+  ]);
   const applied = new Set<string>();
   if (exists[0]?.ok) {
-    const rows: Array<{ name: string }> = await dataSource.query(
-      `SELECT name FROM ${MIGRATIONS_TABLE}`,
-    );
+    const rows = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
     for (const row of rows) applied.add(row.name);
   }
   return MIGRATIONS.map((migration) => new migration().name ?? migration.name).filter(
@@ -44,8 +42,8 @@ export async function missingMigrations(dataSource: DataSource): Promise<string[
 }
 
 /** Throws, naming each missing migration, when the schema is older than this build. */
-export async function assertSchemaCurrent(dataSource: DataSource): Promise<void> {
-  const missing = await missingMigrations(dataSource);
+export async function assertSchemaCurrent(db: Queryable): Promise<void> {
+  const missing = await missingMigrations(db);
   if (missing.length > 0) {
     throw new Error(
       `database schema is missing migration(s): ${missing.join(', ')}; run "npm run migrate" first`,

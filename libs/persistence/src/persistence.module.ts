@@ -1,27 +1,21 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { CatalogRepository } from './catalog.repository';
-import { createDataSource } from './data-source';
-import { Database } from './database';
+import { Database, DatabaseOptions } from './database';
 import { assertSchemaCurrent } from './migrator';
 import { TaskInputRepository } from './task-input.repository';
 import { TaskLeaseRepository } from './task-lease.repository';
 import { TaskRepository } from './task.repository';
 import { WorkerRepository } from './worker.repository';
 
-export interface PersistenceOptions {
-  url: string;
-  poolSize: number;
-  appName: string;
-}
+export type PersistenceOptions = DatabaseOptions;
 
 /** Closes the pool last, after the apps' own shutdown hooks have drained their work. */
 @Injectable()
 class PoolCloser implements OnApplicationShutdown {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    await this.db.close();
   }
 }
 
@@ -37,23 +31,17 @@ export class PersistenceModule {
       global: true,
       providers: [
         {
-          provide: DataSource,
+          provide: Database,
           useFactory: async () => {
-            const dataSource = createDataSource(options.url, options.poolSize, options.appName);
-            await dataSource.initialize();
+            const db = Database.connect(options);
             try {
-              await assertSchemaCurrent(dataSource);
+              await assertSchemaCurrent(db);
             } catch (error) {
-              await dataSource.destroy();
+              await db.close();
               throw error;
             }
-            return dataSource;
+            return db;
           },
-        },
-        {
-          provide: Database,
-          inject: [DataSource],
-          useFactory: (ds: DataSource) => Database.fromDataSource(ds),
         },
         {
           provide: TaskRepository,
@@ -83,7 +71,6 @@ export class PersistenceModule {
         PoolCloser,
       ],
       exports: [
-        DataSource,
         Database,
         TaskRepository,
         TaskLeaseRepository,

@@ -5,7 +5,7 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { DataSource } from 'typeorm';
+import { Database } from '@app/persistence';
 import { Public } from '../auth/public.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 
@@ -19,7 +19,7 @@ const READY_TIMEOUT_MS = 2000;
 export class HealthController implements BeforeApplicationShutdown {
   private draining = false;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly db: Database) {}
 
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process answers (no I/O)' })
@@ -39,7 +39,7 @@ export class HealthController implements BeforeApplicationShutdown {
       timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
     });
     try {
-      await Promise.race([this.dataSource.query('SELECT 1'), timeout]);
+      await Promise.race([this.db.query('SELECT 1'), timeout]);
       return { status: 'ok' };
     } catch {
       throw new ServiceUnavailableException('database not reachable');

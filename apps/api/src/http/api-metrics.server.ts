@@ -5,9 +5,9 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Settings } from '@app/config';
 import { DatabaseProbe, MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
+import { Database } from '@app/persistence';
 import { SETTINGS } from '../settings.token';
 
 /**
@@ -26,11 +26,11 @@ export class ApiMetricsServer
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly metrics: MetricsService,
-    dataSource: DataSource,
+    db: Database,
   ) {
     metrics.metrics.primeApiSeries();
     this.probe = new DatabaseProbe({
-      ping: () => dataSource.query('SELECT 1'),
+      ping: () => db.query('SELECT 1'),
       metrics: metrics.metrics,
     });
   }
