@@ -1,7 +1,7 @@
 // Guards the event outbox: a committed status change always has its event (same transaction), sequences increase, progress is rate-limited, hidden tasks vanish, and the stream order never skips a late commit.
 import { Client } from 'pg';
 import { EventRepository, STREAM_START, TaskEventRow, WebhookRepository } from '@app/persistence';
-import { publicEventId, toEventView } from '@app/webhooks';
+import { publicEventId, toEventView } from '@app/views';
 import { toTaskRow } from '@app/persistence';
 import { toTaskSummary } from '@app/views';
 import { createTestDatabase, TestDatabase } from '../helpers/db';

@@ -1,5 +1,6 @@
 // Guards at-least-once webhook delivery: with delivery workers SIGKILLed mid-delivery, a real receiver still gets every terminal event of a few hundred tasks, each correctly signed.
-import { newWebhookSecret, publicEventId } from '@app/webhooks';
+import { publicEventId } from '@app/views';
+import { newWebhookSecret } from '@app/webhooks';
 import { WebhookRepository } from '@app/persistence';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { NodeProcess, startNode } from '../helpers/node-process';

@@ -7,9 +7,9 @@ import {
   DeliveryWorkerOptions,
   newWebhookSecret,
   parseWebhookUrl,
-  publicEventId,
   WebhookDeliveryWorker,
 } from '@app/webhooks';
+import { publicEventId } from '@app/views';
 import type { GatewayMetrics } from '@app/metrics';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { waitUntil } from '../helpers/wait';

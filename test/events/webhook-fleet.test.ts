@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
-import { publicEventId } from '@app/webhooks';
+import { publicEventId } from '@app/views';
 import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
 import {
   DemoServerProcess,

@@ -12,3 +12,5 @@ export type {
   ProjectionContext,
 } from './task.projection';
 export { ERROR_TEMPLATES, consumerError, scrubUpstreamText } from './error-text.projection';
+export { EVENT_TYPES, publicEventId, toEventView } from './event.projection';
+export type { EventProjectionContext } from './event.projection';

@@ -2,13 +2,13 @@ import { ClaimBackoff, ClaimedBatch, LeasedWork, LeasedWorkEngine, SlotCount } f
 import { AttemptRecord, ClaimedDelivery, WebhookRepository } from '@app/persistence';
 import type { GatewayMetrics, WebhookOutcome } from '@app/metrics';
 import { annotateTaskSpan, runInTaskSpan } from '@app/tracing';
+import { EventProjectionContext, toEventView } from '@app/views';
 import {
   HostResolver,
   WebhookDestinationError,
   checkDestination,
   parseWebhookUrl,
 } from './destination.guard';
-import { EventProjectionContext, toEventView } from './event.projection';
 import { RetryPolicy, nextRetryMs } from './retry.policy';
 import { postWebhook } from './webhook.sender';
 import { signWebhook } from './webhook-signer';

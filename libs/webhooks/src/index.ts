@@ -1,4 +1,3 @@
-export { EVENT_TYPES } from './webhooks.enum';
 export { newWebhookSecret, verifyWebhook } from './webhook-signer';
 export {
   DNS_TIMEOUT_MS,
@@ -8,6 +7,5 @@ export {
   parseWebhookUrl,
 } from './destination.guard';
 export { DEFAULT_RETRY_POLICY } from './retry.policy';
-export { publicEventId, toEventView } from './event.projection';
 export { WebhookDeliveryWorker } from './delivery.worker';
 export type { DeliveryWorkerOptions } from './delivery.worker';

@@ -1,8 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { EVENT_TYPES } from '@app/webhooks';
+import { EVENT_TYPES } from '@app/views';
 import { TaskSummaryDto } from '../tasks/task.dto';
 
-// OpenAPI shape only: events are built by toEventView (@app/webhooks), which SSE and webhook
+// OpenAPI shape only: events are built by toEventView (@app/views), which SSE and webhook
 // deliveries share; a test checks real events against this schema field by field.
 
 /** One event, as an SSE `data:` line and as a webhook request body (events.md, "The event"). */

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { EventCursor, EventRepository, TaskEventRow } from '@app/persistence';
-import { toEventView } from '@app/webhooks';
+import { toEventView } from '@app/views';
 import { formatEventCursor } from './event-cursor';
 import { EventStreamHub } from './event-stream.hub';
 

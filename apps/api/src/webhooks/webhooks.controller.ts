@@ -11,7 +11,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { WebhookRepository, WebhookSubscriptionRow } from '@app/persistence';
-import { publicEventId } from '@app/webhooks';
+import { publicEventId } from '@app/views';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';

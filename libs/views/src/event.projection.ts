@@ -1,7 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { TaskEventRow } from '@app/persistence';
-import { TaskSummaryView, taskRowFromSnapshot, toTaskSummary } from '@app/views';
-import { EventType } from './webhooks.enum';
+import { TaskSummaryView, taskRowFromSnapshot, toTaskSummary } from './task.projection';
+
+/** The event types of events.md ("The event"); SSE and webhooks share them. */
+export const EVENT_TYPES = [
+  'task.working',
+  'task.input_required',
+  'task.progress',
+  'task.completed',
+  'task.failed',
+  'task.cancelled',
+] as const;
+/** One of {@link EVENT_TYPES}. */
+export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The task summary inside an event: exactly the API's list summary. */
 export type EventTaskSummary = TaskSummaryView;
