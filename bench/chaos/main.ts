@@ -57,6 +57,8 @@ function keepPollerLogs(cluster: ChaosCluster, dir: string): void {
     for (const poller of [...slot.retired, ...(slot.current ? [slot.current] : [])]) {
       const lines = poller.logs.map((line) => JSON.stringify(line)).join('\n');
       writeFileSync(join(dir, 'logs', `${poller.workerId}.jsonl`), `${lines}\n`);
+      const stderr = poller.stderr();
+      if (stderr !== '') writeFileSync(join(dir, 'logs', `${poller.workerId}.stderr`), stderr);
     }
   }
 }

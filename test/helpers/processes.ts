@@ -245,6 +245,8 @@ export interface PollerProcess {
   metricsPort: number;
   /** Every JSON log line so far, parsed. */
   logs: Record<string, unknown>[];
+  /** Everything written to stderr so far (a crash's stack lands here, not in the JSON log). */
+  stderr(): string;
   /** GET /metrics text. */
   metrics(): Promise<string>;
   /** SIGTERM and wait for a graceful exit; resolves with the exit code. */
@@ -298,6 +300,7 @@ export async function startPoller(options: PollerOptions): Promise<PollerProcess
   const poller: PollerProcess = {
     child,
     workerId,
+    stderr: () => stderr,
     metricsPort,
     logs,
     metrics: async () => (await fetch(`${base}/metrics`)).text(),
