@@ -8,6 +8,7 @@ import { TraceContext1796300000000 } from './1796300000000-TraceContext';
 import { SubmitQuotas1796416000000 } from './1796416000000-SubmitQuotas';
 import { FairShare1796420000000 } from './1796420000000-FairShare';
 import { TaskDeadlines1796430000000 } from './1796430000000-TaskDeadlines';
+import { SubmitTaskFunction1796440000000 } from './1796440000000-SubmitTaskFunction';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   SubmitQuotas1796416000000,
   FairShare1796420000000,
   TaskDeadlines1796430000000,
+  SubmitTaskFunction1796440000000,
 ];

@@ -1,6 +1,6 @@
 import { Contract, TaskStatus, newTaskId } from '@app/common';
 import { Database, Queryable, jsonParam } from './database';
-import { QUOTA_GATE_SQL, TASK_INSERT_SQL } from './sql/submit-quota.sql';
+import { SUBMIT_TASK_SQL, TASK_INSERT_SQL } from './sql/submit-quota.sql';
 import { TaskRow, toTaskRow } from './task-row';
 
 export interface NewTask {
@@ -44,13 +44,6 @@ export type StoreResult =
 export type CreateResult =
   StoreResult | { kind: 'refused'; quota: QuotaName; limit: number; retryAfterSeconds: number };
 
-/** Ends a quota transaction early with `result`, rolling back the token it took. */
-class Abandon extends Error {
-  constructor(readonly result: CreateResult) {
-    super(`submit ended without an insert: ${result.kind}`);
-  }
-}
-
 export type StatusFilter = 'active' | 'terminal' | TaskStatus;
 
 export type CancelResult =
@@ -68,88 +61,45 @@ export class TaskRepository {
 
   /**
    * Stores a new task, once per idempotency key. With `quota`, the submit is checked against the
-   * user's quotas in the same transaction as the insert (QUOTA_GATE_SQL says how replicas stay
-   * within them); a refused submit writes nothing. A replay of an earlier idempotent submit is
-   * answered whatever the quotas say, and spends none of them.
+   * user's quotas and stored in one call of `submit_task` (migrations/…-SubmitTaskFunction says
+   * how replicas stay within them); a refused submit writes nothing. A replay of an earlier
+   * idempotent submit is answered whatever the quotas say, and spends none of them.
    */
   async create(task: NewTask): Promise<StoreResult>;
   async create(task: NewTask, quota: SubmitQuota): Promise<CreateResult>;
   async create(task: NewTask, quota?: SubmitQuota): Promise<CreateResult> {
-    // Without a quota the insert's condition always holds: a row, or the earlier keyed task.
-    if (!quota) return (await this.insert(this.db, task, 0))!;
+    const id = newTaskId();
+    if (!quota) {
+      const rows = await this.db.query(TASK_INSERT_SQL, [id, ...columns(task)]);
+      if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };
+      // The key was taken: by this same request retried (replay) or by another body (conflict).
+      // The conflicting insert has committed by now, so READ COMMITTED sees it.
+      const existing = await this.db.query(
+        `SELECT * FROM tasks WHERE user_id = $1 AND idempotency_key = $2`,
+        [task.userId, task.idempotencyKey],
+      );
+      return earlier(task, toTaskRow(existing[0]));
+    }
+    let rows: Record<string, unknown>[];
     try {
-      return await this.db.transaction(async (tx) => {
-        const [gate] = await tx.query<{
-          available: number;
-          per_minute: number;
-          max_active: number;
-        }>(
-          QUOTA_GATE_SQL,
-          [task.userId, quota.submitsPerMinute, quota.maxActiveTasks],
-          'quota_gate',
-        );
-        if (task.idempotencyKey) {
-          const earlier = await this.findByKey(tx, task);
-          if (earlier) throw new Abandon(earlier);
-        }
-        if (gate.per_minute > 0 && gate.available < 1) {
-          // The bucket refills per_minute tokens a minute: one token is this far away.
-          const seconds = Math.ceil(((1 - gate.available) * 60) / gate.per_minute);
-          throw new Abandon(refused('submits_per_minute', gate.per_minute, seconds));
-        }
-        const stored = await this.insert(tx, task, gate.max_active);
-        if (!stored) {
-          throw new Abandon(
-            refused('active_tasks', gate.max_active, quota.activeRetryAfterSeconds),
-          );
-        }
-        return stored;
-      });
+      rows = await this.db.query(
+        SUBMIT_TASK_SQL,
+        [
+          id,
+          ...columns(task),
+          quota.submitsPerMinute,
+          quota.maxActiveTasks,
+          quota.activeRetryAfterSeconds,
+        ],
+        'submit_task',
+      );
     } catch (error) {
-      if (error instanceof Abandon) return error.result;
+      const refusal = quotaRefusal(error);
+      if (refusal) return refusal;
       throw error;
     }
-  }
-
-  /** Inserts unless the user has `maxActive` active tasks (0 = no limit); null when refused. */
-  private async insert(
-    db: Queryable,
-    task: NewTask,
-    maxActive: number,
-  ): Promise<StoreResult | null> {
-    const rows = await db.query(TASK_INSERT_SQL, [
-      newTaskId(),
-      task.userId,
-      task.threadId,
-      task.toolset,
-      task.contract,
-      task.server,
-      JSON.stringify(task.input ?? {}),
-      jsonParam(task.metadata),
-      task.idempotencyKey ?? null,
-      task.requestHash ?? null,
-      task.traceContext ? JSON.stringify(task.traceContext) : null,
-      task.deadlineSeconds ?? null,
-      maxActive,
-      task.tenant ?? null,
-    ]);
-    if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };
-    // The key was taken: by this same request retried (replay) or by another body (conflict).
-    // The conflicting insert has committed by now, so READ COMMITTED sees it. No key: refused.
-    return task.idempotencyKey ? this.findByKey(db, task) : null;
-  }
-
-  /** The earlier task with this submit's idempotency key, as a replay or a conflict. */
-  private async findByKey(db: Queryable, task: NewTask): Promise<StoreResult | null> {
-    const existing = await db.query(
-      `SELECT * FROM tasks WHERE user_id = $1 AND idempotency_key = $2`,
-      [task.userId, task.idempotencyKey],
-    );
-    if (existing.length === 0) return null;
-    const found = toTaskRow(existing[0]);
-    const same =
-      found.requestHash === (task.requestHash ?? null) && found.threadId === task.threadId;
-    return { kind: same ? 'replayed' : 'conflict', task: found };
+    const found = toTaskRow(rows[0]);
+    return found.id === id ? { kind: 'created', task: found } : earlier(task, found);
   }
 
   async findForUser(userId: string, taskId: string, threadId?: string): Promise<TaskRow | null> {
@@ -219,8 +169,41 @@ export class TaskRepository {
   }
 }
 
-function refused(quota: QuotaName, limit: number, retryAfterSeconds: number): CreateResult {
-  return { kind: 'refused', quota, limit, retryAfterSeconds: Math.max(1, retryAfterSeconds) };
+/** The submit's column values after the ID, in TASK_INSERT_SQL's and submit_task's order. */
+function columns(task: NewTask): unknown[] {
+  return [
+    task.userId,
+    task.threadId,
+    task.toolset,
+    task.contract,
+    task.server,
+    JSON.stringify(task.input ?? {}),
+    jsonParam(task.metadata),
+    task.idempotencyKey ?? null,
+    task.requestHash ?? null,
+    task.traceContext ? JSON.stringify(task.traceContext) : null,
+    task.deadlineSeconds ?? null,
+    task.tenant ?? null,
+  ];
+}
+
+/** The same idempotency key's earlier task: a replay of this request, or a conflict. */
+function earlier(task: NewTask, found: TaskRow): StoreResult {
+  const same = found.requestHash === (task.requestHash ?? null) && found.threadId === task.threadId;
+  return { kind: same ? 'replayed' : 'conflict', task: found };
+}
+
+/** A `submit_task` refusal (SQLSTATE `QUOTA`, DETAIL `<quota> <limit> <seconds>`), else null. */
+function quotaRefusal(error: unknown): CreateResult | null {
+  const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
+  const match = code === 'QUOTA' ? /^(\w+) (\d+) (\d+)$/.exec(detail ?? '') : null;
+  if (!match) return null;
+  return {
+    kind: 'refused',
+    quota: match[1] as QuotaName,
+    limit: Number(match[2]),
+    retryAfterSeconds: Math.max(1, Number(match[3])),
+  };
 }
 
 /** The cancel request as one UPDATE over the rows `where` selects (all non-terminal). */
