@@ -6,7 +6,9 @@ import { createTestDatabase, TestDatabase } from '../helpers/db';
 
 let database: TestDatabase;
 const CLIENTS = 4;
-const BATCH = 8;
+// Claims of 16: with claims of 8 from four claimers at once, collisions drifted the share to
+// 3.1–3.2:1 (a lone claimer gives exactly 3:1), too close to the bound.
+const BATCH = 16;
 const WINDOW = 2000;
 
 beforeAll(async () => {
