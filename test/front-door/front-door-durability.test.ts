@@ -8,6 +8,7 @@ import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextproto
 import { ApiProcess, startApiProcess } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
 import {
+  DEMO_TOOLSETS,
   FrontDoor,
   SseFrame,
   openStatusStream,
@@ -23,6 +24,9 @@ beforeAll(async () => {
   // A short lease, so a poller killed while it holds the task's claim is replaced in seconds.
   fd = await startFrontDoor({
     pollers: 2,
+    // demo-sync declared safe to repeat: a call whose poller died is run again, not failed
+    // outcome_uncertain.
+    toolsets: DEMO_TOOLSETS.map((t) => (t.name === 'demo-sync' ? { ...t, retryOnCrash: true } : t)),
     // A native cancel chains a connect and three calls: 2000 + 3 × 2500 ms fit the 10 s lease.
     server: { connectTimeoutMs: 2000, callTimeoutMs: 2500 },
     pollerEnv: { LEASE_MS: '10000' },
@@ -200,3 +204,50 @@ it("tasks/update and the companion tools answer another user's task as one that 
   );
   expect(row[0].cancel_requested_at).toBeNull();
 });
+
+it('a poller killed while it holds the task mid-call: another poller runs it to the end', async () => {
+  const spare = fd.addPoller();
+  const client = await sdkClient(second.url, fd.keys.alice);
+  const created = await client.request(
+    {
+      method: 'tools/call',
+      params: {
+        name: 'demo-sync',
+        arguments: { duration_ms: 6000, result: { rerun: true } },
+        task: {},
+      },
+    },
+    CreateTaskResultSchema,
+  );
+  const taskId = created.task.taskId;
+  // A sync call holds its task's lease for the whole upstream call: wait for the holder.
+  const holder = await waitUntil(
+    async () => {
+      const rows = await fd.api.db.db.query<{ pid: number; status: string }>(
+        `SELECT w.pid, t.status FROM tasks t JOIN workers w ON w.id = t.lease_owner
+          WHERE t.id = $1`,
+        [taskId],
+      );
+      const live = fd.pollers.find(
+        (p) => p.child.exitCode === null && p.child.pid === rows[0]?.pid,
+      );
+      return rows[0]?.status === 'working' ? live : undefined;
+    },
+    'a poller to hold the call',
+    30_000,
+  );
+  await holder.kill('SIGKILL');
+  const ended = await waitUntil(
+    async () => {
+      const task = await client.experimental.tasks.getTask(taskId);
+      return task.status === 'completed' || task.status === 'failed' ? task : undefined;
+    },
+    'the task to end on another poller',
+    90_000,
+  );
+  expect(ended.status).toBe('completed');
+  const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+  expect(JSON.stringify(result.content)).toContain('rerun');
+  expect(spare.child.exitCode).toBeNull();
+  await client.close();
+}, 150_000);
