@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { ApiKeyRepository, CatalogRepository, PublishedToolset } from '@app/persistence';
-import { Contract } from '@app/common';
+import { ApiKeyRepository, CatalogRepository } from '@app/persistence';
+import { Contract, PublishedToolset } from '@app/common';
 import { createTestDatabase, TestDatabase } from './db';
 import { NodeProcess, startNode } from './node-process';
 

@@ -1,6 +1,7 @@
 import {
   Contract,
   LeaseLostError,
+  RemoteHandle,
   TaskSnapshot,
   TaskStatus,
   TransientTaskError,
@@ -9,7 +10,7 @@ import {
 import { ServerConfig, Settings, ToolsetConfig } from '@app/config';
 import { DriverContext, DriverRegistry, SubmitOutcome } from '@app/drivers';
 import { GatewayMetrics } from '@app/metrics';
-import { ClaimedTask, RemoteHandle, TaskLeaseRepository, WriteOutcome } from '@app/persistence';
+import { ClaimedTask, TaskLeaseRepository, WriteOutcome } from '@app/persistence';
 import type { Logger } from 'pino';
 import type { Preflight } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';

@@ -28,4 +28,6 @@ export {
 } from './errors';
 export type { TaskProgress, BoundedResult, ResultArtifact, TaskSnapshot } from './snapshot';
 export type { McpExposure, McpTaskMode } from './mcp-exposure';
+export type { PublishedToolset } from './published-toolset';
+export type { RemoteHandle } from './remote-handle';
 export { MCP_TASK_MODES, MCP_TOOL_NAME_PATTERN, defaultMcpExposure } from './mcp-exposure';

@@ -1,7 +1,6 @@
-import { Contract, defaultMcpExposure } from '@app/common';
+import { Contract, PublishedToolset, defaultMcpExposure } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import type { ServerStatus } from '@app/mcp';
-import type { PublishedToolset } from '@app/persistence';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { taskSupportProblem } from './task-support';
 

@@ -1,6 +1,5 @@
-import type { TaskProgress, TaskSnapshot } from '@app/common';
+import type { RemoteHandle, TaskProgress, TaskSnapshot } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
-import type { RemoteHandle } from '@app/persistence';
 
 /** Bounds from settings (contracts.md, "What the gateway stores"). */
 export interface ResultLimits {

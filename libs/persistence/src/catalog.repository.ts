@@ -1,28 +1,15 @@
-import { Contract, McpExposure, defaultMcpExposure } from '@app/common';
+import { Contract, McpExposure, PublishedToolset, defaultMcpExposure } from '@app/common';
 import { Queryable, jsonParam } from './database';
 import { FAIL_QUEUED_OF_REMOVED_SQL, SWEEP_REMOVED_TOOLSETS_SQL } from './sql/catalog-sweep.sql';
 
-export interface CatalogEntry {
-  name: string;
-  server: string;
-  contract: Contract;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  available: boolean;
-  unavailableReason: string | null;
+/** A toolset as the catalog holds it: as published, with the fleet-wide removal mark. */
+export interface CatalogEntry extends PublishedToolset {
   /**
    * No live worker has this toolset in its mcpServers file: it takes no new tasks (the API
    * answers 422) and its queued tasks fail `toolset_removed` after REMOVED_TOOLSET_GRACE_MS.
    */
   removed: boolean;
-  /** The toolset's MCP front-door exposure (defaults when the publisher gave none). */
-  mcp?: McpExposure;
-  /** Each task's maximum lifetime from submit, in seconds (`deadlineSeconds`); absent = none. */
-  deadlineSeconds?: number | null;
 }
-
-/** A toolset as a poller publishes it: its own view, before the fleet-wide removal mark. */
-export type PublishedToolset = Omit<CatalogEntry, 'removed'>;
 
 /** Consumer-facing reason of a removed toolset (no server or worker named). */
 export const REMOVED_TOOLSET_REASON =

@@ -57,14 +57,8 @@ export interface ClaimRequest {
   fleetCaps?: ReadonlyMap<string, number>;
 }
 
-/** A remote handle as an upstream returned it; never dropped once received. */
-export interface RemoteHandle {
-  remoteTaskId: string;
-  sessionId?: string | null;
-  protocolVersion?: string | null;
-  driverState?: Record<string, unknown> | null;
-  pinnedWorkerId?: string | null;
-}
+/** The drivers' remote handle (libs/common), as the lease repository stores it. */
+export type { RemoteHandle } from '@app/common';
 
 /** Why a fenced write did not apply: the lease is gone, or a cancel request overtook it. */
 export type WriteOutcome = 'applied' | 'lease_lost' | 'cancel_pending';

@@ -2,13 +2,7 @@ export { createDataSource } from './data-source';
 export { Database } from './database';
 export type { Queryable } from './database';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
-export type {
-  ClaimRequest,
-  ClaimedTask,
-  RemoteHandle,
-  TaskLease,
-  WriteOutcome,
-} from './claimed-task';
+export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
 export { TaskInputRepository } from './task-input.repository';
 export { TaskRepository } from './task.repository';
@@ -17,7 +11,7 @@ export type { TaskRow } from './task-row';
 export { toTaskRow } from './task-row';
 export { WorkerRepository } from './worker.repository';
 export { CatalogRepository } from './catalog.repository';
-export type { CatalogEntry, PublishedToolset } from './catalog.repository';
+export type { CatalogEntry } from './catalog.repository';
 export { PersistenceModule } from './persistence.module';
 export { ApiKeyRepository, API_KEY_PREFIX } from './api-key.repository';
 export type { ApiKeyInfo } from './api-key.repository';
