@@ -9,6 +9,7 @@ import { SubmitQuotas1796416000000 } from './1796416000000-SubmitQuotas';
 import { FairShare1796420000000 } from './1796420000000-FairShare';
 import { TaskDeadlines1796430000000 } from './1796430000000-TaskDeadlines';
 import { SubmitTaskFunction1796440000000 } from './1796440000000-SubmitTaskFunction';
+import { EventSnapshotScrub1796450000000 } from './1796450000000-EventSnapshotScrub';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   FairShare1796420000000,
   TaskDeadlines1796430000000,
   SubmitTaskFunction1796440000000,
+  EventSnapshotScrub1796450000000,
 ];

@@ -162,7 +162,10 @@ CREATE FUNCTION public.tasks_event_outbox() RETURNS trigger
   'completed_at', NEW.completed_at, 'next_attempt_at', NEW.next_attempt_at,
   'cancel_requested_at', NEW.cancel_requested_at, 'consecutive_errors', NEW.consecutive_errors,
   'progress', NEW.progress, 'error_code', NEW.error_code, 'error_message', NEW.error_message,
-  'last_error', NEW.last_error, 'metadata', NEW.metadata),
+  'last_error', NEW.last_error, 'metadata', NEW.metadata,
+  'remote_task_id', NEW.remote_task_id, 'remote_session_id', NEW.remote_session_id,
+  'server', NEW.server, 'pinned_worker_id', NEW.pinned_worker_id,
+  'lease_owner', NEW.lease_owner),
                 CASE WHEN NEW.status IS DISTINCT FROM OLD.status
                      THEN jsonb_build_object('previous_status', OLD.status)
                      ELSE jsonb_build_object('progress', NEW.progress) END)

@@ -10,101 +10,109 @@ export interface StoredAnswer {
   delivered_at?: string;
 }
 
-/** A whole stored task in camelCase. Internal: the API projects it through a whitelist. */
-export interface TaskRow {
-  id: string;
-  userId: string;
-  threadId: string;
-  toolset: string;
-  contract: Contract;
-  server: string;
-  status: TaskStatus;
-  input: unknown;
-  metadata: Record<string, unknown> | null;
-  idempotencyKey: string | null;
-  requestHash: string | null;
-  remoteTaskId: string | null;
-  remoteSessionId: string | null;
-  remoteProtocolVersion: string | null;
-  driverState: Record<string, unknown> | null;
-  pinnedWorkerId: string | null;
-  submitStartedAt: Date | null;
-  submitAttempts: number;
-  result: unknown;
-  resultPreview: string | null;
-  resultTruncated: boolean;
-  resultArtifact: unknown;
-  inputRequired: unknown;
-  /** Answers by request key (task-input.repository.ts); null before the first. */
-  inputResponses: Record<string, StoredAnswer> | null;
-  progress: unknown;
-  /** The submit's W3C trace context (`traceparent`, `tracestate`); null when tracing was off. */
-  traceContext: Record<string, string> | null;
-  errorCode: string | null;
-  errorMessage: string | null;
-  lastError: string | null;
-  consecutiveErrors: number;
-  pollCount: number;
-  lastSuccessAt: Date | null;
-  cancelRequestedAt: Date | null;
-  /** 'deadline' when the deadline sweep asked for the cancel; null for a consumer's cancel. */
-  cancelReason: 'deadline' | null;
-  /** Submit time + the toolset's `deadlineSeconds`; null when the toolset has no deadline. */
-  deadlineAt: Date | null;
-  eventSeq: number;
-  createdAt: Date;
-  updatedAt: Date;
-  submittedAt: Date | null;
-  completedAt: Date | null;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  nextAttemptAt: Date | null;
+/** Postgres types of the `tasks` columns the gateway reads, as information_schema names them. */
+type SqlType = 'text' | 'integer' | 'boolean' | 'jsonb' | 'timestamp with time zone';
+
+/** One column: its SQL type and nullability; `T` is the TypeScript type of its value. */
+export interface TaskColumn<T> {
+  readonly type: SqlType;
+  readonly nullable: boolean;
+  /** Type-level only: never set. */
+  readonly value?: T;
 }
 
+const column = <T>(type: SqlType): TaskColumn<T> => ({ type, nullable: false });
+const text = <T extends string = string>() => column<T>('text');
+const integer = () => column<number>('integer');
+const boolean = () => column<boolean>('boolean');
+const time = () => column<Date>('timestamp with time zone');
+const jsonb = <T = unknown>() => column<T>('jsonb');
+const nullable = <T>(c: TaskColumn<T>): TaskColumn<T | null> => ({ ...c, nullable: true });
+
+/**
+ * The one description of a `tasks` row the code reads: field name (the column's name in
+ * camelCase) → SQL type and nullability. {@link TaskRow} and {@link toTaskRow} derive from it,
+ * and test/foundation/task-columns.test.ts checks it against the migrated table and the event
+ * snapshot of the `tasks_event_outbox` trigger. A column left out here is never read by the
+ * code (the test lists those by name).
+ */
+export const TASK_COLUMNS = {
+  id: text(),
+  userId: text(),
+  threadId: text(),
+  toolset: text(),
+  contract: text<Contract>(),
+  server: text(),
+  status: text<TaskStatus>(),
+  input: jsonb(),
+  metadata: nullable(jsonb<Record<string, unknown>>()),
+  idempotencyKey: nullable(text()),
+  requestHash: nullable(text()),
+  remoteTaskId: nullable(text()),
+  remoteSessionId: nullable(text()),
+  remoteProtocolVersion: nullable(text()),
+  driverState: nullable(jsonb<Record<string, unknown>>()),
+  pinnedWorkerId: nullable(text()),
+  submitStartedAt: nullable(time()),
+  submitAttempts: integer(),
+  result: nullable(jsonb()),
+  resultPreview: nullable(text()),
+  resultTruncated: boolean(),
+  resultArtifact: nullable(jsonb()),
+  inputRequired: nullable(jsonb()),
+  /** Answers by request key (task-input.repository.ts); null before the first. */
+  inputResponses: nullable(jsonb<Record<string, StoredAnswer>>()),
+  progress: nullable(jsonb()),
+  /** The submit's W3C trace context (`traceparent`, `tracestate`); null when tracing was off. */
+  traceContext: nullable(jsonb<Record<string, string>>()),
+  errorCode: nullable(text()),
+  errorMessage: nullable(text()),
+  lastError: nullable(text()),
+  consecutiveErrors: integer(),
+  pollCount: integer(),
+  lastSuccessAt: nullable(time()),
+  cancelRequestedAt: nullable(time()),
+  /** 'deadline' when the deadline sweep asked for the cancel; null for a consumer's cancel. */
+  cancelReason: nullable(text<'deadline'>()),
+  /** Submit time + the toolset's `deadlineSeconds`; null when the toolset has no deadline. */
+  deadlineAt: nullable(time()),
+  eventSeq: integer(),
+  createdAt: time(),
+  updatedAt: time(),
+  submittedAt: nullable(time()),
+  completedAt: nullable(time()),
+  leaseOwner: nullable(text()),
+  leaseExpiresAt: nullable(time()),
+  nextAttemptAt: nullable(time()),
+};
+
+type Columns = typeof TASK_COLUMNS;
+
+/** A whole stored task in camelCase. Internal: the API projects it through a whitelist. */
+export type TaskRow = {
+  [K in keyof Columns]: Columns[K] extends TaskColumn<infer T> ? T : never;
+};
+
+/** `userId` → `user_id`: every field's column is its name in snake_case. */
+export function taskColumnName(field: string): string {
+  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+const FIELDS = Object.entries(TASK_COLUMNS).map(([field, c]) => ({
+  field,
+  name: taskColumnName(field),
+  time: c.type === 'timestamp with time zone',
+}));
+
+/**
+ * A task row from pg's row (snake_case; timestamps as Dates) or from a jsonb snapshot of one
+ * (the event outbox's: timestamps as ISO text). A column the source lacks reads as null.
+ */
 export function toTaskRow(row: Record<string, unknown>): TaskRow {
-  return {
-    id: row.id as string,
-    userId: row.user_id as string,
-    threadId: row.thread_id as string,
-    toolset: row.toolset as string,
-    contract: row.contract as Contract,
-    server: row.server as string,
-    status: row.status as TaskStatus,
-    input: row.input,
-    metadata: row.metadata as Record<string, unknown> | null,
-    idempotencyKey: row.idempotency_key as string | null,
-    requestHash: row.request_hash as string | null,
-    remoteTaskId: row.remote_task_id as string | null,
-    remoteSessionId: row.remote_session_id as string | null,
-    remoteProtocolVersion: row.remote_protocol_version as string | null,
-    driverState: row.driver_state as Record<string, unknown> | null,
-    pinnedWorkerId: row.pinned_worker_id as string | null,
-    submitStartedAt: row.submit_started_at as Date | null,
-    submitAttempts: row.submit_attempts as number,
-    result: row.result,
-    resultPreview: row.result_preview as string | null,
-    resultTruncated: row.result_truncated as boolean,
-    resultArtifact: row.result_artifact,
-    inputRequired: row.input_required,
-    inputResponses: (row.input_responses ?? null) as Record<string, StoredAnswer> | null,
-    progress: row.progress,
-    traceContext: (row.trace_context ?? null) as Record<string, string> | null,
-    errorCode: row.error_code as string | null,
-    errorMessage: row.error_message as string | null,
-    lastError: row.last_error as string | null,
-    consecutiveErrors: row.consecutive_errors as number,
-    pollCount: row.poll_count as number,
-    lastSuccessAt: row.last_success_at as Date | null,
-    cancelRequestedAt: row.cancel_requested_at as Date | null,
-    cancelReason: (row.cancel_reason ?? null) as 'deadline' | null,
-    deadlineAt: (row.deadline_at ?? null) as Date | null,
-    eventSeq: row.event_seq as number,
-    createdAt: row.created_at as Date,
-    updatedAt: row.updated_at as Date,
-    submittedAt: row.submitted_at as Date | null,
-    completedAt: row.completed_at as Date | null,
-    leaseOwner: row.lease_owner as string | null,
-    leaseExpiresAt: row.lease_expires_at as Date | null,
-    nextAttemptAt: row.next_attempt_at as Date | null,
-  };
+  const out: Record<string, unknown> = {};
+  for (const { field, name, time } of FIELDS) {
+    const value = row[name] ?? null;
+    out[field] = time && typeof value === 'string' ? new Date(value) : value;
+  }
+  return out as TaskRow;
 }

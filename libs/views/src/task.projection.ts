@@ -122,28 +122,11 @@ function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
 }
 
-const SNAPSHOT_TIMES = [
-  'created_at',
-  'updated_at',
-  'submitted_at',
-  'completed_at',
-  'next_attempt_at',
-  'cancel_requested_at',
-  'lease_expires_at',
-  'last_success_at',
-  'submit_started_at',
-] as const;
-
 /**
- * A task row from a stored jsonb snapshot of its columns (the event outbox keeps one per event):
- * jsonb holds timestamps as text, the row holds Dates. The result goes through the same
- * whitelist as a live row, so an event can never show more than the API does.
+ * A task row from a stored jsonb snapshot of its columns (the event outbox keeps one per event;
+ * `toTaskRow` reads its ISO times as Dates). The result goes through the same whitelist as a
+ * live row, so an event can never show more than the API does.
  */
 export function taskRowFromSnapshot(snapshot: Record<string, unknown>): TaskRow {
-  const columns: Record<string, unknown> = { ...snapshot };
-  for (const name of SNAPSHOT_TIMES) {
-    const value = columns[name];
-    columns[name] = value === null || value === undefined ? null : new Date(value as string);
-  }
-  return toTaskRow(columns);
+  return toTaskRow(snapshot);
 }

@@ -1,0 +1,119 @@
+// Guards the one description of a `tasks` row (TASK_COLUMNS in libs/persistence/src/task-row.ts)
+// against drift: it must match the migrated table column by column, every other column must be
+// one the code never reads, and the event outbox trigger's snapshot must hold every column the
+// event projections read, so an event shows what the API's GET of the same task shows.
+import { TaskErrorCode, TaskStatus } from '@app/common';
+import { TaskRow, toTaskRow } from '@app/persistence';
+import { taskRowFromSnapshot, toTaskSummary } from '@app/views';
+import { TASK_COLUMNS, taskColumnName } from '../../libs/persistence/src/task-row';
+import { legacyTask } from '../../apps/api/src/mcp/mcp-task.view';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertTasks } from '../helpers/tasks';
+
+/** Columns the code never reads into a TaskRow; adding a column means deciding which it is. */
+const NOT_READ = [
+  'claim_count', // written and read by the claim's SQL only
+  'lease_token', // the fence: read by the claim into ClaimedTask.lease
+  'thread_deleted_at', // only filters in SQL
+  'progress_event_at', // the progress-event rate limit of the trigger
+  'tenant', // the fair-share principal, used by the claim's SQL only
+];
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+it('TASK_COLUMNS matches the migrated tasks table: names, types, nullability', async () => {
+  const rows = await t.db.query<{ name: string; type: string; nullable: boolean }>(
+    `SELECT column_name AS name, data_type AS type, is_nullable = 'YES' AS nullable
+       FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'tasks'`,
+  );
+  const table = new Map(rows.map((r) => [r.name, { type: r.type, nullable: r.nullable }]));
+  const described = new Map(
+    Object.entries(TASK_COLUMNS).map(([field, c]) => [
+      taskColumnName(field),
+      { type: c.type, nullable: c.nullable },
+    ]),
+  );
+  for (const [name, shape] of described)
+    expect({ name, ...table.get(name) }).toEqual({ name, ...shape });
+  const unread = [...table.keys()].filter((name) => !described.has(name)).sort();
+  expect(unread).toEqual([...NOT_READ].sort());
+});
+
+/** The `'key', NEW.column` pairs of the snapshot the outbox trigger stores in `task_events.task`. */
+async function snapshotColumns(): Promise<string[]> {
+  const [{ body }] = await t.db.query<{ body: string }>(
+    `SELECT pg_get_functiondef('tasks_event_outbox'::regproc) AS body`,
+  );
+  const start = body.indexOf('jsonb_build_object(');
+  const end = body.indexOf(')', start);
+  const pairs = [...body.slice(start, end).matchAll(/'(\w+)',\s*NEW\.(\w+)/g)];
+  expect(pairs.length).toBeGreaterThan(0);
+  for (const [, key, column] of pairs) expect(key).toBe(column);
+  return pairs.map(([, key]) => key);
+}
+
+/** A row with every field set, recording which fields a projection reads. */
+function recordingRow(status: TaskStatus, read: Set<string>): TaskRow {
+  const row: Record<string, unknown> = {};
+  for (const [field, c] of Object.entries(TASK_COLUMNS)) {
+    row[field] =
+      c.type === 'timestamp with time zone'
+        ? new Date()
+        : c.type === 'integer'
+          ? 1
+          : c.type === 'boolean'
+            ? true
+            : c.type === 'jsonb'
+              ? { message: 'm' }
+              : `value-of-${field}`;
+  }
+  Object.assign(row, { status, errorCode: TaskErrorCode.UpstreamFailed, errorMessage: 'broke' });
+  return new Proxy(row, {
+    get(target, field: string) {
+      read.add(field);
+      return target[field];
+    },
+  }) as TaskRow;
+}
+
+it('the event snapshot holds every column the event projections read', async () => {
+  const snapshot = new Set(await snapshotColumns());
+  for (const name of snapshot)
+    expect(Object.keys(TASK_COLUMNS).map(taskColumnName)).toContain(name);
+  const read = new Set<string>();
+  for (const status of Object.values(TaskStatus)) {
+    // Webhooks and the events API (libs/webhooks), and the MCP status notification (apps/api).
+    toTaskSummary(recordingRow(status, read), { trackingDegradedAfter: 3 });
+    toTaskSummary(recordingRow(status, read), { trackingDegradedAfter: 3, unavailableReason: 'x' });
+    legacyTask(recordingRow(status, read), { ttlMs: 1, pollIntervalMs: 1 });
+  }
+  const missing = [...read].map(taskColumnName).filter((name) => !snapshot.has(name));
+  expect(missing).toEqual([]);
+});
+
+it("an event's summary equals the live row's, upstream text scrubbed alike", async () => {
+  const [id] = await insertTasks(t.db, 1, { server: 'billing-east', status: 'working' });
+  await t.db.query(
+    `UPDATE tasks SET remote_task_id = 'job77', status = 'failed', error_code = 'upstream_failed',
+            error_message = 'server "billing-east" answered error -1: billing-east lost job77',
+            completed_at = now(), next_attempt_at = NULL
+      WHERE id = $1`,
+    [id],
+  );
+  const [live] = await t.db.query('SELECT * FROM tasks WHERE id = $1', [id]);
+  const [event] = await t.db.query<{ task: Record<string, unknown> }>(
+    `SELECT task FROM task_events WHERE task_id = $1 ORDER BY id DESC LIMIT 1`,
+    [id],
+  );
+  const ctx = { trackingDegradedAfter: 3 };
+  const shown = toTaskSummary(toTaskRow(live), ctx);
+  expect(shown.error?.message).toContain('[redacted] lost [redacted]');
+  expect(toTaskSummary(taskRowFromSnapshot(event.task), ctx)).toEqual(shown);
+});
