@@ -1,12 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { EVENT_TYPES } from '@app/views';
+import { EVENT_TYPES, toEventView } from '@app/views';
 import { TaskSummaryDto } from '../tasks/task.dto';
 
 // OpenAPI shape only: events are built by toEventView (@app/views), which SSE and webhook
 // deliveries share; a test checks real events against this schema field by field.
 
 /** One event, as an SSE `data:` line and as a webhook request body (events.md, "The event"). */
-export class TaskEventDto {
+export class TaskEventDto implements ReturnType<typeof toEventView> {
   @ApiProperty({
     example: 'evt_3q2-7wEAAAB8bWYK1r9x0Q',
     description: 'Unique; the SSE `id:` and the `webhook-id` header. Receivers dedup on it.',
@@ -14,7 +14,7 @@ export class TaskEventDto {
   id!: string;
 
   @ApiProperty({ enum: EVENT_TYPES, example: 'task.completed' })
-  type!: string;
+  type!: (typeof EVENT_TYPES)[number];
 
   @ApiProperty({ type: String, format: 'date-time' })
   created_at!: string;

@@ -1,9 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { InputRequiredView } from '@app/views';
 
 // OpenAPI shapes only: answers to a task's questions (docs/api.md, "Answering a question").
 
+type InputRequestView = InputRequiredView['requests'][string];
+
 /** One open question, as the upstream asked it. */
-export class InputRequestDto {
+export class InputRequestDto implements InputRequestView {
   @ApiProperty({
     description: 'The kind of question: elicitation/create, sampling/createMessage, roots/list',
     example: 'elicitation/create',
@@ -24,7 +27,7 @@ export class InputRequestDto {
 }
 
 /** The task's open questions, the same shape for every contract. */
-export class InputRequiredDto {
+export class InputRequiredDto implements InputRequiredView {
   @ApiProperty({
     type: 'object',
     additionalProperties: { $ref: '#/components/schemas/InputRequestDto' },

@@ -1,9 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { TaskErrorCode, TaskStatus } from '@app/common';
+import { TaskSummaryView, TaskView } from '@app/views';
+import type { TaskListView } from './task-query.service';
 import { InputRequiredDto } from './task-input.dto';
 
-// OpenAPI shapes only: the API builds its answers with task.projection.ts, and a test checks
-// that the documented fields are exactly the projected ones.
+// OpenAPI shapes only: the API builds its answers with task.projection.ts (@app/views). Each
+// shape `implements` its view type, so the compiler refuses a view field the DTO lacks or types
+// differently, and a test checks that the documented fields are exactly the projected ones.
 
 const ANY_JSON = { description: 'Any JSON value', nullable: true } as const;
 const TIME = { type: String, format: 'date-time' } as const;
@@ -31,7 +34,7 @@ export class SubmitTaskDto {
   metadata?: Record<string, unknown> | null;
 }
 
-export class TaskErrorDto {
+export class TaskErrorDto implements NonNullable<TaskSummaryView['error']> {
   @ApiProperty({ enum: TaskErrorCode, description: 'Machine-readable failure kind' })
   code!: TaskErrorCode;
 
@@ -40,7 +43,7 @@ export class TaskErrorDto {
 }
 
 /** A task in lists: everything except the result and the upstream's question. */
-export class TaskSummaryDto {
+export class TaskSummaryDto implements TaskSummaryView {
   @ApiProperty({ example: 'task_abcdefghijklmnopqrstuvwxyz', pattern: '^task_[a-z2-7]{26}$' })
   task_id!: string;
   @ApiProperty({ example: 'chat-42', pattern: '^[A-Za-z0-9._:-]{1,128}$' })
@@ -92,7 +95,7 @@ export class TaskSummaryDto {
 }
 
 /** One task in detail. */
-export class TaskDto extends TaskSummaryDto {
+export class TaskDto extends TaskSummaryDto implements TaskView {
   @ApiProperty({ ...ANY_JSON, description: 'The result; null while running or when truncated' })
   result!: unknown;
   @ApiProperty({
@@ -118,7 +121,7 @@ export class TaskDto extends TaskSummaryDto {
   input_required!: InputRequiredDto | null;
 }
 
-export class TaskListDto {
+export class TaskListDto implements TaskListView {
   @ApiProperty({ type: [TaskSummaryDto], description: 'Newest first' })
   items!: TaskSummaryDto[];
   @ApiProperty({

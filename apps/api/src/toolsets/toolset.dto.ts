@@ -1,8 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Contract } from '@app/common';
+import type { ToolsetView } from './toolset-catalog.service';
 
 /** OpenAPI shape of a catalog entry (built by toToolsetView). */
-export class ToolsetDto {
+export class ToolsetDto implements ToolsetView {
   @ApiProperty({ example: 'demo-ordinary' })
   name!: string;
   @ApiProperty({ description: "The upstream tool's own description, plus the contract" })
