@@ -6,7 +6,7 @@ import { join, relative, sep } from 'node:path';
 import * as ts from 'typescript';
 
 /** The folders whose files count as users of a library's public surface. */
-const USER_FOLDERS = ['apps', 'libs', 'test', 'bench', 'scripts', 'migrations'];
+const USER_FOLDERS = ['apps', 'libs', 'test', 'bench', 'scripts'];
 
 export interface SurfaceReport {
   /** `libs/<lib>: <name>` for each exported name nothing outside the library imports. */
