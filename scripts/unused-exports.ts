@@ -1,8 +1,9 @@
 // Lists what a library's index exports that no code outside the library imports through
-// `@app/<lib>`, so each public surface stays as small as its use. Run: `npm run exports:unused`
-// (prints `libs/<lib>: <name>` per unused export, exits 1 if any); test/foundation pins it at none.
+// `@app/<lib>`, so each public surface stays as small as its use, and any import that hides its
+// use (a whole-library import, a relative path past the index). Run: `npm run exports:unused`
+// (one line per finding, exit 1 if any); test/foundation/public-surfaces.test.ts pins none.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import * as ts from 'typescript';
 
 /** The folders whose files count as users of a library's public surface. */
@@ -13,6 +14,8 @@ export interface SurfaceReport {
   unused: string[];
   /** `<file> imports @app/<lib> whole`: a namespace use hides which names it needs. */
   wholeImports: string[];
+  /** `<file> reaches past @app/<lib> to <path>`: a relative import of a library's internals. */
+  deepImports: string[];
 }
 
 function sourceFiles(dir: string): string[] {
@@ -60,6 +63,58 @@ function exportedNames(index: string): string[] {
   return names;
 }
 
+/** The module a node imports or re-exports, by any syntax, else undefined. */
+function moduleSpecifierOf(node: ts.Node): string | undefined {
+  if (
+    (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+    node.moduleSpecifier &&
+    ts.isStringLiteral(node.moduleSpecifier)
+  ) {
+    return node.moduleSpecifier.text;
+  }
+  if (
+    ts.isImportTypeNode(node) &&
+    ts.isLiteralTypeNode(node.argument) &&
+    ts.isStringLiteral(node.argument.literal)
+  ) {
+    return node.argument.literal.text;
+  }
+  if (
+    ts.isCallExpression(node) &&
+    (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+      (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
+    node.arguments[0] &&
+    ts.isStringLiteral(node.arguments[0])
+  ) {
+    return node.arguments[0].text;
+  }
+  return undefined;
+}
+
+/**
+ * The library names an import or re-export uses (`import { a, b as c }`, `export { a }`,
+ * `import('@app/x').A`), or undefined for a whole-module use (`import * as`, a default import,
+ * `export *`, `import()`, `require()`, `typeof import()`).
+ */
+function namedUses(node: ts.Node): string[] | undefined {
+  if (ts.isImportDeclaration(node)) {
+    const bindings = node.importClause?.namedBindings;
+    if (node.importClause?.name || !bindings) return node.importClause ? undefined : [];
+    return ts.isNamedImports(bindings)
+      ? bindings.elements.map((e) => (e.propertyName ?? e.name).text)
+      : undefined;
+  }
+  if (ts.isExportDeclaration(node)) {
+    return node.exportClause && ts.isNamedExports(node.exportClause)
+      ? node.exportClause.elements.map((e) => (e.propertyName ?? e.name).text)
+      : undefined;
+  }
+  if (ts.isImportTypeNode(node) && node.qualifier && ts.isIdentifier(node.qualifier)) {
+    return [node.qualifier.text];
+  }
+  return undefined;
+}
+
 /** `@app/<lib>` -> `<lib>`, else undefined. */
 function libOf(specifier: string): string | undefined {
   return specifier.startsWith('@app/') ? specifier.slice(5) : undefined;
@@ -78,6 +133,7 @@ export function publicSurfaceReport(root: string): SurfaceReport {
   );
   const used = new Map(libs.map((lib) => [lib, new Set<string>()]));
   const wholeImports: string[] = [];
+  const deepImports: string[] = [];
 
   for (const folder of USER_FOLDERS) {
     const dir = join(root, folder);
@@ -86,51 +142,20 @@ export function publicSurfaceReport(root: string): SurfaceReport {
       const self = ownLib(root, file);
       const where = relative(root, file);
       const visit = (node: ts.Node): void => {
-        if (
-          (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
-          node.moduleSpecifier &&
-          ts.isStringLiteral(node.moduleSpecifier)
-        ) {
-          const lib = libOf(node.moduleSpecifier.text);
-          if (lib !== undefined && lib !== self) {
-            const names = used.get(lib) ?? new Set<string>();
-            used.set(lib, names);
-            if (ts.isImportDeclaration(node)) {
-              const bindings = node.importClause?.namedBindings;
-              if (bindings && ts.isNamedImports(bindings)) {
-                for (const e of bindings.elements) names.add((e.propertyName ?? e.name).text);
-              } else if (node.importClause?.name || bindings) {
-                wholeImports.push(`${where} imports @app/${lib} whole`);
-              }
-            } else if (node.exportClause && ts.isNamedExports(node.exportClause)) {
-              for (const e of node.exportClause.elements) {
-                names.add((e.propertyName ?? e.name).text);
-              }
-            } else {
-              wholeImports.push(`${where} imports @app/${lib} whole`);
-            }
+        const specifier = moduleSpecifierOf(node);
+        const lib = specifier === undefined ? undefined : libOf(specifier);
+        if (specifier?.startsWith('.')) {
+          const target = relative(root, resolve(dirname(file), specifier));
+          const into = ownLib(root, join(root, target));
+          if (into !== undefined && into !== self) {
+            deepImports.push(
+              `${where} reaches past @app/${into} to ${target.split(sep).join('/')}`,
+            );
           }
-        } else if (
-          ts.isImportTypeNode(node) &&
-          ts.isLiteralTypeNode(node.argument) &&
-          ts.isStringLiteral(node.argument.literal)
-        ) {
-          const lib = libOf(node.argument.literal.text);
-          if (lib !== undefined && lib !== self) {
-            if (node.qualifier && ts.isIdentifier(node.qualifier)) {
-              used.get(lib)?.add(node.qualifier.text);
-            } else wholeImports.push(`${where} imports @app/${lib} whole`);
-          }
-        } else if (
-          ts.isCallExpression(node) &&
-          (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
-            (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
-          node.arguments[0] &&
-          ts.isStringLiteral(node.arguments[0])
-        ) {
-          const lib = libOf(node.arguments[0].text);
-          if (lib !== undefined && lib !== self)
-            wholeImports.push(`${where} imports @app/${lib} whole`);
+        } else if (lib !== undefined && lib !== self) {
+          const names = namedUses(node);
+          if (names === undefined) wholeImports.push(`${where} imports @app/${lib} whole`);
+          else for (const name of names) used.get(lib)?.add(name);
         }
         ts.forEachChild(node, visit);
       };
@@ -143,12 +168,13 @@ export function publicSurfaceReport(root: string): SurfaceReport {
       .filter((name) => !used.get(lib)?.has(name))
       .map((name) => `libs/${lib}: ${name}`),
   );
-  return { unused, wholeImports };
+  return { unused, wholeImports, deepImports };
 }
 
 if (require.main === module) {
   // Compiled into dist/scripts: the repository root is two levels up.
   const report = publicSurfaceReport(join(__dirname, '..', '..'));
-  for (const line of [...report.unused, ...report.wholeImports]) console.log(line);
-  process.exitCode = report.unused.length + report.wholeImports.length > 0 ? 1 : 0;
+  const lines = [...report.unused, ...report.wholeImports, ...report.deepImports];
+  for (const line of lines) console.log(line);
+  process.exitCode = lines.length > 0 ? 1 : 0;
 }

@@ -13,3 +13,7 @@ it('no library index exports a name that nothing outside the library imports', (
 it('no file imports a library whole, so every use of a public name is visible', () => {
   expect(report.wholeImports).toEqual([]);
 });
+
+it('no file outside a library imports its internals by a relative path, past its index', () => {
+  expect(report.deepImports).toEqual([]);
+});

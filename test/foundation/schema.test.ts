@@ -1,5 +1,6 @@
 // Guards the schema's own rules: illegal transitions and changes to terminal rows are refused by
 // the database, and the claim uses the partial index instead of scanning terminal rows.
+import { CLAIM_SQL } from '@app/persistence';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 
@@ -75,7 +76,6 @@ describe('claim plan', () => {
     await insertTasks(t.db, 5000, { status: 'completed' });
     await insertTasks(t.db, 200, { status: 'working' });
     await t.db.query('ANALYZE tasks');
-    const { CLAIM_SQL } = await import('../../libs/persistence/src/sql/claim.sql');
     const plan = await t.db.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN (ANALYZE, COSTS OFF) ${CLAIM_SQL}`,
       ['w-plan', 50, ['poll'], 30000, 15000, [], [], []],

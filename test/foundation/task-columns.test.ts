@@ -3,9 +3,8 @@
 // one the code never reads, and the event outbox trigger's snapshot must hold every column the
 // event projections read, so an event shows what the API's GET of the same task shows.
 import { TaskErrorCode, TaskStatus } from '@app/common';
-import { TaskRow, toTaskRow } from '@app/persistence';
+import { TASK_COLUMNS, TaskRow, taskColumnName, toTaskRow } from '@app/persistence';
 import { taskRowFromSnapshot, toTaskSummary } from '@app/views';
-import { TASK_COLUMNS, taskColumnName } from '../../libs/persistence/src/task-row';
 import { legacyTask } from '../../apps/api/src/mcp/mcp-task.view';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';

@@ -8,7 +8,7 @@ export { TaskInputRepository } from './task-input.repository';
 export { TaskRepository } from './task.repository';
 export type { StatusFilter, QuotaName, SubmitQuota } from './task.repository';
 export type { TaskRow } from './task-row';
-export { toTaskRow } from './task-row';
+export { TASK_COLUMNS, taskColumnName, toTaskRow } from './task-row';
 export { WorkerRepository } from './worker.repository';
 export { CatalogRepository } from './catalog.repository';
 export type { CatalogEntry } from './catalog.repository';
@@ -34,3 +34,5 @@ export type {
 export { QuotaRepository } from './quota.repository';
 export type { PrincipalQuota, QuotaChange } from './quota.repository';
 export { TaskDeadlineRepository } from './task-deadline.repository';
+/** The claim's SQL text, for the schema test's plan check. */
+export { CLAIM_SQL } from './sql/claim.sql';

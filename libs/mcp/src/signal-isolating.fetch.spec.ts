@@ -3,7 +3,7 @@
 import { getEventListeners } from 'node:events';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { signalIsolatingFetch } from '../../libs/mcp/src/signal-isolating.fetch';
+import { signalIsolatingFetch } from './signal-isolating.fetch';
 
 let server: Server;
 let base: string;
