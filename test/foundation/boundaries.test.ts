@@ -120,7 +120,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
   ],
 };
 
-/** `apps/x` or `libs/x` for a path inside one, else the top-level folder (e.g. `migrations`). */
+/** `apps/x` or `libs/x` for a path inside one, else the top-level folder (e.g. `scripts`). */
 function unitOf(path: string): string {
   const parts = relative(ROOT, path).split(sep);
   return parts[0] === 'apps' || parts[0] === 'libs' ? parts.slice(0, 2).join('/') : parts[0];
