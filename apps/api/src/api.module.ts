@@ -1,21 +1,15 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { Settings } from '@app/config';
+import { Settings, SettingsModule } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { MetricsModule } from '@app/metrics';
-import {
-  ApiKeyRepository,
-  Database,
-  OperatorRepository,
-  PersistenceModule,
-} from '@app/persistence';
+import { PersistenceModule } from '@app/persistence';
 import { TracingFlush } from '@app/tracing';
 import { AdminController } from './admin/admin.controller';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier.service';
 import { HealthController } from './health/health.controller';
 import { ApiMetricsServer } from './http/api-metrics.server';
-import { SETTINGS } from './settings.token';
 import { StatusController } from './status/status.controller';
 import { ArgumentsValidator } from './tasks/arguments-validator.service';
 import { TaskPresenter } from './tasks/task-presenter.service';
@@ -52,6 +46,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [
+        SettingsModule.forRoot(settings),
         LoggingModule.forRoot({ level: settings.log.level, format: settings.log.format }),
         MetricsModule.forRoot({ defaultLabels: { app: 'api' } }),
         PersistenceModule.forRoot({
@@ -59,7 +54,7 @@ export class ApiModule {
           poolSize: settings.database.poolSize,
           appName: 'mcp-task-gateway-api',
         }),
-        EventsModule.forRoot(settings),
+        EventsModule,
       ],
       controllers: [
         HealthController,
@@ -73,18 +68,7 @@ export class ApiModule {
         McpController,
       ],
       providers: [
-        { provide: SETTINGS, useValue: settings },
         TracingFlush,
-        {
-          provide: ApiKeyRepository,
-          inject: [Database],
-          useFactory: (db: Database) => new ApiKeyRepository(db),
-        },
-        {
-          provide: OperatorRepository,
-          inject: [Database],
-          useFactory: (db: Database) => new OperatorRepository(db),
-        },
         TokenVerifier,
         { provide: APP_GUARD, useClass: AuthGuard },
         ApiMetricsServer,

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { PeriodicRun } from '@app/metrics';
 import { CatalogRepository } from '@app/persistence';
-import { POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+import { WORKER_ID } from './poller.tokens';
 
 /** Queued tasks of removed toolsets ended per statement; the next tick takes the rest. */
 export const REMOVED_TOOLSET_BATCH_ROWS = 500;
@@ -21,7 +21,7 @@ export class CatalogSweepJob {
   private deadAfterMs = 0;
 
   constructor(
-    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     @Inject(WORKER_ID) private readonly workerId: string,
     private readonly catalog: CatalogRepository,
     private readonly log: PinoLogger,

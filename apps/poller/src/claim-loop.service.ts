@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Phase } from '@app/common';
-import { McpServersConfig, Settings } from '@app/config';
+import { McpServersConfig, SETTINGS, Settings } from '@app/config';
 import { ClaimedBatch, LeasedWork, LeasedWorkEngine } from '@app/leasing';
 import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
-import { MCP_SERVERS, POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
 import { ServerSlots } from './server-slots';
 import { TaskRunnerService } from './task-runner.service';
 
@@ -28,7 +28,7 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
   private readonly fleetCaps: ReadonlyMap<string, number>;
 
   constructor(
-    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     @Inject(WORKER_ID) private readonly workerId: string,
     private readonly slots: ServerSlots,
     private readonly fleet: FleetRepository,

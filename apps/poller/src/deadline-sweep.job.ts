@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { TaskStatus } from '@app/common';
 import { GatewayMetrics, PeriodicRun } from '@app/metrics';
-import { Database, TaskDeadlineRepository } from '@app/persistence';
+import { TaskDeadlineRepository } from '@app/persistence';
 
 /** Rows per statement; a longer backlog of overdue tasks is taken in several, back to back. */
 export const DEADLINE_SWEEP_BATCH_ROWS = 500;
@@ -19,16 +19,13 @@ const DEADLINE_SWEEP_INTERVAL_MS = 1000;
  */
 @Injectable()
 export class DeadlineSweepJob {
-  private readonly deadlines: TaskDeadlineRepository;
   private readonly run = new PeriodicRun(() => this.sweep(), DEADLINE_SWEEP_INTERVAL_MS);
 
   constructor(
-    db: Database,
+    private readonly deadlines: TaskDeadlineRepository,
     private readonly metrics: GatewayMetrics,
     private readonly log: PinoLogger,
-  ) {
-    this.deadlines = new TaskDeadlineRepository(db);
-  }
+  ) {}
 
   /** Starts sweeping; call once the worker claims. */
   start(): void {

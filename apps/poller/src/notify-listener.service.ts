@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { SETTINGS, Settings } from '@app/config';
 import { ChannelListener } from '@app/persistence';
-import { POLLER_SETTINGS } from './poller.tokens';
 
 /** The channel the tasks table's triggers notify (payload: submit | cancel; ours: release). */
 export const DUE_CHANNEL = 'mcp_tasks_due';
@@ -17,7 +16,7 @@ export class NotifyListenerService {
   private listener?: ChannelListener;
 
   constructor(
-    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly log: PinoLogger,
   ) {}
 

@@ -5,11 +5,11 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { McpServersConfig, Settings } from '@app/config';
+import { McpServersConfig, SETTINGS, Settings } from '@app/config';
 import { DatabaseProbe, MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
 import { Database } from '@app/persistence';
 import { ClaimLoopService } from './claim-loop.service';
-import { MCP_SERVERS, POLLER_SETTINGS } from './poller.tokens';
+import { MCP_SERVERS } from './poller.tokens';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -28,7 +28,7 @@ export class PollerHealthServer
   private readonly probe: DatabaseProbe;
 
   constructor(
-    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     @Inject(MCP_SERVERS) servers: McpServersConfig,
     private readonly metrics: MetricsService,
     private readonly db: Database,

@@ -5,7 +5,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { UpstreamPool } from '@app/mcp';
 import { Phase } from '@app/common';
 import { WakeSignal } from '@app/leasing';
@@ -17,7 +17,6 @@ import { DeadlineSweepJob } from './deadline-sweep.job';
 import { ClaimLoopService } from './claim-loop.service';
 import { ItemAbort } from './item-abort';
 import { NotifyListenerService } from './notify-listener.service';
-import { POLLER_SETTINGS } from './poller.tokens';
 import { RetentionJob } from './retention.job';
 import { TaskRunnerService } from './task-runner.service';
 import { EventRetentionJob } from './webhooks/event-retention.job';
@@ -52,7 +51,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
   private readonly stopSignal = new WakeSignal();
 
   constructor(
-    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly db: Database,
     private readonly pool: UpstreamPool,
     private readonly catalog: CatalogPublisherService,

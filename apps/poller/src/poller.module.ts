@@ -1,8 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { McpServersConfig, Settings } from '@app/config';
+import { McpServersConfig, Settings, SettingsModule } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { GatewayMetrics, MetricsModule } from '@app/metrics';
-import { Database, FleetRepository, PersistenceModule } from '@app/persistence';
+import { PersistenceModule } from '@app/persistence';
 import { BacklogSamplingService } from './backlog-sampling.service';
 import { CatalogPublisherService } from './catalog-publisher.service';
 import { CatalogSweepJob } from './catalog-sweep.job';
@@ -11,7 +11,7 @@ import { ClaimLoopService } from './claim-loop.service';
 import { NotifyListenerService } from './notify-listener.service';
 import { PollerHealthServer } from './poller-health.server';
 import { PollerLifecycleService } from './poller-lifecycle.service';
-import { MCP_SERVERS, POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
 import { RetentionJob } from './retention.job';
 import { ServerSlots } from './server-slots';
 import { TaskRunnerService } from './task-runner.service';
@@ -29,6 +29,7 @@ export class PollerModule {
     return {
       module: PollerModule,
       imports: [
+        SettingsModule.forRoot(settings),
         LoggingModule.forRoot({ level: settings.log.level, format: settings.log.format }),
         MetricsModule.forRoot({ defaultLabels: { app: 'poller' } }),
         PersistenceModule.forRoot({
@@ -36,17 +37,11 @@ export class PollerModule {
           poolSize: settings.database.poolSize,
           appName: 'mcp-task-gateway-poller',
         }),
-        PollerWebhooksModule.forRoot(settings, workerId),
+        PollerWebhooksModule.forRoot(workerId),
       ],
       providers: [
-        { provide: POLLER_SETTINGS, useValue: settings },
         { provide: MCP_SERVERS, useValue: servers },
         { provide: WORKER_ID, useValue: workerId },
-        {
-          provide: FleetRepository,
-          inject: [Database],
-          useFactory: (db: Database) => new FleetRepository(db),
-        },
         {
           provide: ServerSlots,
           inject: [GatewayMetrics],

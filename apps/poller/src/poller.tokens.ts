@@ -1,5 +1,4 @@
 /** Injection tokens of the poller. */
-export const POLLER_SETTINGS = Symbol('POLLER_SETTINGS');
 export const MCP_SERVERS = Symbol('MCP_SERVERS');
 /** This process's worker ID (string): WORKER_ID or host-pid-random. */
 export const WORKER_ID = Symbol('WORKER_ID');

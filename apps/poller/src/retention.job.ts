@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { SETTINGS, Settings } from '@app/config';
 import { PeriodicRun } from '@app/metrics';
 import { FleetRepository, WorkerRepository } from '@app/persistence';
-import { POLLER_SETTINGS } from './poller.tokens';
 
 // 500 rows per statement keep each DELETE to a few milliseconds on the completed_at index, and
 // the pause between batches leaves the claim and the API room even on a large first run.
@@ -47,7 +46,7 @@ export class RetentionJob {
   private stopped = true;
 
   constructor(
-    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly fleet: FleetRepository,
     private readonly workers: WorkerRepository,
     private readonly log: PinoLogger,

@@ -13,7 +13,7 @@ import {
   cutText,
   randomId,
 } from '@app/common';
-import { McpServersConfig, ServerConfig, Settings, ToolsetConfig } from '@app/config';
+import { McpServersConfig, ServerConfig, Settings, ToolsetConfig, SETTINGS } from '@app/config';
 import { DriverRegistry } from '@app/drivers';
 import { taskLogger } from '@app/logging';
 import { AttemptOutcome, GatewayMetrics } from '@app/metrics';
@@ -24,7 +24,7 @@ import { HeldCallGuard } from './held-call.guard';
 import { abortKind } from './item-abort';
 import { PhaseRunner, SubmitNotLandedError } from './phase.runner';
 import { PollScheduler } from './poll-scheduler';
-import { MCP_SERVERS, POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
 import { annotateTaskSpan, runInTaskSpan } from '@app/tracing';
 
 /** When the row should next be looked at (for the loop's wake-up timer), if it is still active. */
@@ -45,7 +45,7 @@ export class TaskRunnerService {
   private readonly heldCalls = new Set<HeldCallGuard>();
 
   constructor(
-    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     @Inject(MCP_SERVERS) private readonly config: McpServersConfig,
     @Inject(WORKER_ID) private readonly workerId: string,
     private readonly leases: TaskLeaseRepository,

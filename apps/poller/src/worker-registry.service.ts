@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { hostname } from 'node:os';
-import { McpServersConfig, Settings } from '@app/config';
+import { McpServersConfig, Settings, SETTINGS } from '@app/config';
 import { WorkerRepository } from '@app/persistence';
-import { MCP_SERVERS, POLLER_SETTINGS, WORKER_ID } from './poller.tokens';
+import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
 
 /** Read once at boot: the version every worker row carries, for mixed-version rollouts. */
 const VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -20,7 +20,7 @@ export class WorkerRegistryService {
   private beating?: Promise<void>;
 
   constructor(
-    @Inject(POLLER_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     @Inject(WORKER_ID) readonly workerId: string,
     @Inject(MCP_SERVERS) private readonly servers: McpServersConfig,
     private readonly workers: WorkerRepository,

@@ -12,3 +12,4 @@ export type {
 export { loadMcpServersFile, parseMcpServers } from './mcp-servers.loader';
 export { runMain, requireDatabaseUrl } from './boot';
 export { attemptMarginMs } from './attempt-chains';
+export { SETTINGS, SettingsModule } from './settings.module';

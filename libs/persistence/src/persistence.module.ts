@@ -1,13 +1,39 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ApiKeyRepository } from './api-key.repository';
 import { CatalogRepository } from './catalog.repository';
 import { Database, DatabaseOptions } from './database';
+import { EventRepository } from './event.repository';
+import { FleetRepository } from './fleet.repository';
 import { assertSchemaCurrent } from './migrator';
+import { OperatorRepository } from './operator.repository';
+import { QuotaRepository } from './quota.repository';
+import { TaskDeadlineRepository } from './task-deadline.repository';
 import { TaskInputRepository } from './task-input.repository';
 import { TaskLeaseRepository } from './task-lease.repository';
 import { TaskRepository } from './task.repository';
+import { WebhookRepository } from './webhook.repository';
 import { WorkerRepository } from './worker.repository';
 
 export type PersistenceOptions = DatabaseOptions;
+
+/**
+ * Every repository, each provided once here on the one pool: an app injects the ones it uses.
+ * They hold nothing but the pool, so one an app never injects costs nothing.
+ */
+const REPOSITORIES = [
+  TaskRepository,
+  TaskLeaseRepository,
+  TaskInputRepository,
+  TaskDeadlineRepository,
+  WorkerRepository,
+  CatalogRepository,
+  FleetRepository,
+  EventRepository,
+  WebhookRepository,
+  ApiKeyRepository,
+  OperatorRepository,
+  QuotaRepository,
+];
 
 /** Closes the pool last, after the apps' own shutdown hooks have drained their work. */
 @Injectable()
@@ -43,41 +69,14 @@ export class PersistenceModule {
             return db;
           },
         },
-        {
-          provide: TaskRepository,
+        ...REPOSITORIES.map((repository) => ({
+          provide: repository,
           inject: [Database],
-          useFactory: (db: Database) => new TaskRepository(db),
-        },
-        {
-          provide: TaskLeaseRepository,
-          inject: [Database],
-          useFactory: (db: Database) => new TaskLeaseRepository(db),
-        },
-        {
-          provide: TaskInputRepository,
-          inject: [Database],
-          useFactory: (db: Database) => new TaskInputRepository(db),
-        },
-        {
-          provide: WorkerRepository,
-          inject: [Database],
-          useFactory: (db: Database) => new WorkerRepository(db),
-        },
-        {
-          provide: CatalogRepository,
-          inject: [Database],
-          useFactory: (db: Database) => new CatalogRepository(db),
-        },
+          useFactory: (db: Database) => new repository(db),
+        })),
         PoolCloser,
       ],
-      exports: [
-        Database,
-        TaskRepository,
-        TaskLeaseRepository,
-        TaskInputRepository,
-        WorkerRepository,
-        CatalogRepository,
-      ],
+      exports: [Database, ...REPOSITORIES],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { TASK_ID_PATTERN } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import {
   DeadDeliveryRow,
   OperatorActionRow,
@@ -12,7 +12,6 @@ import {
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';
-import { SETTINGS } from '../settings.token';
 
 const STATUSES = new Set(['queued', 'working', 'input_required']);
 const DELIVERY_ID = /^[1-9][0-9]{0,17}$/;

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createRemoteJWKSet, JWTVerifyGetKey, jwtVerify } from 'jose';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { API_KEY_PREFIX, ApiKeyRepository } from '@app/persistence';
-import { SETTINGS } from '../settings.token';
 
 /**
  * Who a request acts for. `userId` is a JWT's `sub` or an API key's user: one namespace.

@@ -1,8 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { ChannelListener } from '@app/persistence';
-import { EVENTS_SETTINGS } from './events.tokens';
 
 /** The channel the outbox trigger notifies, with payload `["<user>", "<thread>"]`. */
 export const TASK_EVENTS_CHANNEL = 'mcp_task_events';
@@ -25,7 +24,7 @@ export class EventStreamHub implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly listener: ChannelListener;
 
   constructor(
-    @Inject(EVENTS_SETTINGS) settings: Settings,
+    @Inject(SETTINGS) settings: Settings,
     private readonly log: PinoLogger,
   ) {
     this.listener = new ChannelListener({

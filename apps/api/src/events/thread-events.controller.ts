@@ -13,14 +13,13 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { EventCursor, EventRepository, STREAM_START } from '@app/persistence';
 import { AuthenticatedRequest, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';
 import { ThreadIdPipe } from '../tasks/id-params.pipe';
 import { EventStreamHub } from './event-stream.hub';
-import { EVENTS_SETTINGS } from './events.tokens';
 import { TaskEventDto } from './task-event.dto';
 import { parseEventCursor } from './event-cursor';
 import { ThreadEventStream } from './thread-event.stream';
@@ -31,7 +30,7 @@ import { ThreadEventStream } from './thread-event.stream';
 @Controller('v1/threads')
 export class ThreadEventsController {
   constructor(
-    @Inject(EVENTS_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly events: EventRepository,
     private readonly hub: EventStreamHub,
     private readonly log: PinoLogger,

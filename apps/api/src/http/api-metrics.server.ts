@@ -5,10 +5,9 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { DatabaseProbe, MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
 import { Database } from '@app/persistence';
-import { SETTINGS } from '../settings.token';
 
 /**
  * Serves the API's `/metrics` on METRICS_PORT, apart from the public port: metrics name

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isTerminal } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { Principal } from '../auth/token-verifier.service';
-import { SETTINGS } from '../settings.token';
 import { parseInputRequestId } from './input-request.id';
 import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/mcp-wire';
 import { McpCall } from './mcp-call.context';

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { Principal, TokenVerifier } from '../auth/token-verifier.service';
-import { SETTINGS } from '../settings.token';
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Contract, isRoundHandle, isTerminal } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { CatalogEntry, TaskRow } from '@app/persistence';
 import { invalidParams, isRecord } from '@app/mcp-wire';
-import { SETTINGS } from '../settings.token';
 import { McpCall } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { inputRequests } from './mcp-task.view';

@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isTerminal } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { Database, TaskRepository, TaskRow, listTaskPage } from '@app/persistence';
 import { invalidParams } from '@app/mcp-wire';
-import { SETTINGS } from '../settings.token';
 import { decodeCursor, encodeCursor } from '../tasks/list-cursor';
 import { inputRequiredView } from '@app/views';
 import { ProblemException } from '../problem/problem.exception';

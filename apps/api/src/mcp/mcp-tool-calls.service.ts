@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isTerminal } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { CatalogEntry, TaskRow } from '@app/persistence';
 import { invalidParams, isRecord } from '@app/mcp-wire';
 import { inputRequiredView } from '@app/views';
-import { SETTINGS } from '../settings.token';
 import { COMPANION_TOOLS } from './companion-tools';
 import { McpCall, argumentsOf, submitError, threadOf } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';

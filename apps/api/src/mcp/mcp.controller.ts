@@ -9,7 +9,7 @@ import {
   validateRequest2026,
 } from '@app/mcp-wire';
 import { THREAD_ID_PATTERN } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { Public } from '../auth/public.decorator';
 import { Principal } from '../auth/token-verifier.service';
 import { problemBody } from '../problem/problem.exception';
@@ -21,7 +21,6 @@ import { McpRequestGuard, Refusal } from './mcp-request-guard.service';
 import { McpResponseChannel } from './mcp-response.channel';
 import { TaskStatusStream } from './task-status-stream.service';
 import { TaskSubscriptions } from './task-subscriptions.service';
-import { SETTINGS } from '../settings.token';
 
 type JsonRpcId = string | number | null;
 

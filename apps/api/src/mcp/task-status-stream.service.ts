@@ -1,14 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { EventCursor, EventRepository, STREAM_START, TaskEventRow } from '@app/persistence';
 import { taskRowFromSnapshot } from '@app/views';
 import { Principal } from '../auth/token-verifier.service';
 import { formatEventCursor, parseEventCursor } from '../events/event-cursor';
 import { EventStreamHub } from '../events/event-stream.hub';
 import { ThreadEventStream } from '../events/thread-event.stream';
-import { SETTINGS } from '../settings.token';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { legacyTask } from './mcp-task.view';
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isTerminal } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { TaskRow } from '@app/persistence';
 import {
   ErrorCode2026,
@@ -13,7 +13,6 @@ import {
   invalidParams,
   isRecord,
 } from '@app/mcp-wire';
-import { SETTINGS } from '../settings.token';
 import { Call2026 } from './mcp-2026.handler';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { detailedTask } from './mcp-task.view';

@@ -1,9 +1,8 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { CatalogRepository, WorkerRepository } from '@app/persistence';
 import { ApiProblems } from '../problem/api-problems.decorator';
-import { SETTINGS } from '../settings.token';
 
 export class StatusDto {
   @ApiProperty({

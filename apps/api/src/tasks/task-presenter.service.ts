@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TaskStatus } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { TaskRow } from '@app/persistence';
-import { SETTINGS } from '../settings.token';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import {
   ProjectionContext,

@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { GatewayMetrics, SubmitRefusalReason } from '@app/metrics';
 import { QuotaName, SubmitQuota, TaskRepository, TaskRow } from '@app/persistence';
 import { TraceCarrier, startSubmitSpan } from '@app/tracing';
 import { ProblemException } from '../problem/problem.exception';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import { ArgumentsValidator } from './arguments-validator.service';
-import { SETTINGS } from '../settings.token';
 import { parseSubmitBody, requestHash } from './submit-request';
 import { TaskWaiter } from './task-waiter.service';
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomId } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { WebhookRepository, WebhookSubscriptionRow } from '@app/persistence';
 import {
   checkDestination,
@@ -8,7 +8,6 @@ import {
   parseWebhookUrl,
   WebhookDestinationError,
 } from '@app/webhooks';
-import { EVENTS_SETTINGS } from '../events/events.tokens';
 import { ProblemException } from '../problem/problem.exception';
 
 /** Each event fans out to every subscription of its user; ten bounds that fan-out. */
@@ -19,7 +18,7 @@ const MAX_DESCRIPTION_CHARS = 500;
 @Injectable()
 export class WebhookSubscriptionsService {
   constructor(
-    @Inject(EVENTS_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly hooks: WebhookRepository,
   ) {}
 

@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { PeriodicRun } from '@app/metrics';
 import { EventRepository } from '@app/persistence';
 import { deleteInBatches, RETENTION_INTERVAL_MS } from '../retention.job';
-import { WEBHOOK_SETTINGS } from './webhooks.tokens';
 
 /**
  * Deletes events older than EVENT_RETENTION_HOURS (with their finished deliveries and attempts;
@@ -17,7 +16,7 @@ export class EventRetentionJob {
   private stopped = true;
 
   constructor(
-    @Inject(WEBHOOK_SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly events: EventRepository,
     private readonly log: PinoLogger,
   ) {

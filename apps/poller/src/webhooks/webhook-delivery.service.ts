@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings } from '@app/config';
+import { Settings, SETTINGS } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
 import { LeasedWorkEngine } from '@app/leasing';
 import { ClaimedDelivery, WebhookRepository } from '@app/persistence';
 import { DEFAULT_RETRY_POLICY, WebhookDeliveryWorker } from '@app/webhooks';
 import { ChannelListener } from '@app/persistence';
-import { WEBHOOK_SETTINGS, WEBHOOK_WORKER_ID } from './webhooks.tokens';
+import { WEBHOOK_WORKER_ID } from './webhooks.tokens';
 
 /** The channel the outbox trigger notifies when it creates deliveries. */
 export const WEBHOOKS_DUE_CHANNEL = 'mcp_webhooks_due';
@@ -31,7 +31,7 @@ export class WebhookDeliveryService {
   private readonly listener: ChannelListener;
 
   constructor(
-    @Inject(WEBHOOK_SETTINGS) settings: Settings,
+    @Inject(SETTINGS) settings: Settings,
     @Inject(WEBHOOK_WORKER_ID) workerId: string,
     repo: WebhookRepository,
     metrics: GatewayMetrics,
