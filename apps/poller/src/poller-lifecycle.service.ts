@@ -101,6 +101,8 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     // Deliveries still sending at the deadline keep their leases and are sent again after
     // them (at-least-once); the receiver dedups on webhook-id.
     await Promise.all([this.drainTasks(deadline), this.webhooks.engine.drain(deadline)]);
+    // Nothing queued for group commit is left behind (invariant 8).
+    await this.leases.flushWrites();
     await this.fleet.notifyDue('release').catch(() => undefined);
     await Promise.all([
       this.retention.stop(),
@@ -121,6 +123,10 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     await this.waitForDatabase();
     if (this.stopping) return;
     await this.worker.register();
+    this.leases.batchWrites({
+      windowMs: this.settings.worker.writeBatchWindowMs,
+      maxItems: this.settings.worker.writeBatchMax,
+    });
     this.notify.start((payload) => {
       if (payload === 'cancel') this.runner.checkHeldCalls();
       this.tasks.engine.poke();

@@ -43,6 +43,9 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(0) DRAIN_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(10) HEARTBEAT_INTERVAL_MS = 5000;
   @Transform(toInt) @IsInt() @Min(10) CLAIM_FALLBACK_INTERVAL_MS = 5000;
+  /** Group commit window (docs/leases.md, "Group commit"); 0 writes each poll result alone. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1000) WRITE_BATCH_WINDOW_MS = 3;
+  @Transform(toInt) @IsInt() @Min(1) @Max(10000) WRITE_BATCH_MAX = 200;
   /** Share due work across principals by weight in the claim (docs/leases.md, "Fair share"). */
   @Transform(toBool) @IsBoolean() CLAIM_FAIR_SHARE = true;
   /** `principal=weight` pairs, comma-separated; a principal not listed weighs 1. */

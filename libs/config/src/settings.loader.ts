@@ -116,6 +116,8 @@ function toSettings(dto: EnvSchema): Settings {
       heartbeatIntervalMs: dto.HEARTBEAT_INTERVAL_MS,
       deadAfterMs: deadAfterMs(dto.HEARTBEAT_INTERVAL_MS),
       claimFallbackIntervalMs: dto.CLAIM_FALLBACK_INTERVAL_MS,
+      writeBatchWindowMs: dto.WRITE_BATCH_WINDOW_MS,
+      writeBatchMax: dto.WRITE_BATCH_MAX,
       fairShare: dto.CLAIM_FAIR_SHARE,
       fairShareWeights: parseWeights(dto.FAIR_SHARE_WEIGHTS ?? '').weights,
     },

@@ -32,6 +32,13 @@ export interface Settings {
      */
     deadAfterMs: number;
     claimFallbackIntervalMs: number;
+    /**
+     * Group commit (docs/leases.md, "Group commit"): poll results and terminal writes of
+     * concurrent items share one statement per window of this many ms; 0 writes each alone.
+     */
+    writeBatchWindowMs: number;
+    /** A batch this large is written without waiting out the window. */
+    writeBatchMax: number;
     /** The claim shares due work across principals by weight (docs/leases.md, "Fair share"). */
     fairShare: boolean;
     /** Weight per principal (`coalesce(tenant, user_id)`); 1 when not listed. */

@@ -12,7 +12,9 @@ import {
 import { Database, Queryable, jsonParam } from './database';
 import { CLAIM_SQL, FAIR_CLAIM_SQL, FLEET_LIVE_SQL, FLEET_LOCK_SQL } from './sql/claim.sql';
 import {
+  APPLY_POLL_BATCH_SQL,
   CLEAR_LEASE,
+  FINISH_BATCH_SQL,
   RELEASE_FOR_CANCEL_SQL,
   RENEW_WATCHING_CANCEL_SQL,
   TERMINAL_SET,
@@ -22,6 +24,22 @@ import {
   fencedUpdateSql,
 } from './sql/fenced-write.sql';
 import { FINISH_MANY_SQL } from './sql/finish-many.sql';
+import { storableJson } from './storable-text';
+import { WriteBatchOptions, WriteBatcher } from './write-batcher';
+
+/** A poll's non-terminal write, queued for group commit. */
+interface PollWrite {
+  lease: TaskLease;
+  snapshot: TaskSnapshot;
+  nextDelayMs: number;
+}
+
+/** A terminal write, queued for group commit; `guarded`: not applied once a cancel is pending. */
+interface TerminalWrite {
+  lease: TaskLease;
+  snapshot: TaskSnapshot;
+  guarded: boolean;
+}
 
 /**
  * The claim and every write about a claimed task row: what the lease guards. Each write is
@@ -33,7 +51,29 @@ import { FINISH_MANY_SQL } from './sql/finish-many.sql';
  * those that can return a {@link WriteOutcome}.
  */
 export class TaskLeaseRepository {
+  private polls: WriteBatcher<PollWrite, boolean> | undefined;
+  private terminals: WriteBatcher<TerminalWrite, boolean> | undefined;
+
   constructor(private readonly db: Queryable) {}
+
+  /**
+   * Group commit (docs/leases.md, "Group commit"): from now on the poll-result and terminal
+   * writes of concurrent items go to the database together, one fenced statement per window,
+   * each row still fenced by its own token. A window of 0 keeps one statement per write.
+   */
+  batchWrites(options: WriteBatchOptions): void {
+    if (options.windowMs <= 0) {
+      this.polls = this.terminals = undefined;
+      return;
+    }
+    this.polls = new WriteBatcher((items) => this.sendPolls(items), options);
+    this.terminals = new WriteBatcher((items) => this.sendTerminals(items), options);
+  }
+
+  /** Sends every queued write now and waits for all in flight (graceful shutdown). */
+  async flushWrites(): Promise<void> {
+    await Promise.all([this.polls?.flush(), this.terminals?.flush()]);
+  }
 
   async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
     if (request.limit <= 0) return [];
@@ -175,6 +215,10 @@ export class TaskLeaseRepository {
     snapshot: TaskSnapshot,
     nextDelayMs: number,
   ): Promise<WriteOutcome> {
+    if (this.polls) {
+      const landed = await this.polls.submit({ lease, snapshot, nextDelayMs });
+      return landed ? 'applied' : this.releaseForCancel(lease);
+    }
     return this.applyUnlessCancelled(
       lease,
       fencedUpdateSql(
@@ -203,6 +247,12 @@ export class TaskLeaseRepository {
     snapshot: TaskSnapshot,
     unlessCancelled = false,
   ): Promise<WriteOutcome> {
+    if (this.terminals) {
+      const landed = await this.terminals.submit({ lease, snapshot, guarded: unlessCancelled });
+      if (landed) return 'applied';
+      if (unlessCancelled) return this.releaseForCancel(lease);
+      throw new LeaseLostError(lease.taskId);
+    }
     const sql = fencedUpdateSql(TERMINAL_SET, unlessCancelled ? 'cancel_requested_at IS NULL' : '');
     const params = terminalParams(snapshot);
     if (unlessCancelled) return this.applyUnlessCancelled(lease, sql, params);
@@ -305,8 +355,62 @@ export class TaskLeaseRepository {
   ): Promise<WriteOutcome> {
     const rows = await this.db.query(sql, [lease.taskId, lease.token, ...params]);
     if (rows.length > 0) return 'applied';
+    return this.releaseForCancel(lease);
+  }
+
+  /** After a guarded write missed: a pending cancel, or else the lease was lost. */
+  private async releaseForCancel(lease: TaskLease): Promise<WriteOutcome> {
     const released = await this.db.query(RELEASE_FOR_CANCEL_SQL, [lease.taskId, lease.token]);
     return released.length > 0 ? 'cancel_pending' : 'lease_lost';
+  }
+
+  private async sendPolls(items: PollWrite[]): Promise<boolean[]> {
+    const rows = items.map(({ lease, snapshot, nextDelayMs }) => ({
+      id: lease.taskId,
+      token: lease.token,
+      new_status: snapshot.status,
+      has_progress: snapshot.progress !== undefined,
+      new_progress: jsonParam(snapshot.progress),
+      new_input_required: jsonParam(
+        snapshot.status === TaskStatus.InputRequired ? snapshot.inputRequired : null,
+      ),
+      delay_ms: nextDelayMs,
+    }));
+    return this.sendBatch(APPLY_POLL_BATCH_SQL, 'mcp_tasks_apply_poll_batch', items, rows);
+  }
+
+  private async sendTerminals(items: TerminalWrite[]): Promise<boolean[]> {
+    const rows = items.map(({ lease, snapshot, guarded }) => {
+      const v = terminalParams(snapshot);
+      return {
+        id: lease.taskId,
+        token: lease.token,
+        new_status: v[0],
+        has_result: v[1],
+        new_result: v[2],
+        new_preview: v[3],
+        new_truncated: v[4],
+        new_artifact: v[5],
+        has_progress: v[6],
+        new_progress: v[7],
+        new_error_code: v[8],
+        new_error_message: v[9],
+        has_guard: guarded,
+      };
+    });
+    return this.sendBatch(FINISH_BATCH_SQL, 'mcp_tasks_finish_batch', items, rows);
+  }
+
+  /** One statement for the batch; per item, whether its row passed its fence. */
+  private async sendBatch(
+    sql: string,
+    name: string,
+    items: readonly { lease: TaskLease }[],
+    rows: readonly object[],
+  ): Promise<boolean[]> {
+    const landed = await this.db.query<{ id: string }>(sql, [storableJson(rows)], name);
+    const ids = new Set(landed.map((row) => row.id));
+    return items.map((item) => ids.has(item.lease.taskId));
   }
 }
 

@@ -27,14 +27,91 @@ export const CLEAR_LEASE = 'lease_owner = NULL, lease_token = NULL, lease_expire
  * status, has-result, result, preview, truncated, artifact, has-progress, progress, error code,
  * error message (`terminalParams` in task-lease.repository.ts builds them in this order).
  */
-export const TERMINAL_SET = `status = $3,
-       result = CASE WHEN $4::boolean THEN $5::jsonb ELSE result END,
-       result_preview = CASE WHEN $4::boolean THEN $6 ELSE result_preview END,
-       result_truncated = CASE WHEN $4::boolean THEN $7 ELSE result_truncated END,
-       result_artifact = coalesce($8::jsonb, result_artifact),
-       progress = CASE WHEN $9::boolean THEN $10::jsonb ELSE progress END,
-       input_required = NULL, error_code = $11, error_message = $12,
-       poll_count = poll_count + 1, ${CLEAR_LEASE}, next_attempt_at = NULL, completed_at = now()`;
+export const TERMINAL_SET = terminalSet(
+  Array.from({ length: 10 }, (_, i) => `$${i + 3}`) as TerminalRefs,
+);
+
+/**
+ * The ten values of a terminal write, in `TERMINAL_SET`'s parameter order: status, has-result,
+ * result, preview, truncated, artifact, has-progress, progress, error code, error message.
+ */
+type TerminalRefs = [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+
+/** The terminal SET list over value references: `$n` parameters, or a batch's columns. */
+function terminalSet(v: TerminalRefs): string {
+  const [status, hasResult, result, preview, truncated, artifact, hasProgress, progress] = v;
+  return `status = ${status},
+       result = CASE WHEN ${hasResult}::boolean THEN ${result}::jsonb ELSE tasks.result END,
+       result_preview = CASE WHEN ${hasResult}::boolean THEN ${preview} ELSE tasks.result_preview END,
+       result_truncated = CASE WHEN ${hasResult}::boolean THEN ${truncated} ELSE tasks.result_truncated END,
+       result_artifact = coalesce(${artifact}::jsonb, tasks.result_artifact),
+       progress = CASE WHEN ${hasProgress}::boolean THEN ${progress}::jsonb ELSE tasks.progress END,
+       input_required = NULL, error_code = ${v[8]}, error_message = ${v[9]},
+       poll_count = tasks.poll_count + 1, ${CLEAR_LEASE}, next_attempt_at = NULL, completed_at = now()`;
+}
+
+/**
+ * Group commit (leases.md, "Group commit"): many claimed rows written by ONE statement, each
+ * still fenced by its own token and lease (database clock). `$1` is a JSON array of the rows'
+ * values (`jsonb_to_recordset`), one object per row with `id` and `token`; a row missing from
+ * RETURNING failed its fence (or its guard) exactly as its row-by-row write would have.
+ * The batch's column names all start `new_`, `has_` or `delay_` so none can mean a task column.
+ */
+function batchedUpdateSql(set: string, columns: string, guard = ''): string {
+  return `UPDATE tasks SET ${set}
+  FROM jsonb_to_recordset($1::jsonb) AS u(id text, token uuid, ${columns})
+ WHERE tasks.id = u.id AND tasks.lease_token = u.token AND ${LEASE_LIVE}${guard ? ` AND ${guard}` : ''}
+RETURNING tasks.id`;
+}
+
+/**
+ * `applyPoll` for a batch: per row `new_status`, `has_progress`, `new_progress` (JSON text),
+ * `new_input_required` (JSON text), `delay_ms`; not applied once a cancel is requested.
+ */
+export const APPLY_POLL_BATCH_SQL = batchedUpdateSql(
+  `status = u.new_status,
+   progress = CASE WHEN u.has_progress THEN u.new_progress::jsonb ELSE tasks.progress END,
+   input_required = u.new_input_required::jsonb, consecutive_errors = 0, last_error = NULL,
+   last_success_at = now(), poll_count = tasks.poll_count + 1, ${CLEAR_LEASE},
+   next_attempt_at = now() + make_interval(secs => u.delay_ms / 1000)`,
+  `new_status text, has_progress boolean, new_progress text, new_input_required text,
+   delay_ms float8`,
+  'tasks.cancel_requested_at IS NULL',
+);
+
+/**
+ * `finish` for a batch, each row with its own snapshot (the terminal SET list over the batch's
+ * columns); a row with `has_guard` is not ended once a cancel is requested (a poll's answer).
+ */
+export const FINISH_BATCH_SQL = batchedUpdateSql(
+  terminalSet([
+    'u.new_status',
+    'u.has_result',
+    'u.new_result',
+    'u.new_preview',
+    'u.new_truncated',
+    'u.new_artifact',
+    'u.has_progress',
+    'u.new_progress',
+    'u.new_error_code',
+    'u.new_error_message',
+  ]),
+  `new_status text, has_result boolean, new_result text, new_preview text, new_truncated boolean,
+   new_artifact text, has_progress boolean, new_progress text, new_error_code text,
+   new_error_message text, has_guard boolean`,
+  '(NOT u.has_guard OR tasks.cancel_requested_at IS NULL)',
+);
 
 /**
  * Sets `field` (an ISO time from the database clock) on the stored answers of the keys in `$3`,

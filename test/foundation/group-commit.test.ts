@@ -1,0 +1,143 @@
+// Group commit keeps the fence row by row (leases.md, "Group commit"): concurrent poll results and
+// terminal writes go to Postgres as one statement, yet a row whose lease was stolen is not
+// written and its own item hears "lease lost", a pending cancel still wins, the batch ends rows
+// exactly as the row-by-row writes do, and a failing statement fails every item with its error.
+import { LeaseLostError, Phase, TaskErrorCode, TaskSnapshot, TaskStatus } from '@app/common';
+import { ClaimedTask, Queryable, TaskLeaseRepository } from '@app/persistence';
+import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { insertTasks } from '../helpers/tasks';
+
+describe('group commit of fenced writes', () => {
+  let t: TestDatabase;
+  /** Every statement the batched repository sent, in order. */
+  let sent: string[];
+  let batched: TaskLeaseRepository;
+  let single: TaskLeaseRepository;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    const counting: Queryable = {
+      query: (sql, params, name) => {
+        sent.push(sql);
+        return t.db.query(sql, params, name);
+      },
+    };
+    batched = new TaskLeaseRepository(counting);
+    // A window long enough that every write of a test is queued before the first batch leaves.
+    batched.batchWrites({ windowMs: 200, maxItems: 1000 });
+    single = new TaskLeaseRepository(t.db);
+  });
+  beforeEach(() => {
+    sent = [];
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  async function claimAll(ids: string[]): Promise<ClaimedTask[]> {
+    const claims = await single.claim({
+      workerId: 'w1',
+      limit: ids.length,
+      phases: [Phase.Poll],
+      leaseMs: 60_000,
+      deadWorkerAfterMs: 15_000,
+    });
+    expect(claims).toHaveLength(ids.length);
+    return ids.map((id) => claims.find((c) => c.id === id)!);
+  }
+
+  const COLUMNS = `status, progress, input_required, error_code, error_message, result,
+    result_preview, poll_count, consecutive_errors, lease_token, lease_owner,
+    next_attempt_at IS NULL AS not_due, completed_at IS NOT NULL AS completed`;
+  const row = async (id: string) =>
+    (await t.db.query(`SELECT ${COLUMNS} FROM tasks WHERE id = $1`, [id]))[0];
+
+  it('poll results: one statement, each row fenced by its own token', async () => {
+    const ids = await insertTasks(t.db, 5, { status: 'working' });
+    const [a, b, stolen, cancelled, reference] = await claimAll(ids);
+    // Another worker took `stolen` after its lease expired; a consumer cancelled `cancelled`.
+    await t.db.query(`UPDATE tasks SET lease_token = gen_random_uuid() WHERE id = $1`, [stolen.id]);
+    await t.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [cancelled.id]);
+    const snapshot: TaskSnapshot = {
+      status: TaskStatus.Working,
+      progress: { current: 1, total: 2, message: 'half' },
+    };
+
+    const outcomes = await Promise.all(
+      [a, b, stolen, cancelled].map((item) => batched.applyPoll(item.lease, snapshot, 5_000)),
+    );
+    await single.applyPoll(reference.lease, snapshot, 5_000);
+
+    expect(outcomes).toEqual(['applied', 'applied', 'lease_lost', 'cancel_pending']);
+    // One batch statement for the four; then one release attempt for each of the two misses.
+    expect(sent.filter((sql) => sql.includes('jsonb_to_recordset'))).toHaveLength(1);
+    expect(sent).toHaveLength(3);
+    expect(await row(a.id)).toEqual(await row(reference.id));
+    expect(await row(b.id)).toEqual(await row(reference.id));
+    expect(await row(stolen.id)).toMatchObject({ poll_count: 0, progress: null });
+    expect((await row(stolen.id)).lease_token).not.toBeNull();
+    expect(await row(cancelled.id)).toMatchObject({ poll_count: 0, lease_token: null });
+  });
+
+  it('terminal writes: each row its own snapshot, ended as the row-by-row write ends it', async () => {
+    const ids = await insertTasks(t.db, 6, { status: 'working' });
+    const [done, failed, stolen, guarded, done1, failed1] = await claimAll(ids);
+    await t.db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 s' WHERE id = $1`, [
+      stolen.id,
+    ]);
+    await t.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [guarded.id]);
+    const COMPLETED: TaskSnapshot = {
+      status: TaskStatus.Completed,
+      result: { value: { answer: 42 }, preview: '42', truncated: false },
+    };
+    const FAILED: TaskSnapshot = {
+      status: TaskStatus.Failed,
+      error: { code: TaskErrorCode.ProtocolError, message: 'bad answer' },
+      progress: { current: 3, total: 4 },
+    };
+
+    const outcomes = await Promise.all([
+      batched.finish(done.lease, COMPLETED, true),
+      batched.finish(failed.lease, FAILED),
+      batched.finish(stolen.lease, FAILED).catch((error: unknown) => error),
+      batched.finish(guarded.lease, COMPLETED, true),
+    ]);
+    await single.finish(done1.lease, COMPLETED, true);
+    await single.finish(failed1.lease, FAILED);
+
+    expect(outcomes.slice(0, 2)).toEqual(['applied', 'applied']);
+    expect(outcomes[2]).toBeInstanceOf(LeaseLostError);
+    expect(outcomes[3]).toBe('cancel_pending');
+    expect(sent.filter((sql) => sql.includes('jsonb_to_recordset'))).toHaveLength(1);
+    expect(await row(done.id)).toEqual(await row(done1.id));
+    expect(await row(done.id)).toMatchObject({ status: 'completed', result: { answer: 42 } });
+    expect(await row(failed.id)).toEqual(await row(failed1.id));
+    expect(await row(failed.id)).toMatchObject({ status: 'failed', error_code: 'protocol_error' });
+    expect(await row(stolen.id)).toMatchObject({ status: 'working', completed: false });
+    expect(await row(guarded.id)).toMatchObject({ status: 'working', lease_token: null });
+  });
+
+  it('a failing batch statement gives every item its error, never a lost lease', async () => {
+    const ids = await insertTasks(t.db, 2, { status: 'working' });
+    const [fine, tooLong] = await claimAll(ids);
+    // error_message is checked to at most 4,000 characters: the statement fails as a whole.
+    const outcomes = await Promise.all([
+      batched.finish(fine.lease, { status: TaskStatus.Completed }).catch((e: unknown) => e),
+      batched
+        .finish(tooLong.lease, {
+          status: TaskStatus.Failed,
+          error: { code: TaskErrorCode.ProtocolError, message: 'x'.repeat(5000) },
+        })
+        .catch((e: unknown) => e),
+    ]);
+
+    for (const outcome of outcomes) {
+      expect(outcome).toBeInstanceOf(Error);
+      expect(outcome).not.toBeInstanceOf(LeaseLostError);
+      expect(String(outcome)).toMatch(/error_message_check/);
+    }
+    expect(await row(fine.id)).toMatchObject({ status: 'working', completed: false });
+    // Nothing was lost: the leases are still held, so the attempt can record the error.
+    expect((await row(fine.id)).lease_token).toBe(fine.lease.token);
+  });
+});
