@@ -48,10 +48,19 @@ describe('parking', () => {
       demoHttp('forbidden', forbidden.url, { connectAttempts: 5 }),
       demoHttp('ancient', ancient.url, { connectAttempts: 5 }),
     ]);
+    // The catalog publisher learns of a park through the pool's state listeners; one that
+    // throws is logged and stops neither the others nor the supervisor.
+    const seen: string[] = [];
+    pool.onStateChange(() => {
+      throw new Error('listener bug');
+    });
+    pool.onStateChange((server, state) => seen.push(`${server} ${state}`));
     expect((await waitForState(pool, 'forbidden', 'parked')).reason).toMatch(/not authorized.*403/);
     expect((await waitForState(pool, 'ancient', 'parked')).reason).toMatch(
       /protocol version is not supported/i,
     );
+    expect(seen).toEqual(expect.arrayContaining(['forbidden parked', 'ancient parked']));
+    expect(recorder.logs.filter((l) => l.msg === 'state listener failed').length).toBe(seen.length);
     // Permanent answers: no retry within the connect budget of five.
     expect(forbidden.initializes()).toBe(1);
     expect(ancient.initializes()).toBe(1);

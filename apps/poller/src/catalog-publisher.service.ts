@@ -5,7 +5,6 @@ import { CatalogBuilder } from '@app/drivers';
 import { ServerStatus, UpstreamPool } from '@app/mcp';
 import { CatalogRepository } from '@app/persistence';
 import { MCP_SERVERS } from './poller.tokens';
-import { UpstreamEventsRelay } from './upstream-events.relay';
 
 /**
  * Publishes the toolset catalog the API validates submits against: after every connect and
@@ -23,7 +22,6 @@ export class CatalogPublisherService {
   constructor(
     @Inject(MCP_SERVERS) private readonly config: McpServersConfig,
     private readonly pool: UpstreamPool,
-    private readonly relay: UpstreamEventsRelay,
     private readonly catalog: CatalogRepository,
     private readonly log: PinoLogger,
   ) {}
@@ -31,7 +29,7 @@ export class CatalogPublisherService {
   /** Subscribes to the pool; call before the pool starts so no first connect is missed. */
   subscribe(): void {
     this.pool.onToolsChanged((status) => this.schedule(status));
-    this.relay.onState((server, state) => {
+    this.pool.onStateChange((server, state) => {
       // A transient 'connecting' between two ready states changes nothing consumers can act on;
       // 'closed' is this worker shutting down, not the server going away.
       if (this.closed || state === 'connecting' || state === 'closed') return;

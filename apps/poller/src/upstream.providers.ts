@@ -5,29 +5,19 @@ import { DriverRegistry } from '@app/drivers';
 import { UpstreamPool } from '@app/mcp';
 import { GatewayMetrics } from '@app/metrics';
 import { MCP_SERVERS } from './poller.tokens';
-import { UpstreamEventsRelay } from './upstream-events.relay';
 
 /**
  * The connection layer and the drivers. Only the poller constructs an UpstreamPool: the API
- * never talks upstream. The pool reports through callbacks, wired here to the gateway metrics
- * and to the catalog publisher's state relay.
+ * never talks upstream. The pool reports through callbacks, wired here to the gateway metrics;
+ * the catalog publisher subscribes to state changes on the pool itself.
  */
 export const UPSTREAM_PROVIDERS: Provider[] = [
-  UpstreamEventsRelay,
   {
     provide: UpstreamPool,
-    inject: [MCP_SERVERS, GatewayMetrics, PinoLogger, UpstreamEventsRelay],
-    useFactory: (
-      config: McpServersConfig,
-      metrics: GatewayMetrics,
-      log: PinoLogger,
-      relay: UpstreamEventsRelay,
-    ) =>
+    inject: [MCP_SERVERS, GatewayMetrics, PinoLogger],
+    useFactory: (config: McpServersConfig, metrics: GatewayMetrics, log: PinoLogger) =>
       new UpstreamPool(config.servers, log.logger.child({ component: 'upstream' }), {
-        onState: (server, state) => {
-          metrics.setUpstreamState(server, state);
-          relay.emitState(server, state);
-        },
+        onState: (server, state) => metrics.setUpstreamState(server, state),
         onReconnect: (server, reason) => metrics.upstreamReconnects.inc({ server, reason }),
         onCallDuration: (server, operation, seconds) =>
           metrics.upstreamCallDuration.observe({ server, operation }, seconds),

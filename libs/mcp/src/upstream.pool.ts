@@ -14,6 +14,7 @@ import type { UpstreamLogger, UpstreamMetricHooks, UpstreamPoolOptions } from '.
 import type {
   ServerStatus,
   StatelessSession,
+  SupervisorState,
   UpstreamPort,
   UpstreamSession,
 } from './upstream.port';
@@ -27,6 +28,7 @@ export class UpstreamPool implements UpstreamPort {
   private readonly supervisors = new Map<string, ServerSupervisor>();
   private readonly sessions = new Map<string, PooledSessionAdapter>();
   private readonly listeners = new Set<(status: ServerStatus) => void>();
+  private readonly stateListeners = new Set<(server: string, state: SupervisorState) => void>();
   private readonly registry: ProcessGroupRegistry;
   private readonly resumed: ResumedSessionCache;
   private readonly stateless = new Map<string, StatelessHttpClient>();
@@ -45,9 +47,16 @@ export class UpstreamPool implements UpstreamPort {
   constructor(
     servers: ServerConfig[],
     private readonly logger: UpstreamLogger,
-    metrics: UpstreamMetricHooks = {},
+    hooks: UpstreamMetricHooks = {},
     private readonly options: UpstreamPoolOptions = {},
   ) {
+    const metrics: UpstreamMetricHooks = {
+      ...hooks,
+      onState: (server, state) => {
+        hooks.onState?.(server, state);
+        this.emitState(server, state);
+      },
+    };
     this.registry = new ProcessGroupRegistry(logger, options.processGroupDir);
     const factory = new TransportFactory(this.registry, logger);
     const closeTimeoutMs = options.closeTimeoutMs ?? 3000;
@@ -146,6 +155,11 @@ export class UpstreamPool implements UpstreamPort {
     this.listeners.add(listener);
   }
 
+  /** Called on every change of a server's supervisor state (after the `onState` hook). */
+  onStateChange(listener: (server: string, state: SupervisorState) => void): void {
+    this.stateListeners.add(listener);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -154,6 +168,7 @@ export class UpstreamPool implements UpstreamPort {
       this.resumed.close(),
     ]);
     this.listeners.clear();
+    this.stateListeners.clear();
   }
 
   private supervisor(server: string): ServerSupervisor {
@@ -177,6 +192,17 @@ export class UpstreamPool implements UpstreamPort {
       ...extra.filter((tool) => !status.tools?.some((known) => known.name === tool.name)),
     ];
     return { ...status, tools, taskProtocol };
+  }
+
+  private emitState(server: string, state: SupervisorState): void {
+    // A listener's failure must never reach the supervisor that reported the state.
+    for (const listener of this.stateListeners) {
+      try {
+        listener(server, state);
+      } catch (error) {
+        this.logger.error({ server, err: String(error) }, 'state listener failed');
+      }
+    }
   }
 
   private emitToolsChanged(status: ServerStatus): void {
