@@ -1,6 +1,8 @@
 // Guards the API's own lifecycle: readiness answers 503 (not 200, not a 500) while its database
-// refuses connections and recovers with it; SIGTERM ends open event streams, still answers a
-// submit held by `Prefer: wait` (the accepted task is not lost), then exits.
+// refuses connections and recovers with it; after SIGTERM readiness answers 503 while the other
+// routes still serve for SHUTDOWN_DELAY_MS (docs/operations.md, "Grace periods"); SIGTERM ends
+// open event streams, still answers a submit held by `Prefer: wait` (the accepted task is not
+// lost), then exits.
 import { Client } from 'pg';
 import request from 'supertest';
 import { SseClient } from '../helpers/sse';
@@ -95,6 +97,29 @@ it('SIGTERM ends open event streams, answers a held Prefer: wait submit, then ex
   expect(row).toEqual({ id: answer.body.task_id, status: 'queued' });
   expect(await streamEnded).toBe(false);
   // Nest re-raises the signal once its shutdown hooks ran: the status a shell shows as 143.
+  await exited;
+  expect([api.process.child.exitCode, api.process.child.signalCode]).toEqual([null, 'SIGTERM']);
+});
+
+it('after SIGTERM readiness answers 503 while other requests are still served, then it exits', async () => {
+  // Long enough to outlast a loaded machine's probing; the exit below waits for it to end.
+  api = await startApi({ SHUTDOWN_DELAY_MS: '15000' });
+  await publishCatalog(api, [catalogEntry()]);
+  const key = await apiKeyFor(api, 'alice');
+  const ready = () => fetch(`${api!.url}/healthz/ready`);
+  expect((await ready()).status).toBe(200);
+  const exited = api.process.kill('SIGTERM');
+  // Without the delay the port closes at once: the probe fails to connect and this times out.
+  const notReady = await waitUntil(async () => {
+    const res = await ready();
+    return res.status === 200 ? undefined : res;
+  }, 'readiness to answer 503 after SIGTERM');
+  // The database is up all along: this 503 is the drain's.
+  expect(notReady.status).toBe(503);
+  const toolsets = await request(api.url).get('/v1/toolsets').set('Authorization', bearer(key));
+  expect(toolsets.status).toBe(200);
+  expect(toolsets.body.items.map((t: { name: string }) => t.name)).toEqual(['report']);
+  expect((await fetch(`${api.url}/healthz/live`)).status).toBe(200);
   await exited;
   expect([api.process.child.exitCode, api.process.child.signalCode]).toEqual([null, 'SIGTERM']);
 });

@@ -2,6 +2,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { MAX_WAIT_SECONDS } from '../../apps/api/src/tasks/prefer-wait';
 import { runTool, toolAvailable } from '../helpers/external-tool';
 
 const ROOT = join(__dirname, '..', '..');
@@ -132,6 +133,16 @@ describe('k8s workloads', () => {
     expect(drainMs).toBeGreaterThan(0);
     expect(podSpec(poller).terminationGracePeriodSeconds).toBeGreaterThanOrEqual(
       drainMs / 1000 + 10,
+    );
+  });
+
+  it('gives the API its shutdown delay, the longest Prefer: wait and 5 s for closing as grace', () => {
+    const api = byComponent('api');
+    const env = (podSpec(api).containers[0].env ?? []) as Doc[];
+    const delayMs = Number(env.find((e) => e.name === 'SHUTDOWN_DELAY_MS')?.value);
+    expect(delayMs).toBeGreaterThan(0);
+    expect(podSpec(api).terminationGracePeriodSeconds).toBeGreaterThanOrEqual(
+      delayMs / 1000 + MAX_WAIT_SECONDS + 5,
     );
   });
 

@@ -8,6 +8,7 @@ import { TracingFlush } from '@app/tracing';
 import { AdminController } from './admin/admin.controller';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier.service';
+import { DrainState } from './health/drain-state';
 import { HealthController } from './health/health.controller';
 import { ApiMetricsServer } from './http/api-metrics.server';
 import { StatusController } from './status/status.controller';
@@ -68,6 +69,7 @@ export class ApiModule {
         McpController,
       ],
       providers: [
+        DrainState,
         TracingFlush,
         TokenVerifier,
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -1,17 +1,19 @@
 import 'reflect-metadata';
 import { AddressInfo } from 'node:net';
-import { Logger } from 'nestjs-pino';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
 import { startTracing } from '@app/tracing';
 import { createApiApp } from './api-app.factory';
 import { ApiMetricsServer } from './http/api-metrics.server';
+import { installShutdownSignals } from './shutdown-signals';
 
 runMain('api', async () => {
   const settings = loadSettings();
   requireDatabaseUrl(settings.database.url);
   startTracing('mcp-task-gateway-api', settings.tracing.endpoint);
   const app = await createApiApp(settings);
-  app.enableShutdownHooks();
+  // Not Nest's enableShutdownHooks(): that closes the port at once, before readiness can say 503.
+  installShutdownSignals(app, settings.api.shutdownDelayMs, (await app.resolve(PinoLogger)).logger);
   await app.listen(settings.http.port);
   // The bound ports, so a launcher or a test that asked for port 0 learns them.
   const port = (app.getHttpServer().address() as AddressInfo).port;

@@ -76,6 +76,10 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) SSE_RECHECK_INTERVAL_MS = 30000;
   @Transform(toInt) @IsInt() @Min(1000) SSE_MAX_AGE_MS = 1800000;
   @Transform(toInt) @IsInt() @Min(1) @Max(10000) SSE_MAX_STREAMS_PER_USER = 10;
+  // After SIGTERM the API answers readiness 503 but keeps serving this long before its port closes
+  // (docs/operations.md, "Grace periods"); unset: 5000 in production, else 0.
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) SHUTDOWN_DELAY_MS?: number =
+    undefined;
   @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
   @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) MCP_MAX_HOLD_MS = 120000;
   @Transform(toInt) @IsInt() @Min(0) @Max(600000) MCP_ROUND_WAIT_MS = 10000;

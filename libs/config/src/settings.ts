@@ -67,6 +67,11 @@ export interface Settings {
     quotas: { submitsPerMinute: number; maxActiveTasks: number };
     /** Server-sent event streams: token re-check, maximum age, concurrent streams per user. */
     sse: { recheckIntervalMs: number; maxAgeMs: number; maxStreamsPerUser: number };
+    /**
+     * After the shutdown signal, readiness answers 503 while everything else is still served for
+     * this long, so load balancers stop routing here before the port closes.
+     */
+    shutdownDelayMs: number;
   };
   webhooks: { allowPrivateNetworks: boolean };
   mcp: {

@@ -1,25 +1,30 @@
 import {
+  BeforeApplicationShutdown,
   Controller,
   Get,
-  BeforeApplicationShutdown,
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Database } from '@app/persistence';
 import { Public } from '../auth/public.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
+import { DrainState } from './drain-state';
 
 /** Database ping deadline: readiness must answer before the kubelet's probe timeout. */
 const READY_TIMEOUT_MS = 2000;
 
-/** Liveness (no I/O) and readiness (a database ping; 503 while draining). */
+/**
+ * Liveness (no I/O) and readiness (a database ping; 503 from the shutdown signal on, through
+ * SHUTDOWN_DELAY_MS while the other routes still serve, until the process exits).
+ */
 @ApiTags('health')
 @Public()
 @Controller('healthz')
 export class HealthController implements BeforeApplicationShutdown {
-  private draining = false;
-
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly drain: DrainState,
+  ) {}
 
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process answers (no I/O)' })
@@ -33,7 +38,7 @@ export class HealthController implements BeforeApplicationShutdown {
   @ApiOkResponse({ description: '{"status":"ok"}' })
   @ApiProblems(503)
   async ready(): Promise<{ status: string }> {
-    if (this.draining) throw new ServiceUnavailableException('draining');
+    if (this.drain.draining) throw new ServiceUnavailableException('draining');
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
@@ -48,7 +53,8 @@ export class HealthController implements BeforeApplicationShutdown {
     }
   }
 
+  /** Also for a close without the signal (the shutdown hooks of an embedding process). */
   beforeApplicationShutdown(): void {
-    this.draining = true;
+    this.drain.start();
   }
 }

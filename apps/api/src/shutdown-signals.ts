@@ -1,0 +1,36 @@
+import type { INestApplication } from '@nestjs/common';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { DrainState } from './health/drain-state';
+
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+
+/**
+ * SIGTERM/SIGINT: readiness answers 503 at once, while the API keeps serving every other request
+ * for `delayMs` (SHUTDOWN_DELAY_MS), so load balancers take the replica out before its port
+ * closes; then the app closes (event streams end, held requests answer, the pool closes) and the
+ * signal is raised again, so the exit status is the signal's (143 for SIGTERM). A second signal
+ * is ignored, as with Nest's `enableShutdownHooks()`, which would close the port at once.
+ */
+export function installShutdownSignals(app: INestApplication, delayMs: number, log: Logger): void {
+  let closing = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (closing) return;
+    closing = true;
+    app.get(DrainState).start();
+    log.info({ signal, delayMs }, 'shutting down: not ready, still serving until the delay ends');
+    delay(delayMs)
+      .then(() => app.close())
+      .then(
+        () => {
+          for (const s of SIGNALS) process.removeListener(s, onSignal);
+          process.kill(process.pid, signal);
+        },
+        (error: unknown) => {
+          log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  for (const s of SIGNALS) process.on(s, onSignal);
+}
