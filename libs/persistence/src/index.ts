@@ -4,8 +4,6 @@ export type { Queryable } from './database';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
-export { WriteBatcher } from './write-batcher';
-export type { WriteBatchOptions } from './write-batcher';
 export { TaskInputRepository } from './task-input.repository';
 export { TaskRepository } from './task.repository';
 export type { StatusFilter, QuotaName, SubmitQuota } from './task.repository';
