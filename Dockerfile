@@ -40,6 +40,7 @@ COPY --from=prod-deps --chown=root:root /app/node_modules ./node_modules
 # embedded database (apps/local, libs/dev-db).
 COPY --from=build --chown=root:root /app/dist/apps ./dist/apps
 COPY --from=build --chown=root:root /app/dist/libs ./dist/libs
+COPY --from=build --chown=root:root /app/dist/migrations ./dist/migrations
 COPY --chown=root:root package.json ./
 RUN rm -rf dist/apps/local dist/libs/dev-db
 # Files stay owned by root and read-only to the app user: a compromised process cannot rewrite

@@ -7,7 +7,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import * as ts from 'typescript';
 
 /** The folders whose files count as users of a library's public surface. */
-const USER_FOLDERS = ['apps', 'libs', 'test', 'bench', 'scripts'];
+const USER_FOLDERS = ['apps', 'libs', 'test', 'bench', 'scripts', 'migrations'];
 
 export interface SurfaceReport {
   /** `libs/<lib>: <name>` for each exported name nothing outside the library imports. */

@@ -1,5 +1,5 @@
 // Each library's index exports only what other code (apps, other libraries, test/, bench/,
-// scripts/) imports through `@app/<lib>`; what only the library itself uses stays
+// scripts/, migrations/) imports through `@app/<lib>`; what only the library itself uses stays
 // behind its index. `npm run exports:unused` prints the same report.
 import { join } from 'node:path';
 import { publicSurfaceReport } from '../../scripts/unused-exports';

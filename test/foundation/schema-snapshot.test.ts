@@ -1,4 +1,4 @@
-// Guards the checked-in schema snapshot (libs/persistence/src/migrations/schema.sql) against drift: a migration added
+// Guards the checked-in schema snapshot (migrations/schema.sql) against drift: a migration added
 // or changed without `npm run schema:snapshot` fails here, so reviewers always read the current
 // tables, indexes and trigger bodies in one file.
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ afterAll(async () => {
   await t.drop();
 });
 
-it('the schema snapshot is the schema the migrations build', async () => {
+it('migrations/schema.sql is the schema the migrations build', async () => {
   const dumpMajor = pgDumpMajor();
   if (dumpMajor === undefined) {
     // CI installs PostgreSQL's client tools; elsewhere a missing pg_dump only skips this check.

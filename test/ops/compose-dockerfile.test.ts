@@ -67,7 +67,7 @@ describe('Dockerfile', () => {
   it('ships no bench, test, npm start launcher or embedded database in the runtime stage', () => {
     const copies = runtime.split('\n').filter((l) => /^COPY --from=build/.test(l.trim()));
     const sources = copies.map((l) => l.trim().split(/\s+/).at(-2));
-    expect(sources.sort()).toEqual(['/app/dist/apps', '/app/dist/libs']);
+    expect(sources.sort()).toEqual(['/app/dist/apps', '/app/dist/libs', '/app/dist/migrations']);
     expect(runtime).toMatch(/rm -rf dist\/apps\/local dist\/libs\/dev-db/);
   });
 

@@ -1,5 +1,5 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { MIGRATIONS } from './migrations';
+import { MIGRATIONS } from '../../../migrations';
 import { poolConfig } from './database';
 
 export const MIGRATIONS_TABLE = 'schema_migrations';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { MIGRATIONS } from './migrations';
+import { MIGRATIONS } from '../../../migrations';
 import { MIGRATIONS_TABLE } from './data-source';
 import { Queryable } from './database';
 

@@ -81,7 +81,7 @@ export function consumerError(row: TaskRow): { code: string; message: string } |
     if (silent) message = message.replace('for too long', `for ${silent[1]} s`);
   }
   if (code === (TaskErrorCode.DeadlineExceeded as string)) {
-    // The trigger's fixed wording (libs/persistence/src/migrations/…-TaskDeadlines): only the number is taken.
+    // The trigger's fixed wording (migrations/…-TaskDeadlines): only the number is taken.
     const limit = /no end within (\d+) s of submit/.exec(row.errorMessage ?? '');
     if (limit) message = message.replace('deadline,', `deadline (${limit[1]} s after submit),`);
   }
