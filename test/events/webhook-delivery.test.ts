@@ -1,4 +1,5 @@
 // Guards webhook delivery against each receiver behaviour (2xx, 500, timeout, redirect, 410) and against requests to private addresses, at creation and at delivery time.
+import { Client } from 'pg';
 import { Database, WebhookRepository } from '@app/persistence';
 import {
   DNS_TIMEOUT_MS,
@@ -317,5 +318,65 @@ describe('without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
     const log = await attempts('wh_u-plain');
     expect(log.every((a) => String(a.error) === 'refused: must use https')).toBe(true);
     expect(receiver.at('/plain')).toHaveLength(0);
+  });
+});
+
+describe('while the database is unreachable', () => {
+  /** Runs `sql` on the server's admin database (not the test's own). */
+  async function admin(sql: string): Promise<void> {
+    const client = new Client({ connectionString: process.env.TEST_ADMIN_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('counts an attempt it cannot write as unrecorded, not lease_lost, and sends it again', async () => {
+    for (const worker of workers) await worker.stop(1000); // this one must be the only claimer
+    const appName = 'webhook-outage-worker';
+    const own = Database.connect({ url: db.url, poolSize: 2, appName });
+    const worker = new WebhookDeliveryWorker(
+      new WebhookRepository(own),
+      { ...OPTIONS, workerId: 'w-outage', leaseMs: 1000, timeoutMs: 60_000 },
+      QUIET,
+      fakeMetrics,
+    );
+    worker.start();
+    const name = new URL(db.url).pathname.slice(1);
+    const before = {
+      unrecorded: counts.get('unrecorded') ?? 0,
+      lost: counts.get('lease_lost') ?? 0,
+    };
+    try {
+      const sub = await subscribe('u-outage', '/outage', 'hang');
+      await runTask(db.db, 'u-outage');
+      await waitUntil(() => (receiver.at('/outage').length === 2 ? true : undefined), 'two sends');
+      // Postgres goes away while both attempts are in flight: their writes fail.
+      await admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      try {
+        await admin(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = '${name}' AND application_name = '${appName}'`,
+        );
+        expect(receiver.release('/outage', 204)).toBe(2);
+        await waitUntil(
+          () => ((counts.get('unrecorded') ?? 0) - before.unrecorded === 2 ? true : undefined),
+          'both attempts to be counted unrecorded',
+        );
+      } finally {
+        await admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      }
+      expect((counts.get('lease_lost') ?? 0) - before.lost).toBe(0);
+      // Nothing was written: once the leases end, both are sent again and recorded.
+      receiver.route('/outage', receiver.secretOf('/outage'), 204);
+      await waitUntil(() => allFinished(sub), 'the deliveries to be sent again', 30_000);
+      expect((await deliveries(sub)).map((d) => d.status)).toEqual(['delivered', 'delivered']);
+      expect(receiver.at('/outage').length).toBeGreaterThanOrEqual(4);
+    } finally {
+      await worker.stop(1000);
+      await own.close();
+    }
   });
 });

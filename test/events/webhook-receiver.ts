@@ -24,7 +24,8 @@ export class WebhookReceiver {
   private readonly answers = new Map<string, Answer>();
   private readonly delays = new Map<string, number>();
   private server?: Server;
-  private readonly hung = new Set<import('node:http').ServerResponse>();
+  /** Hung responses, by path. */
+  private readonly hung = new Map<import('node:http').ServerResponse, string>();
 
   /** Registers a path: the secret to verify with, how to answer, and after how long. */
   route(path: string, secret: string, answer: Answer = 200, delayMs = 0): string {
@@ -32,6 +33,11 @@ export class WebhookReceiver {
     this.answers.set(path, answer);
     this.delays.set(path, delayMs);
     return `${this.base}${path}`;
+  }
+
+  /** The secret registered for `path`. */
+  secretOf(path: string): string {
+    return this.secrets.get(path) ?? '';
   }
 
   get base(): string {
@@ -54,7 +60,7 @@ export class WebhookReceiver {
         this.received.push({ path, headers: req.headers, body, verified });
         const answer = this.answers.get(path) ?? 404;
         if (answer === 'hang') {
-          this.hung.add(res);
+          this.hung.set(res, path);
           return;
         }
         if (answer >= 300 && answer < 400) res.setHeader('location', `${this.base}/redirected`);
@@ -67,8 +73,21 @@ export class WebhookReceiver {
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
   }
 
+  /** Answers the requests hung on `path` with `status`; returns how many there were. */
+  release(path: string, status: number): number {
+    let released = 0;
+    for (const [res, at] of [...this.hung]) {
+      if (at !== path) continue;
+      this.hung.delete(res);
+      res.statusCode = status;
+      res.end('ok');
+      released++;
+    }
+    return released;
+  }
+
   async stop(): Promise<void> {
-    for (const res of this.hung) res.destroy();
+    for (const res of this.hung.keys()) res.destroy();
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }

@@ -27,7 +27,9 @@ export type UpstreamState = (typeof UPSTREAM_STATES)[number];
 
 /**
  * Outcome of one webhook delivery attempt. `dead_letter` is the last failed attempt of a delivery
- * (also counted by `mcp_tasks_webhook_dead_letters_total`); `disabled` is a 410 from the receiver.
+ * (also counted by `mcp_tasks_webhook_dead_letters_total`); `disabled` is a 410 from the receiver;
+ * `lease_lost` an attempt whose fenced write found another claim; `unrecorded` one whose write
+ * failed (the database unreachable): sent again once its lease ends, whatever the receiver said.
  */
 export const WEBHOOK_OUTCOMES = [
   'ok',
@@ -36,6 +38,7 @@ export const WEBHOOK_OUTCOMES = [
   'dead_letter',
   'disabled',
   'lease_lost',
+  'unrecorded',
 ] as const;
 /** One of {@link WEBHOOK_OUTCOMES}. */
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];

@@ -118,16 +118,17 @@ export class WebhookDeliveryWorker implements LeasedWork<ClaimedDelivery> {
       const applied = await this.repo.finishAttempt(delivery, record);
       if (!applied) outcome = 'lease_lost';
     } catch (error) {
-      // The row stays leased and comes due again when the lease ends: at-least-once holds.
+      // The write failed (a database restart, say), the lease was not lost: the row stays leased
+      // and comes due again when the lease ends, so the event is sent again (at-least-once).
       this.log.warn({ err: error, delivery_id: delivery.id }, 'could not record webhook attempt');
-      outcome = 'lease_lost';
+      outcome = 'unrecorded';
     }
     this.metrics?.webhookDeliveries.inc({ outcome });
     annotateTaskSpan({ 'webhook.outcome': outcome });
     if (record.statusCode !== null || record.error?.startsWith('timed out')) {
       this.metrics?.webhookDeliveryDuration.observe(record.durationMs / 1000);
     }
-    if (record.status === 'dead' && outcome !== 'lease_lost')
+    if (record.status === 'dead' && outcome !== 'lease_lost' && outcome !== 'unrecorded')
       this.metrics?.webhookDeadLetters.inc();
     const level = outcome === 'ok' ? 'info' : 'warn';
     this.log[level](
