@@ -1,9 +1,8 @@
 // Guards docs/leases.md, "Fleet-wide caps": claims that start together never lease more rows of a
 // capped server than its cap, counted from the live leases (the advisory lock's job).
-import { Pool } from 'pg';
 import { Phase } from '@app/common';
 import { Database, TaskLeaseRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { createTestDatabase, TestDatabase, testPool } from '../helpers/db';
 
 let database: TestDatabase;
 const CAP = 3;
@@ -28,10 +27,7 @@ it.each([
   ['due order', false],
   ['fair share', true],
 ])('%s: six claimers at once never hold more than the cap of 3 live leases', async (_, fair) => {
-  const pools = Array.from(
-    { length: CLAIMERS },
-    () => new Pool({ connectionString: database.url, max: 2 }),
-  );
+  const pools = Array.from({ length: CLAIMERS }, () => testPool(database.url, 2));
   const claimers = pools.map((pool) => new TaskLeaseRepository(new Database(pool)));
   try {
     const held: number[] = [];

@@ -1,8 +1,7 @@
 // Guards docs/leases.md, "Fair share": with both principals saturated, claims split by weight.
-import { Pool } from 'pg';
 import { Phase, TaskStatus } from '@app/common';
 import { ClaimRequest, Database, TaskLeaseRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { createTestDatabase, TestDatabase, testPool } from '../helpers/db';
 
 let database: TestDatabase;
 const CLIENTS = 4;
@@ -41,7 +40,7 @@ async function claimer(
   tally: Map<string, number>,
   done: () => boolean,
 ): Promise<void> {
-  const pool = new Pool({ connectionString: database.url, max: 2 });
+  const pool = testPool(database.url, 2);
   const leases = new TaskLeaseRepository(new Database(pool));
   try {
     while (!done()) {

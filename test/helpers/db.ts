@@ -36,6 +36,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
+/**
+ * A pool a test opens beside its database's own: idle clients' errors are ignored, since the
+ * forced DROP at teardown (or a test's deliberate Postgres stop) may end them after `end()`
+ * resolved, and an unhandled pool 'error' fails the whole file. Queries still see their errors.
+ */
+export function testPool(url: string, max: number): Pool {
+  const pool = new Pool({ connectionString: url, max });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;

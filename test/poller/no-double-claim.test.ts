@@ -1,7 +1,7 @@
 // Guards invariant 1: no row ever has two live leases, and concurrent claimers never share a row.
-import { Pool } from 'pg';
 import { Database, TaskLeaseRepository } from '@app/persistence';
 import { Phase } from '@app/common';
+import { testPool } from '../helpers/db';
 import { useFleet } from '../helpers/fleet';
 import { countTerminal, insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
 import { insertTasks } from '../helpers/tasks';
@@ -13,7 +13,7 @@ const fleet = useFleet();
 
 it('twelve concurrent claimers on separate connections never get the same row', async () => {
   await insertTasks(fleet.db, 2000, { toolset: 'concurrent', server: 'nowhere' });
-  const pool = new Pool({ connectionString: fleet.url, max: 12 });
+  const pool = testPool(fleet.url, 12);
   try {
     const leases = new TaskLeaseRepository(new Database(pool));
     const seen = new Map<string, number>();
