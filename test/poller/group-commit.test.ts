@@ -1,0 +1,120 @@
+// Group commit in a real poller (leases.md, "Group commit"): with many items polling at once, the
+// poll results go to Postgres in shared statements, yet a row whose lease another worker took is
+// never written by the batch, its own item ends lease_lost, and every other task still finishes.
+import { useFleet } from '../helpers/fleet';
+import { countTerminal, insertFleetTasks } from '../helpers/fleet-tasks';
+import { attemptLines } from '../helpers/poller-logs';
+import {
+  demoServerEntry,
+  metricValue,
+  startDemoServer,
+  writeServersFile,
+} from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+const fleet = useFleet();
+
+interface Row {
+  id: string;
+  status: string;
+  poll_count: number;
+  progress: unknown;
+  lease_owner: string | null;
+  lease_token: string | null;
+}
+
+async function rows(ids: string[]): Promise<Map<string, Row>> {
+  const found = await fleet.db.query<Row>(
+    `SELECT id, status, poll_count, progress, lease_owner, lease_token::text
+       FROM tasks WHERE id = ANY($1::text[])`,
+    [ids],
+  );
+  return new Map(found.map((row) => [row.id, row]));
+}
+
+async function commits(): Promise<number> {
+  const [row] = await fleet.db.query<{ n: string }>(
+    `SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  return Number(row.n);
+}
+
+it('a stolen lease is not written by the shared statement; every other task finishes', async () => {
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
+  const poller = await fleet.poller(serversFile, {
+    // A long window, so that each batch surely holds several items on a loaded machine.
+    env: { WORKER_SLOTS: '48', WRITE_BATCH_WINDOW_MS: '20', LEASE_MS: '10000' },
+  });
+  const ids = await insertFleetTasks(
+    fleet.db,
+    Array.from({ length: 120 }, (_, i) => ({
+      toolset: 'demo-ordinary',
+      server: 'demo',
+      input: { duration_ms: 4000, tag: `gc-${i}` },
+    })),
+  );
+  const commitsBefore = await commits();
+  const statusCallsBefore = (await demo.stats()).ordinary.status_calls;
+
+  // Freeze the poller while it holds claims and runs no statement, then hand those claims to
+  // another worker (a new token, a live lease): what the frozen poller writes after it wakes
+  // must not land.
+  const stolen = await waitUntil(async () => {
+    const held = await fleet.db.query<{ id: string }>(
+      `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now() AND status = 'working'`,
+      [poller.workerId],
+    );
+    if (held.length < 3) return undefined;
+    poller.pause();
+    await waitUntil(async () => {
+      const running = await fleet.db.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+            AND application_name LIKE 'mcp-task-gateway-poller%' AND state <> 'idle'`,
+      );
+      return running.length === 0 ? true : undefined;
+    }, 'the frozen poller to have no statement running');
+    const taken = await fleet.db.query<{ id: string }>(
+      `UPDATE tasks SET lease_owner = 'thief', lease_token = gen_random_uuid(),
+              lease_expires_at = now() + interval '1 hour'
+        WHERE lease_owner = $1 AND lease_expires_at > now() AND status = 'working'
+        RETURNING id`,
+      [poller.workerId],
+    );
+    if (taken.length > 0) return taken.map((row) => row.id);
+    poller.resume();
+    return undefined;
+  }, 'the poller frozen while holding poll claims');
+  const before = await rows(stolen);
+  const linesBefore = attemptLines([poller]).length;
+  poller.resume();
+
+  const others = ids.filter((id) => !stolen.includes(id));
+  await waitUntil(
+    async () => ((await countTerminal(fleet.db, others)) === others.length ? true : undefined),
+    'every task not stolen finished',
+    90_000,
+    200,
+  );
+  const late = attemptLines([poller])
+    .slice(linesBefore)
+    .filter((line) => stolen.includes(line.taskId));
+  expect(late.map((line) => line.taskId).sort()).toEqual([...stolen].sort());
+  expect(late.map((line) => line.outcome)).toEqual(late.map(() => 'lease_lost'));
+  expect(metricValue(await poller.metrics(), 'mcp_tasks_lease_lost_total')).toBeGreaterThanOrEqual(
+    stolen.length,
+  );
+  // The thief's rows are exactly as the thief left them.
+  expect(await rows(stolen)).toEqual(before);
+  const completed = await fleet.db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`,
+    [others],
+  );
+  expect(Number(completed[0].n)).toBe(others.length);
+
+  // A benchmark figure, not a bound (docs/benchmarks.md has the measured ones): commits of the
+  // whole database (this test's own statements included) per upstream status call.
+  const polls = (await demo.stats()).ordinary.status_calls - statusCallsBefore;
+  const perPoll = ((await commits()) - commitsBefore) / polls;
+  process.stdout.write(`group commit: ${polls} polls, ${perPoll.toFixed(2)} commits per poll\n`);
+});
