@@ -41,7 +41,8 @@ export class HeldCallGuard {
   private async renew(): Promise<void> {
     try {
       const outcome = await this.leases.renewWatchingCancel(this.lease, this.leaseMs);
-      if (outcome === 'cancel_requested') this.abort('cancel');
+      if (outcome === 'renewed') return;
+      this.abort('cancel', outcome === 'deadline_cancel');
     } catch (error) {
       if (error instanceof LeaseLostError) {
         this.abort('lease_lost');
@@ -53,9 +54,10 @@ export class HeldCallGuard {
     }
   }
 
-  private abort(kind: 'cancel' | 'lease_lost'): void {
+  /** `forDeadline`: the row's `cancel_reason` says the deadline sweep asked for the cancel. */
+  private abort(kind: 'cancel' | 'lease_lost', forDeadline = false): void {
     clearInterval(this.timer);
     this.log.info({ reason: kind }, 'aborting the held call');
-    this.controller.abort(new ItemAbort(kind));
+    this.controller.abort(new ItemAbort(kind, forDeadline));
   }
 }

@@ -8,7 +8,14 @@ export type AbortKind = 'cancel' | 'lease_lost' | 'shutdown';
 /** The `reason` the poller passes to `AbortController.abort`. */
 export class ItemAbort extends Error {
   override readonly name = 'ItemAbort';
-  constructor(readonly kind: AbortKind) {
+  /**
+   * @param forDeadline a `cancel` the deadline sweep requested, as the row's `cancel_reason`
+   * says: the task's `cancelled` end is stored and counted `failed`.
+   */
+  constructor(
+    readonly kind: AbortKind,
+    readonly forDeadline = false,
+  ) {
     super(`aborted by the poller: ${kind}`);
   }
 }
@@ -17,4 +24,10 @@ export class ItemAbort extends Error {
 export function abortKind(signal: AbortSignal): AbortKind | undefined {
   const reason: unknown = signal.reason;
   return signal.aborted && reason instanceof ItemAbort ? reason.kind : undefined;
+}
+
+/** Whether the poller aborted `signal` for a cancel the deadline sweep requested. */
+export function abortedForDeadline(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  return signal.aborted && reason instanceof ItemAbort && reason.forDeadline;
 }

@@ -14,6 +14,7 @@ import { ClaimedTask, TaskLeaseRepository, WriteOutcome } from '@app/persistence
 import type { Logger } from 'pino';
 import type { Preflight } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
+import { abortedForDeadline } from './item-abort';
 import { InputDelivery } from './input-delivery';
 import { PollScheduler } from './poll-scheduler';
 import { ProgressWriter } from './progress.writer';
@@ -88,14 +89,16 @@ export class PhaseRunner {
   /**
    * A terminal write, counted as a transition; a pending cancel never blocks it here. A task
    * cancelled for its deadline is stored `failed` (the `tasks_deadline_end` trigger), and
-   * counted so; a held call learns of the deadline only after its claim, hence the time test.
+   * counted so. Whether the cancel was the deadline's comes from the row (its `cancel_reason`,
+   * at the claim or, for a held call, at a renewal), never from this process' clock.
    */
-  async finish(item: ClaimedTask, snapshot: TaskSnapshot): Promise<void> {
+  async finish(
+    item: ClaimedTask,
+    snapshot: TaskSnapshot,
+    forDeadline = item.cancelReason === 'deadline',
+  ): Promise<void> {
     await this.deps.leases.finish(item.lease, snapshot);
-    const deadline =
-      snapshot.status === TaskStatus.Cancelled &&
-      (item.cancelReason === 'deadline' ||
-        (item.deadlineAt !== null && item.deadlineAt.getTime() <= Date.now()));
+    const deadline = snapshot.status === TaskStatus.Cancelled && forDeadline;
     this.transition(item, deadline ? TaskStatus.Failed : snapshot.status);
   }
 
@@ -158,7 +161,11 @@ export class PhaseRunner {
       await guard.stop();
       await progress.flush();
     }
-    await this.finish(item, outcome.snapshot ?? { status: TaskStatus.Completed });
+    await this.finish(
+      item,
+      outcome.snapshot ?? { status: TaskStatus.Completed },
+      item.cancelReason === 'deadline' || abortedForDeadline(scope.controller.signal),
+    );
     return {};
   }
 

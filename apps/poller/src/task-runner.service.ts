@@ -21,7 +21,7 @@ import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
 import { AttemptDeadline, attemptDeadlineMs, localLeaseEndMs } from './attempt-deadline';
 import { preflight, trackingMessage, trackingTimedOut } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
-import { abortKind } from './item-abort';
+import { abortedForDeadline, abortKind } from './item-abort';
 import { PhaseRunner, SubmitNotLandedError } from './phase.runner';
 import { PollScheduler } from './poll-scheduler';
 import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
@@ -167,7 +167,11 @@ export class TaskRunnerService {
         return ['aborted', { nextDueInMs: 0 }];
       }
       if (kind === 'cancel') {
-        await this.phases.finish(item, { status: TaskStatus.Cancelled });
+        await this.phases.finish(
+          item,
+          { status: TaskStatus.Cancelled },
+          item.cancelReason === 'deadline' || abortedForDeadline(signal),
+        );
         return ['aborted', {}];
       }
       if (error instanceof PermanentTaskError) {

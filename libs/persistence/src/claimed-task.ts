@@ -63,8 +63,12 @@ export type { RemoteHandle } from '@app/common';
 /** Why a fenced write did not apply: the lease is gone, or a cancel request overtook it. */
 export type WriteOutcome = 'applied' | 'lease_lost' | 'cancel_pending';
 
-/** What a held call's renewal found: still ours, and whether a cancel was requested meanwhile. */
-export type RenewalOutcome = 'renewed' | 'cancel_requested';
+/**
+ * What a held call's renewal found: still ours, and whether a cancel was requested meanwhile;
+ * `deadline_cancel` when the deadline sweep requested it (the row's `cancel_reason`), so the
+ * call's `cancelled` end is stored `failed` (docs/contracts.md, "Deadlines").
+ */
+export type RenewalOutcome = 'renewed' | 'cancel_requested' | 'deadline_cancel';
 
 /** What a batched fenced write did: the rows it landed, and the leases found lost. */
 export interface BatchOutcome {

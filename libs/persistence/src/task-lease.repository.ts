@@ -334,13 +334,14 @@ export class TaskLeaseRepository {
    * sync-call worker learns of a cancel within lease/3 even if the NOTIFY was lost.
    */
   async renewWatchingCancel(lease: TaskLease, leaseMs: number): Promise<RenewalOutcome> {
-    const rows = await this.db.query<{ cancel_requested: boolean }>(RENEW_WATCHING_CANCEL_SQL, [
-      lease.taskId,
-      lease.token,
-      leaseMs,
-    ]);
+    const rows = await this.db.query<{ cancel_requested: boolean; cancel_reason: string | null }>(
+      RENEW_WATCHING_CANCEL_SQL,
+      [lease.taskId, lease.token, leaseMs],
+    );
     if (rows.length === 0) throw new LeaseLostError(lease.taskId);
-    return rows[0].cancel_requested ? 'cancel_requested' : 'renewed';
+    const [row] = rows;
+    if (!row.cancel_requested) return 'renewed';
+    return row.cancel_reason === 'deadline' ? 'deadline_cancel' : 'cancel_requested';
   }
 
   private async mustApply(lease: TaskLease, sql: string, params: unknown[]): Promise<void> {

@@ -152,4 +152,4 @@ UPDATE tasks
    SET lease_expires_at = ${afterMs(3)},
        next_attempt_at  = ${afterMs(3)}
  WHERE id = $1 AND lease_token = $2 AND ${LEASE_LIVE}
-RETURNING (cancel_requested_at IS NOT NULL) AS cancel_requested`;
+RETURNING (cancel_requested_at IS NOT NULL) AS cancel_requested, cancel_reason`;
