@@ -36,14 +36,48 @@ export async function deleteInBatches(
 }
 
 /**
+ * The schedule every retention job shares: a pass at start and then every
+ * {@link RETENTION_INTERVAL_MS} on a {@link PeriodicRun}, started and stopped by the poller's
+ * lifecycle. A failed pass is logged and tried again at the next interval; `stopped` (true
+ * before the start and from the stop on) ends a pass's batches early.
+ */
+export class RetentionSchedule {
+  private readonly run: PeriodicRun;
+  private running = false;
+
+  constructor(pass: () => Promise<unknown>, log: PinoLogger, failure: string) {
+    this.run = new PeriodicRun(
+      () =>
+        pass().then(
+          () => undefined,
+          (error: unknown) => log.warn({ err: error }, failure),
+        ),
+      RETENTION_INTERVAL_MS,
+    );
+  }
+
+  get stopped(): boolean {
+    return !this.running;
+  }
+
+  start(): void {
+    this.running = true;
+    this.run.start();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.run.stop();
+  }
+}
+
+/**
  * Deletes terminal tasks completed more than RETENTION_DAYS ago and prunes dead `workers` rows
- * that pin nothing. Runs on a {@link PeriodicRun} (at start, then every ten minutes), started
- * and stopped by the poller's lifecycle, as the event retention job is.
+ * that pin nothing, on a {@link RetentionSchedule} (at start, then every ten minutes).
  */
 @Injectable()
 export class RetentionJob {
-  private readonly run: PeriodicRun;
-  private stopped = true;
+  private readonly schedule: RetentionSchedule;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
@@ -51,24 +85,15 @@ export class RetentionJob {
     private readonly workers: WorkerRepository,
     private readonly log: PinoLogger,
   ) {
-    this.run = new PeriodicRun(
-      () =>
-        this.purge().then(
-          () => undefined,
-          (error: unknown) => this.log.warn({ err: error }, 'retention run failed'),
-        ),
-      RETENTION_INTERVAL_MS,
-    );
+    this.schedule = new RetentionSchedule(() => this.purge(), log, 'retention run failed');
   }
 
   start(): void {
-    this.stopped = false;
-    this.run.start();
+    this.schedule.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.run.stop();
+  stop(): Promise<void> {
+    return this.schedule.stop();
   }
 
   private async purge(): Promise<void> {
@@ -76,7 +101,7 @@ export class RetentionJob {
     const days = this.settings.retention.days;
     const deleted = await deleteInBatches(
       (rows) => this.fleet.deleteExpiredBatch(days, rows),
-      () => this.stopped,
+      () => this.schedule.stopped,
     );
     if (deleted > 0) this.log.info({ deleted, days }, 'retention');
   }

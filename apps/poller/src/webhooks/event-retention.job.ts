@@ -1,43 +1,32 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
-import { PeriodicRun } from '@app/metrics';
 import { EventRepository } from '@app/persistence';
-import { deleteInBatches, RETENTION_INTERVAL_MS } from '../retention.job';
+import { deleteInBatches, RetentionSchedule } from '../retention.job';
 
 /**
  * Deletes events older than EVENT_RETENTION_HOURS (with their finished deliveries and attempts;
  * an event a delivery still retries stays until the delivery ends). The same shape as the tasks'
- * retention job: batches on a {@link PeriodicRun}, started and stopped by the poller's lifecycle.
+ * retention job: batches on a {@link RetentionSchedule}.
  */
 @Injectable()
 export class EventRetentionJob {
-  private readonly run: PeriodicRun;
-  private stopped = true;
+  private readonly schedule: RetentionSchedule;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly events: EventRepository,
     private readonly log: PinoLogger,
   ) {
-    this.run = new PeriodicRun(
-      () =>
-        this.purge().then(
-          () => undefined,
-          (error: unknown) => this.log.warn({ err: error }, 'event retention failed'),
-        ),
-      RETENTION_INTERVAL_MS,
-    );
+    this.schedule = new RetentionSchedule(() => this.purge(), log, 'event retention failed');
   }
 
   start(): void {
-    this.stopped = false;
-    this.run.start();
+    this.schedule.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.run.stop();
+  stop(): Promise<void> {
+    return this.schedule.stop();
   }
 
   /** One full pass; returns how many events it deleted. Exposed for tests and operators. */
@@ -45,7 +34,7 @@ export class EventRetentionJob {
     const hours = this.settings.retention.eventHours;
     const deleted = await deleteInBatches(
       (rows) => this.events.deleteExpiredBatch(hours, rows),
-      () => this.stopped,
+      () => this.schedule.stopped,
     );
     if (deleted > 0) this.log.info({ deleted, hours }, 'event retention');
     return deleted;
