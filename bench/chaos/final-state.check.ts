@@ -75,9 +75,19 @@ function honestExcuse(
     const before = claims.filter((c) => c.at.getTime() <= e.start + SLACK_MS);
     return before.length > 0 && before[before.length - 1].new_owner === e.target;
   };
+  const claimedSoonAfter = (e: FaultEvent): boolean =>
+    claims.some(
+      (c) =>
+        c.new_owner === e.target &&
+        c.at.getTime() >= e.start - SLACK_MS &&
+        c.at.getTime() <= e.end + evidence.leaseMs,
+    );
   const cause = evidence.faults.find((e) => {
     if (!hit(e)) return false;
-    if (e.kind === 'poller-kill' || e.kind === 'poller-pause') return heldBy(e);
+    if (e.kind === 'poller-kill') return heldBy(e);
+    // A frozen poller's upstream sessions may have died meanwhile; it finds them dead on their
+    // next use, so a claim it took within a lease after waking is hit as well (docs/chaos.md).
+    if (e.kind === 'poller-pause') return heldBy(e) || claimedSoonAfter(e);
     if (e.kind === 'pg-restart') return true;
     if (e.kind === 'upstream-restart') return toolset.upstream === 'a';
     return toolset.upstream === 'b';
