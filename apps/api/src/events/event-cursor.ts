@@ -1,4 +1,4 @@
-import type { EventCursor } from '@app/persistence';
+import type { EventCursor, EventRepository } from '@app/persistence';
 
 /** Where a client asks to resume: after one of its events, or after a legacy stream position. */
 export type ResumePoint =
@@ -26,4 +26,20 @@ export function parseEventCursor(text: string): ResumePoint | null {
   const key = EVENT_KEY.exec(Buffer.from(text, 'base64url').toString('utf8'));
   if (!key || formatEventCursor(key[1], Number(key[2])) !== text) return null;
   return { kind: 'event', taskId: key[1], sequence: Number(key[2]) };
+}
+
+/**
+ * The stream position a Last-Event-ID names, looked up (any replica can); null if it names none.
+ * Both event streams (the thread's SSE and MCP's task status notifications) resume with it.
+ */
+export async function resumePosition(
+  events: Pick<EventRepository, 'positionOf'>,
+  userId: string,
+  threadId: string,
+  text: string,
+): Promise<EventCursor | null> {
+  const point = parseEventCursor(text);
+  if (point === null) return null;
+  if (point.kind === 'position') return point.cursor;
+  return events.positionOf(userId, threadId, point.taskId, point.sequence);
 }

@@ -14,14 +14,14 @@ import {
 import type { Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
-import { EventCursor, EventRepository, STREAM_START } from '@app/persistence';
+import { EventRepository, STREAM_START } from '@app/persistence';
 import { AuthenticatedRequest, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';
 import { ThreadIdPipe } from '../tasks/id-params.pipe';
 import { EventStreamHub } from './event-stream.hub';
 import { TaskEventDto } from './task-event.dto';
-import { parseEventCursor } from './event-cursor';
+import { resumePosition } from './event-cursor';
 import { ThreadEventStream } from './thread-event.stream';
 
 /** GET /v1/threads/{thread_id}/events: the thread's events as server-sent events. */
@@ -81,7 +81,7 @@ export class ThreadEventsController {
       given === undefined || given === ''
         ? STREAM_START
         : typeof given === 'string'
-          ? await this.resumeAt(userId, threadId, given.trim())
+          ? await resumePosition(this.events, userId, threadId, given.trim())
           : null;
     if (cursor === null) {
       throw new ProblemException(400, 'Invalid Last-Event-ID.', [
@@ -120,17 +120,5 @@ export class ThreadEventsController {
     } finally {
       release();
     }
-  }
-
-  /** The stream position a Last-Event-ID names, looked up (any replica can); null if none. */
-  private async resumeAt(
-    userId: string,
-    threadId: string,
-    text: string,
-  ): Promise<EventCursor | null> {
-    const point = parseEventCursor(text);
-    if (point === null) return null;
-    if (point.kind === 'position') return point.cursor;
-    return this.events.positionOf(userId, threadId, point.taskId, point.sequence);
   }
 }

@@ -5,7 +5,7 @@ import { Settings, SETTINGS } from '@app/config';
 import { EventCursor, EventRepository, STREAM_START, TaskEventRow } from '@app/persistence';
 import { taskRowFromSnapshot } from '@app/views';
 import { Principal } from '../auth/token-verifier.service';
-import { formatEventCursor, parseEventCursor } from '../events/event-cursor';
+import { formatEventCursor, resumePosition } from '../events/event-cursor';
 import { EventStreamHub } from '../events/event-stream.hub';
 import { ThreadEventStream } from '../events/thread-event.stream';
 import { McpTaskAccess } from './mcp-task-access.service';
@@ -48,7 +48,7 @@ export class TaskStatusStream {
     let cursor: EventCursor | null = STREAM_START;
     let opening = '';
     if (typeof given === 'string' && given.trim() !== '') {
-      cursor = await this.resumeAt(userId, threadId, given.trim());
+      cursor = await resumePosition(this.events, userId, threadId, given.trim());
     } else {
       const end = await this.events.threadEnd(userId, threadId);
       if (end) {
@@ -98,16 +98,5 @@ export class TaskStatusStream {
     const params = legacyTask(taskRowFromSnapshot(event.task), this.access.timing);
     const message = { jsonrpc: '2.0', method: 'notifications/tasks/status', params };
     return `id: ${id}\nevent: message\ndata: ${JSON.stringify(message)}\n\n`;
-  }
-
-  private async resumeAt(
-    userId: string,
-    threadId: string,
-    text: string,
-  ): Promise<EventCursor | null> {
-    const point = parseEventCursor(text);
-    if (point === null) return null;
-    if (point.kind === 'position') return point.cursor;
-    return this.events.positionOf(userId, threadId, point.taskId, point.sequence);
   }
 }
