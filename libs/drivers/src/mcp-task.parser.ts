@@ -2,7 +2,7 @@ import { PermanentTaskError, TaskErrorCode, TaskStatus, type TaskSnapshot } from
 import type { ResultLimits } from './contract-driver';
 import { protocolError } from './driver.errors';
 import { questionAsRequests } from './input-requests';
-import { boundErrorMessage, firstText, isRecord, pollHintMs } from './snapshot-fields';
+import { boundErrorMessage, firstText, isRecord, pollHintMs, taskBasics } from './snapshot-fields';
 import { toolResultSnapshot } from './tool-result';
 
 /** The fields of an MCP `Task` (revision 2025-11-25) the gateway uses; others are ignored. */
@@ -15,14 +15,6 @@ export interface ParsedTask {
   /** ms, validated finite and > 0. */
   pollInterval?: number;
 }
-
-const STATUSES: readonly string[] = [
-  'working',
-  'input_required',
-  'completed',
-  'failed',
-  'cancelled',
-];
 
 /**
  * The reply to a task-augmented `tools/call`: `{task: {...}}`. A plain CallToolResult with
@@ -45,22 +37,14 @@ export function parseCreateTaskReply(reply: unknown): ParsedTask {
 /** A flat `Task` (tasks/get, tasks/cancel), or the nested one of a create reply. */
 export function parseTask(value: unknown, what: string): ParsedTask {
   if (!isRecord(value)) throw protocolError(`${what} must be a Task object`);
-  const { taskId, status, statusMessage, ttl, pollInterval } = value;
-  if (typeof taskId !== 'string' || taskId === '') {
-    throw protocolError(`${what}: "taskId" must be a non-empty string`);
-  }
-  if (typeof status !== 'string' || !STATUSES.includes(status)) {
-    throw protocolError(`${what}: "status" must be one of ${STATUSES.join(', ')}`);
-  }
-  if (statusMessage !== undefined && typeof statusMessage !== 'string') {
-    throw protocolError(`${what}: "statusMessage" must be a string`);
-  }
+  const { taskId, status, statusMessage } = taskBasics(value, what);
+  const { ttl, pollInterval } = value;
   if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !Number.isFinite(ttl))) {
     throw protocolError(`${what}: "ttl" must be a number or null`);
   }
   const task: ParsedTask = {
     taskId,
-    status: status as TaskSnapshot['status'],
+    status,
     ttl: typeof ttl === 'number' ? ttl : null,
   };
   if (statusMessage !== undefined) task.statusMessage = statusMessage;

@@ -7,12 +7,43 @@ import {
   REMOTE_TASK_ID_MAX_CHARS,
   cutText,
   type TaskProgress,
+  type TaskSnapshot,
 } from '@app/common';
 import { protocolError } from './driver.errors';
 
 /** Plain JSON object (not null, not an array): the shape every contract answer must have. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A task's statuses, the same in both task revisions (2025-11-25 and SEP-2663). */
+const TASK_STATUSES: readonly string[] = [
+  'working',
+  'input_required',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+/**
+ * The fields every revision's task object shares, checked: a non-empty `taskId`, a known
+ * `status` and an optional string `statusMessage`.
+ */
+export function taskBasics(
+  value: Record<string, unknown>,
+  what: string,
+): { taskId: string; status: TaskSnapshot['status']; statusMessage?: string } {
+  const { taskId, status, statusMessage } = value;
+  if (typeof taskId !== 'string' || taskId === '') {
+    throw protocolError(`${what}: "taskId" must be a non-empty string`);
+  }
+  if (typeof status !== 'string' || !TASK_STATUSES.includes(status)) {
+    throw protocolError(`${what}: "status" must be one of ${TASK_STATUSES.join(', ')}`);
+  }
+  if (statusMessage !== undefined && typeof statusMessage !== 'string') {
+    throw protocolError(`${what}: "statusMessage" must be a string`);
+  }
+  return { taskId, status: status as TaskSnapshot['status'], statusMessage };
 }
 
 /** An error message as stored: cut to 4,000 chars (the API shows at most 1,000). */

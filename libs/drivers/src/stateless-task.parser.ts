@@ -3,7 +3,7 @@ import type { ResultLimits } from './contract-driver';
 import { protocolError } from './driver.errors';
 import { inputRequired, type InputRequest } from './input-requests';
 import { toolResultSnapshot } from './tool-result';
-import { boundErrorMessage, isRecord } from './snapshot-fields';
+import { boundErrorMessage, isRecord, taskBasics } from './snapshot-fields';
 
 /**
  * A SEP-2663 task (MCP 2026-07-28 tasks extension) as `tools/call` creates it and `tasks/get`
@@ -32,14 +32,6 @@ export type ToolCallReply =
   | { kind: 'task'; task: StatelessTask }
   | { kind: 'input'; requests: Record<string, InputRequest>; requestState?: string };
 
-const STATUSES: readonly string[] = [
-  'working',
-  'input_required',
-  'completed',
-  'failed',
-  'cancelled',
-];
-
 export function parseToolCallReply(reply: Record<string, unknown>): ToolCallReply {
   switch (reply.resultType) {
     case 'task':
@@ -67,16 +59,8 @@ export function parseToolCallReply(reply: Record<string, unknown>): ToolCallRepl
 /** A `CreateTaskResult` or a `tasks/get` result (a `DetailedTask`). */
 export function parseStatelessTask(value: unknown, what: string): StatelessTask {
   if (!isRecord(value)) throw protocolError(`${what} must be a task object`);
-  const { taskId, status, statusMessage, createdAt, ttlMs, pollIntervalMs } = value;
-  if (typeof taskId !== 'string' || taskId === '') {
-    throw protocolError(`${what}: "taskId" must be a non-empty string`);
-  }
-  if (typeof status !== 'string' || !STATUSES.includes(status)) {
-    throw protocolError(`${what}: "status" must be one of ${STATUSES.join(', ')}`);
-  }
-  if (statusMessage !== undefined && typeof statusMessage !== 'string') {
-    throw protocolError(`${what}: "statusMessage" must be a string`);
-  }
+  const { taskId, status, statusMessage } = taskBasics(value, what);
+  const { createdAt, ttlMs, pollIntervalMs } = value;
   const created = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
   if (Number.isNaN(created)) throw protocolError(`${what}: "createdAt" must be an ISO 8601 time`);
   if (ttlMs !== null && !positiveInt(ttlMs)) {
@@ -87,17 +71,17 @@ export function parseStatelessTask(value: unknown, what: string): StatelessTask 
   }
   const task: StatelessTask = {
     taskId,
-    status: status as TaskSnapshot['status'],
+    status,
     createdAt: created,
     ttlMs: ttlMs as number | null,
   };
   if (statusMessage !== undefined) task.statusMessage = statusMessage;
   if (pollIntervalMs !== undefined) task.pollIntervalMs = pollIntervalMs as number;
-  if (status === 'completed') {
+  if (status === TaskStatus.Completed) {
     if (!isRecord(value.result)) throw protocolError(`${what}: a completed task carries "result"`);
     task.result = value.result;
   }
-  if (status === 'failed') {
+  if (status === TaskStatus.Failed) {
     const error = value.error;
     if (!isRecord(error) || typeof error.code !== 'number') {
       throw protocolError(`${what}: a failed task carries "error" {code, message}`);
@@ -107,7 +91,7 @@ export function parseStatelessTask(value: unknown, what: string): StatelessTask 
       message: typeof error.message === 'string' ? error.message : '',
     };
   }
-  if (status === 'input_required') {
+  if (status === TaskStatus.InputRequired) {
     task.inputRequests = inputRequired(value.inputRequests, `${what}: "inputRequests"`).requests;
   }
   return task;
