@@ -117,6 +117,43 @@ describe('group commit of fenced writes', () => {
     expect(await row(guarded.id)).toMatchObject({ status: 'working', lease_token: null });
   });
 
+  it('held-call renewals: one statement, each told renewed, cancel requested or lease lost', async () => {
+    const ids = await insertTasks(t.db, 4, { status: 'working' });
+    const [held, stolen, cancelled, overdue] = await claimAll(ids);
+    await t.db.query(`UPDATE tasks SET lease_token = gen_random_uuid() WHERE id = $1`, [stolen.id]);
+    await t.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [cancelled.id]);
+    await t.db.query(
+      `UPDATE tasks SET cancel_requested_at = now(), cancel_reason = 'deadline' WHERE id = $1`,
+      [overdue.id],
+    );
+    const expiry = async (id: string) =>
+      (
+        await t.db.query<{ ms: number }>(
+          `SELECT extract(epoch FROM lease_expires_at - now()) * 1000 AS ms FROM tasks
+            WHERE id = $1`,
+          [id],
+        )
+      )[0].ms;
+    const stolenExpiry = Number(await expiry(stolen.id));
+
+    const outcomes = await Promise.all([
+      batched.renewWatchingCancel(held.lease, 600_000),
+      batched.renewWatchingCancel(stolen.lease, 600_000).catch((error: unknown) => error),
+      batched.renewWatchingCancel(cancelled.lease, 600_000),
+      batched.renewWatchingCancel(overdue.lease, 600_000),
+    ]);
+
+    expect(outcomes[0]).toBe('renewed');
+    expect(outcomes[1]).toBeInstanceOf(LeaseLostError);
+    expect(outcomes[2]).toBe('cancel_requested');
+    expect(outcomes[3]).toBe('deadline_cancel');
+    expect(sent).toHaveLength(1);
+    // Renewed: the lease now ends about 10 minutes out (it was claimed for one).
+    expect(Number(await expiry(held.id))).toBeGreaterThan(500_000);
+    expect(Number(await expiry(cancelled.id))).toBeGreaterThan(500_000);
+    expect(Number(await expiry(stolen.id))).toBeLessThanOrEqual(stolenExpiry);
+  });
+
   it('a failing batch statement gives every item its error, never a lost lease', async () => {
     const ids = await insertTasks(t.db, 2, { status: 'working' });
     const [fine, tooLong] = await claimAll(ids);

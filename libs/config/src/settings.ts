@@ -33,8 +33,8 @@ export interface Settings {
     deadAfterMs: number;
     claimFallbackIntervalMs: number;
     /**
-     * Group commit (docs/leases.md, "Group commit"): poll results and terminal writes of
-     * concurrent items share one statement per window of this many ms; 0 writes each alone.
+     * Group commit (docs/leases.md, "Group commit"): poll results, terminal writes and renewals
+     * of concurrent items share one statement per window of this many ms; 0 writes each alone.
      */
     writeBatchWindowMs: number;
     /** A batch this large is written without waiting out the window. */

@@ -16,6 +16,7 @@ import {
   CLEAR_LEASE,
   FINISH_BATCH_SQL,
   RELEASE_FOR_CANCEL_SQL,
+  RENEW_WATCHING_CANCEL_BATCH_SQL,
   RENEW_WATCHING_CANCEL_SQL,
   TERMINAL_SET,
   afterMs,
@@ -32,6 +33,12 @@ interface PollWrite {
   lease: TaskLease;
   snapshot: TaskSnapshot;
   nextDelayMs: number;
+}
+
+/** A held call's renewal, queued for group commit. */
+interface Renewal {
+  lease: TaskLease;
+  leaseMs: number;
 }
 
 /** A terminal write, queued for group commit; `guarded`: not applied once a cancel is pending. */
@@ -53,26 +60,29 @@ interface TerminalWrite {
 export class TaskLeaseRepository {
   private polls: WriteBatcher<PollWrite, boolean> | undefined;
   private terminals: WriteBatcher<TerminalWrite, boolean> | undefined;
+  /** Per renewal: its outcome, or undefined when the lease was lost. */
+  private renewals: WriteBatcher<Renewal, RenewalOutcome | undefined> | undefined;
 
   constructor(private readonly db: Queryable) {}
 
   /**
-   * Group commit (docs/leases.md, "Group commit"): from now on the poll-result and terminal
-   * writes of concurrent items go to the database together, one fenced statement per window,
+   * Group commit (docs/leases.md, "Group commit"): from now on the poll-result, terminal and
+   * held-call renewal writes of concurrent items go to the database together, one fenced statement per window,
    * each row still fenced by its own token. A window of 0 keeps one statement per write.
    */
   batchWrites(options: WriteBatchOptions): void {
     if (options.windowMs <= 0) {
-      this.polls = this.terminals = undefined;
+      this.polls = this.terminals = this.renewals = undefined;
       return;
     }
+    this.renewals = new WriteBatcher((items) => this.sendRenewals(items), options);
     this.polls = new WriteBatcher((items) => this.sendPolls(items), options);
     this.terminals = new WriteBatcher((items) => this.sendTerminals(items), options);
   }
 
   /** Sends every queued write now and waits for all in flight (graceful shutdown). */
   async flushWrites(): Promise<void> {
-    await Promise.all([this.polls?.flush(), this.terminals?.flush()]);
+    await Promise.all([this.polls?.flush(), this.terminals?.flush(), this.renewals?.flush()]);
   }
 
   async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
@@ -334,14 +344,18 @@ export class TaskLeaseRepository {
    * sync-call worker learns of a cancel within lease/3 even if the NOTIFY was lost.
    */
   async renewWatchingCancel(lease: TaskLease, leaseMs: number): Promise<RenewalOutcome> {
-    const rows = await this.db.query<{ cancel_requested: boolean; cancel_reason: string | null }>(
-      RENEW_WATCHING_CANCEL_SQL,
-      [lease.taskId, lease.token, leaseMs],
-    );
+    if (this.renewals) {
+      const outcome = await this.renewals.submit({ lease, leaseMs });
+      if (outcome === undefined) throw new LeaseLostError(lease.taskId);
+      return outcome;
+    }
+    const rows = await this.db.query<RenewalRow>(RENEW_WATCHING_CANCEL_SQL, [
+      lease.taskId,
+      lease.token,
+      leaseMs,
+    ]);
     if (rows.length === 0) throw new LeaseLostError(lease.taskId);
-    const [row] = rows;
-    if (!row.cancel_requested) return 'renewed';
-    return row.cancel_reason === 'deadline' ? 'deadline_cancel' : 'cancel_requested';
+    return renewalOutcome(rows[0]);
   }
 
   private async mustApply(lease: TaskLease, sql: string, params: unknown[]): Promise<void> {
@@ -402,6 +416,24 @@ export class TaskLeaseRepository {
     return this.sendBatch(FINISH_BATCH_SQL, 'mcp_tasks_finish_batch', items, rows);
   }
 
+  private async sendRenewals(items: Renewal[]): Promise<(RenewalOutcome | undefined)[]> {
+    const rows = items.map(({ lease, leaseMs }) => ({
+      id: lease.taskId,
+      token: lease.token,
+      delay_ms: leaseMs,
+    }));
+    const renewed = await this.db.query<RenewalRow & { id: string }>(
+      RENEW_WATCHING_CANCEL_BATCH_SQL,
+      [storableJson(rows)],
+      'mcp_tasks_renew_batch',
+    );
+    const byId = new Map(renewed.map((row) => [row.id, row]));
+    return items.map(({ lease }) => {
+      const row = byId.get(lease.taskId);
+      return row && renewalOutcome(row);
+    });
+  }
+
   /** One statement for the batch; per item, whether its row passed its fence. */
   private async sendBatch(
     sql: string,
@@ -413,6 +445,18 @@ export class TaskLeaseRepository {
     const ids = new Set(landed.map((row) => row.id));
     return items.map((item) => ids.has(item.lease.taskId));
   }
+}
+
+/** What a renewal returns about its row. */
+interface RenewalRow {
+  cancel_requested: boolean;
+  cancel_reason: string | null;
+}
+
+/** A renewed row's outcome: renewed, or a cancel to act on (a deadline's or a consumer's). */
+function renewalOutcome(row: RenewalRow): RenewalOutcome {
+  if (!row.cancel_requested) return 'renewed';
+  return row.cancel_reason === 'deadline' ? 'deadline_cancel' : 'cancel_requested';
 }
 
 /** The `$3…$12` of `TERMINAL_SET`, in its order. */

@@ -68,11 +68,11 @@ function terminalSet(v: TerminalRefs): string {
  * RETURNING failed its fence (or its guard) exactly as its row-by-row write would have.
  * The batch's column names all start `new_`, `has_` or `delay_` so none can mean a task column.
  */
-function batchedUpdateSql(set: string, columns: string, guard = ''): string {
+function batchedUpdateSql(set: string, columns: string, guard = '', returning = ''): string {
   return `UPDATE tasks SET ${set}
   FROM jsonb_to_recordset($1::jsonb) AS u(id text, token uuid, ${columns})
  WHERE tasks.id = u.id AND tasks.lease_token = u.token AND ${LEASE_LIVE}${guard ? ` AND ${guard}` : ''}
-RETURNING tasks.id`;
+RETURNING tasks.id${returning ? `, ${returning}` : ''}`;
 }
 
 /**
@@ -153,3 +153,15 @@ UPDATE tasks
        next_attempt_at  = ${afterMs(3)}
  WHERE id = $1 AND lease_token = $2 AND ${LEASE_LIVE}
 RETURNING (cancel_requested_at IS NOT NULL) AS cancel_requested, cancel_reason`;
+
+/**
+ * `RENEW_WATCHING_CANCEL_SQL` for a batch of held calls: per row `delay_ms`, the lease length;
+ * returns, per renewed row, whether a cancel was requested.
+ */
+export const RENEW_WATCHING_CANCEL_BATCH_SQL = batchedUpdateSql(
+  `lease_expires_at = now() + make_interval(secs => u.delay_ms / 1000),
+   next_attempt_at = now() + make_interval(secs => u.delay_ms / 1000)`,
+  'delay_ms float8',
+  '',
+  '(tasks.cancel_requested_at IS NOT NULL) AS cancel_requested, tasks.cancel_reason',
+);
