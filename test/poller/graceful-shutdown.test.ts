@@ -56,6 +56,10 @@ it('releases stuck claims due now with no error count; the other poller takes th
     'all submitted',
   );
   // Freeze the upstream so the leaving poller's polls cannot finish inside its drain window.
+  // The staying poller is paused meanwhile, so the rows that come due go to the leaving one: with
+  // room for every task, the staying poller could otherwise take them all first and leave the
+  // leaving one nothing stuck to release (a full CI run failed so).
+  staying.pause();
   demo.child.kill('SIGSTOP');
   const [{ frozen_at: frozenAt }] = await fleet.db.query<{ frozen_at: Date }>(
     `SELECT now() AS frozen_at`,
@@ -77,6 +81,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
       return rows.length > 0 ? rows : undefined;
     }, 'the leaving poller holding claims stuck on the frozen upstream');
     held = heldRows.map((r) => r.id);
+    staying.resume();
     const code = await leaving.terminate(10_000);
     expect(code).toBe(0);
     // Released due now, no error counted, no lease left behind.
@@ -103,6 +108,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
     const leftAt = heldRows.find((r) => r.id === taken.id)!.lease_expires_at;
     expect(taken.claimed_at.getTime()).toBeLessThan(leftAt.getTime());
   } finally {
+    staying.resume();
     demo.child.kill('SIGCONT');
   }
   const lines = attemptLines([leaving]);
