@@ -32,12 +32,14 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
       input: { duration_ms: 2500, tag: `kill-${i}` },
     })),
   );
+  let killedAt = 0;
   const held = await waitUntil(async () => {
     const rows = await fleet.db.query<{ id: string; claim_count: number }>(
       `SELECT id, claim_count FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
       [victim.workerId],
     );
     if (rows.length < 3) return undefined;
+    killedAt = Date.now();
     await victim.kill();
     return rows;
   }, 'the victim holding claims');
@@ -49,13 +51,16 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
   );
   expect(held.length).toBeGreaterThan(0);
   expect(orphans.length).toBeGreaterThan(0);
-  // The survivor's first attempt on each orphan, from its own log.
+  // The survivor's first attempt on each orphan after the kill, from its own log (it may have
+  // run an earlier phase of the same task, before the victim claimed it: not a rescue).
   const firstAttempts = await waitUntil(
     () => {
       const lines = attemptLines([survivor]);
       const first = new Map<string, number>();
       for (const { id } of orphans) {
-        const starts = lines.filter((l) => l.taskId === id).map((l) => l.start);
+        const starts = lines
+          .filter((l) => l.taskId === id && l.start >= killedAt)
+          .map((l) => l.start);
         if (starts.length === 0) return undefined;
         first.set(id, Math.min(...starts));
       }
