@@ -1,26 +1,17 @@
 // Guards docs/leases.md, "Fleet-wide caps": calls in flight to a server stay within
 // fleetMaxConcurrentCalls across all pollers together.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { countTerminal, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
   startDemoServer,
   startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
+const fleet = useFleet();
 const FLEET_CAP = 3;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
 
 it('three pollers with 4 slots each never hold more than 3 calls to a server capped at 3', async () => {
   const demo = await startDemoServer();
@@ -36,7 +27,7 @@ it('three pollers with 4 slots each never hold more than 3 calls to a server cap
   await Promise.all(
     Array.from({ length: 3 }, () =>
       startPoller({
-        databaseUrl: database.url,
+        databaseUrl: fleet.url,
         serversFile,
         env: { CLAIM_FALLBACK_INTERVAL_MS: '600000' },
       }),
@@ -44,7 +35,7 @@ it('three pollers with 4 slots each never hold more than 3 calls to a server cap
   );
   // Held sync calls: each keeps its lease (renewed) for the whole call, so it counts throughout.
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     Array.from({ length: 18 }, (_, i) => ({
       toolset: 'demo-sync',
       server: 'demo',
@@ -53,12 +44,12 @@ it('three pollers with 4 slots each never hold more than 3 calls to a server cap
     })),
   );
   await waitUntil(
-    async () => ((await countTerminal(database.db, ids)) === ids.length ? true : undefined),
+    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
     'all capped tasks terminal',
     60_000,
     100,
   );
-  const states = [...(await taskStates(database.db, ids)).values()];
+  const states = [...(await taskStates(fleet.db, ids)).values()];
   expect(states.filter((s) => s.status !== 'completed')).toEqual([]);
   const held = (await demo.stats()).held_calls;
   // The upstream's own count: never above the cap, and the cap was reached (work went on).

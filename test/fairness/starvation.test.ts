@@ -1,36 +1,27 @@
 // Guards docs/leases.md, "Fair share": a quiet principal's task is not starved behind a flood.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import {
   demoServerEntry,
   FAST_POLLER_ENV,
   startDemoServer,
   startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-let database: TestDatabase;
+const fleet = useFleet();
 const POLLERS = 2;
 const SLOTS = Number(FAST_POLLER_ENV.WORKER_SLOTS);
 const FLOOD = 10_000;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
 
 it('B submits one task behind A’s 10,000: it is claimed within one claim per poller', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({
     demo: demoServerEntry(demo.url, 'demo', { sync: true, maxConcurrentCalls: SLOTS }),
   });
-  for (let i = 0; i < POLLERS; i++) await startPoller({ databaseUrl: database.url, serversFile });
+  for (let i = 0; i < POLLERS; i++) await startPoller({ databaseUrl: fleet.url, serversFile });
   // sync-call tasks: each is claimed once, for its submit, and submit_started_at records when.
-  await database.db.query(
+  await fleet.db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
                         next_attempt_at)
      SELECT 'task_flood' || g, 'noisy', 'thread-1', 'demo-sync', 'sync-call', 'demo', 'queued',
@@ -40,12 +31,12 @@ it('B submits one task behind A’s 10,000: it is claimed within one claim per p
   );
   // The pollers are busy with the flood before B arrives.
   await waitUntil(async () => {
-    const rows = await database.db.query<{ n: number }>(
+    const rows = await fleet.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM tasks WHERE user_id = 'noisy' AND submit_started_at IS NOT NULL`,
     );
     return rows[0].n >= 50 ? true : undefined;
   }, 'the flood being worked on');
-  await database.db.query(
+  await fleet.db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
                         next_attempt_at)
      VALUES ('task_quiet', 'quiet', 'thread-1', 'demo-sync', 'sync-call', 'demo', 'queued',
@@ -53,7 +44,7 @@ it('B submits one task behind A’s 10,000: it is claimed within one claim per p
   );
   await waitUntil(
     async () => {
-      const rows = await database.db.query(
+      const rows = await fleet.db.query(
         `SELECT 1 FROM tasks WHERE id = 'task_quiet' AND submit_started_at IS NOT NULL`,
       );
       return rows.length > 0 ? true : undefined;
@@ -62,7 +53,7 @@ it('B submits one task behind A’s 10,000: it is claimed within one claim per p
     60_000,
     50,
   );
-  const [ahead] = await database.db.query<{ claimed_ahead: number; waiting: number }>(
+  const [ahead] = await fleet.db.query<{ claimed_ahead: number; waiting: number }>(
     `SELECT count(*) FILTER (WHERE a.submit_started_at > b.created_at
                                AND a.submit_started_at < b.submit_started_at)::int AS claimed_ahead,
             count(*) FILTER (WHERE a.submit_started_at IS NULL)::int AS waiting
