@@ -1,14 +1,6 @@
 // Guards against bad requests answered with the wrong status, a non-problem body, or a 500.
 import request from 'supertest';
-import {
-  ApiHarness,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  signJwt,
-  startApi,
-} from '../helpers/api';
+import { apiKeyFor, bearer, signJwt, useApi } from '../helpers/api';
 import { ApiKeyRepository } from '@app/persistence';
 
 const PROBLEM = 'https://mcp-task-gateway.dev/problems/';
@@ -29,21 +21,18 @@ interface Case {
   responseHeaders?: Record<string, string | RegExp>;
 }
 
-let api: ApiHarness;
+const api = useApi();
 let key: string;
 let revoked: string;
 const task = 'task_aaaaaaaaaaaaaaaaaaaaaaaaaa';
 
 beforeAll(async () => {
-  api = await startApi();
-  await publishCatalog(api, [catalogEntry()]);
   key = await apiKeyFor(api, 'alice');
   const keys = new ApiKeyRepository(api.db.db);
   const made = await keys.create('alice', 'old');
   await keys.revoke(made.info.id);
   revoked = made.key;
 });
-afterAll(async () => api?.close());
 
 const json = (value: unknown): string => JSON.stringify(value);
 const submit = (body: unknown): Pick<Case, 'method' | 'path' | 'contentType' | 'body'> => ({

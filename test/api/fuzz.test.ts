@@ -1,15 +1,7 @@
 // Guards against any request shape (random paths, parameters, headers, bodies) causing a 500
 // or an answer that is not JSON / problem+json.
 import request from 'supertest';
-import {
-  ApiHarness,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  signJwt,
-  startApi,
-} from '../helpers/api';
+import { apiKeyFor, bearer, signJwt, useApi } from '../helpers/api';
 
 /** mulberry32: a tiny seeded PRNG, so a failure replays with the seed it prints. */
 function rng(seed: number): () => number {
@@ -26,15 +18,12 @@ function rng(seed: number): () => number {
 const SEED = Number(process.env.FUZZ_SEED ?? 20251129);
 const ROUNDS = 400;
 
-let api: ApiHarness;
+const api = useApi();
 let key: string;
 
 beforeAll(async () => {
-  api = await startApi();
-  await publishCatalog(api, [catalogEntry()]);
   key = await apiKeyFor(api, 'alice');
 });
-afterAll(async () => api?.close());
 
 it(`survives ${ROUNDS} random requests without a 500 (seed ${SEED})`, async () => {
   const r = rng(SEED);

@@ -1,13 +1,6 @@
 // Guards against junk input (NUL, invalid UTF-8, bad percent-encoding, repeated or nested query parameters, arrays for strings, huge or negative numbers, deep JSON) answering a 5xx or anything but a problem+json that names what is wrong, on every route of the OpenAPI document.
 import { request as httpRequest } from 'node:http';
-import {
-  ApiHarness,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  startApi,
-} from '../helpers/api';
+import { apiKeyFor, bearer, useApi } from '../helpers/api';
 
 interface Answer {
   status: number;
@@ -22,13 +15,11 @@ interface Operation {
   hasBody: boolean;
 }
 
-let api: ApiHarness;
+const api = useApi();
 let key: string;
 let operations: Operation[];
 
 beforeAll(async () => {
-  api = await startApi();
-  await publishCatalog(api, [catalogEntry()]);
   key = await apiKeyFor(api, 'alice');
   const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>>;
@@ -44,7 +35,6 @@ beforeAll(async () => {
       })),
   );
 });
-afterAll(async () => api?.close());
 
 /** A raw request: the path is sent byte for byte (no URL normalisation), the answer read whole
  * unless it is an event stream, whose headers are enough. */

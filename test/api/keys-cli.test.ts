@@ -2,14 +2,9 @@
 // revoked key still opening the API.
 import request from 'supertest';
 import { startNode } from '../helpers/node-process';
-import { ApiHarness, bearer, startApi } from '../helpers/api';
+import { bearer, useApi } from '../helpers/api';
 
-let api: ApiHarness;
-
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(async () => api?.close());
+const api = useApi({ catalog: [] });
 
 async function cli(
   ...args: string[]

@@ -1,28 +1,17 @@
 // Guards against one user seeing, listing, cancelling or inferring another's tasks, a task
 // showing under the wrong thread, and tasks of a deleted thread ever showing again.
 import request from 'supertest';
-import {
-  ApiHarness,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  signJwt,
-  startApi,
-} from '../helpers/api';
+import { apiKeyFor, bearer, signJwt, useApi } from '../helpers/api';
 import { insertTaskRow } from './task-rows';
 
-let api: ApiHarness;
+const api = useApi();
 let alice: string;
 let bob: string;
 
 beforeAll(async () => {
-  api = await startApi();
-  await publishCatalog(api, [catalogEntry()]);
   alice = bearer(await apiKeyFor(api, 'alice'));
   bob = bearer(signJwt('bob'));
 });
-afterAll(async () => api?.close());
 
 const get = (auth: string, path: string) => request(api.url).get(path).set('Authorization', auth);
 const post = (auth: string, path: string) => request(api.url).post(path).set('Authorization', auth);

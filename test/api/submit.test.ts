@@ -2,33 +2,25 @@
 // early, lost or repeated items across list pages, and an unlimited submit rate.
 import request from 'supertest';
 import { waitUntil } from '../helpers/wait';
-import {
-  ApiHarness,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  startApi,
-} from '../helpers/api';
+import { apiKeyFor, bearer, catalogEntry, publishCatalog, startApi, useApi } from '../helpers/api';
 import { CatalogRepository } from '@app/persistence';
 import { insertTaskRow } from './task-rows';
 
-let api: ApiHarness;
-let alice: string;
-
-beforeAll(async () => {
-  api = await startApi();
-  await publishCatalog(api, [
+const api = useApi({
+  catalog: [
     catalogEntry(),
     catalogEntry({
       name: 'parked',
       available: false,
       unavailableReason: 'server srv-internal-x7q is parked after 5 failed connects',
     }),
-  ]);
+  ],
+});
+let alice: string;
+
+beforeAll(async () => {
   alice = bearer(await apiKeyFor(api, 'alice'));
 });
-afterAll(async () => api?.close());
 
 const submit = (thread: string, body: unknown, headers: Record<string, string> = {}) => {
   let req = request(api.url).post(`/v1/threads/${thread}/tasks`).set('Authorization', alice);

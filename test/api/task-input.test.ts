@@ -2,17 +2,10 @@
 // twice or differently, accepted for another user's task, or accepted where nothing can deliver
 // them; and against the stored answer not making the row due for a poller.
 import request from 'supertest';
-import {
-  ApiHarness,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  startApi,
-} from '../helpers/api';
+import { apiKeyFor, bearer, useApi } from '../helpers/api';
 import { insertTaskRow } from './task-rows';
 
-let api: ApiHarness;
+const api = useApi();
 let alice: string;
 let bob: string;
 
@@ -35,14 +28,8 @@ const NAME = { action: 'accept', content: { name: 'Ada' } };
 const CONFIRM = { action: 'accept', content: { confirm: true } };
 
 beforeAll(async () => {
-  api = await startApi();
-  await publishCatalog(api, [catalogEntry()]);
   alice = await apiKeyFor(api, 'alice');
   bob = await apiKeyFor(api, 'bob');
-});
-
-afterAll(async () => {
-  await api.close();
 });
 
 async function waiting(columns: Record<string, unknown> = {}): Promise<string> {

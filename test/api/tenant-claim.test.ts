@@ -1,25 +1,9 @@
 // Guards docs/leases.md, "Fair share": the JWT claim named by AUTH_TENANT_CLAIM is stored as the
 // task's tenant (the fair-share principal); without it, or for an API key, the user is its own.
 import request from 'supertest';
-import {
-  ApiHarness,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  signJwt,
-  startApi,
-} from '../helpers/api';
+import { apiKeyFor, bearer, catalogEntry, signJwt, useApi } from '../helpers/api';
 
-let api: ApiHarness;
-
-beforeAll(async () => {
-  api = await startApi({ AUTH_TENANT_CLAIM: 'org_id' });
-  await publishCatalog(api, [catalogEntry()]);
-});
-afterAll(async () => {
-  await api.close();
-});
+const api = useApi({ env: { AUTH_TENANT_CLAIM: 'org_id' } });
 
 async function submit(token: string): Promise<string> {
   const res = await request(api.url)

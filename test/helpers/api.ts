@@ -82,6 +82,42 @@ export async function startApi(env: Record<string, string> = {}): Promise<ApiHar
   };
 }
 
+/**
+ * Registers a test file's API: started on a fresh database in beforeAll with `catalog` published
+ * (default: one available `report` toolset; `[]` publishes nothing), closed in afterAll. The
+ * harness it returns is usable from beforeAll on; `env` overrides settings.
+ */
+export function useApi(
+  options: { env?: Record<string, string>; catalog?: PublishedToolset[] } = {},
+): ApiHarness {
+  let harness: ApiHarness | undefined;
+  beforeAll(async () => {
+    harness = await startApi(options.env);
+    const catalog = options.catalog ?? [catalogEntry()];
+    if (catalog.length > 0) await publishCatalog(harness, catalog);
+  });
+  afterAll(async () => harness?.close());
+  const current = (): ApiHarness => {
+    if (!harness) throw new Error('the API runs from beforeAll on');
+    return harness;
+  };
+  return {
+    get url() {
+      return current().url;
+    },
+    get metricsUrl() {
+      return current().metricsUrl;
+    },
+    get db() {
+      return current().db;
+    },
+    get process() {
+      return current().process;
+    },
+    close: () => current().close(),
+  };
+}
+
 /** An HS256 JWT as the configured issuer would sign it; `claims` override the defaults. */
 export function signJwt(
   sub: string | undefined,
