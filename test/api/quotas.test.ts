@@ -3,63 +3,33 @@
 // refused submit that leaves a task, an event or a spent token behind, and a front-door refusal
 // that is not the documented JSON-RPC error.
 import request from 'supertest';
-import { NodeProcess, startNode } from '../helpers/node-process';
-import { TestDatabase, createTestDatabase } from '../helpers/db';
+import { startNode } from '../helpers/node-process';
+import { TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { postMcp } from '../front-door/front-door-harness';
-import {
-  ApiHarness,
-  AUDIENCE,
-  ISSUER,
-  JWT_SECRET,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-} from '../helpers/api';
+import { apiKeyFor, bearer, catalogEntry, publishCatalog } from '../helpers/api';
 import { insertTaskRow } from './task-rows';
 
 /** Two API processes on one database: the deployment the quotas must hold across. */
 interface Replicas {
-  db: TestDatabase;
-  urls: string[];
-  harness: ApiHarness;
-  close(): Promise<void>;
+  readonly db: TestDatabase;
+  readonly urls: string[];
 }
 
-async function startReplicas(env: Record<string, string>): Promise<Replicas> {
-  const db = await createTestDatabase();
-  const children: NodeProcess[] = [];
+/** Registers a describe block's two replicas (started in order, on the fleet's database). */
+function useReplicas(env: Record<string, string>): Replicas {
+  const fleet = useFleet();
   const urls: string[] = [];
-  try {
-    for (let i = 0; i < 2; i++) {
-      const child = startNode('apps/api/src/main.js', [], {
-        DATABASE_URL: db.url,
-        PORT: '0',
-        METRICS_PORT: '0',
-        LOG_LEVEL: 'info',
-        LOG_FORMAT: 'json',
-        AUTH_JWT_SECRET: JWT_SECRET,
-        AUTH_ISSUER: ISSUER,
-        AUTH_AUDIENCE: AUDIENCE,
-        ...env,
-      });
-      children.push(child);
-      const line = await child.waitForLine(/api listening on port \d+/, 30_000);
-      urls.push(`http://127.0.0.1:${/port (\d+)/.exec(line)![1]}`);
-    }
-  } catch (error) {
-    await Promise.all(children.map((child) => child.kill()));
-    await db.drop();
-    throw error;
-  }
-  const close = async () => {
-    await Promise.all(children.map((child) => child.kill('SIGTERM')));
-    await db.drop();
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) urls.push((await fleet.api(env)).url);
+    await publishCatalog({ db: fleet.database }, [catalogEntry()]);
+  }, 90_000);
+  return {
+    get db() {
+      return fleet.database;
+    },
+    urls,
   };
-  // The harness shape the catalog and key helpers take (they only use `db`).
-  const harness = { url: urls[0], metricsUrl: '', db, process: children[0], close };
-  await publishCatalog(harness, [catalogEntry()]);
-  return { db, urls, harness, close };
 }
 
 const body = { toolset: 'report', arguments: { title: 'q' } };
@@ -92,17 +62,13 @@ async function countRows(db: TestDatabase, sql: string, params: unknown[]): Prom
 }
 
 describe('active-task quota across two API replicas', () => {
-  let replicas: Replicas;
-  beforeAll(async () => {
-    replicas = await startReplicas({
-      MAX_ACTIVE_TASKS_PER_USER: '5',
-      SUBMIT_RATE_LIMIT_PER_MINUTE: '100000',
-    });
-  }, 90_000);
-  afterAll(async () => replicas?.close());
+  const replicas = useReplicas({
+    MAX_ACTIVE_TASKS_PER_USER: '5',
+    SUBMIT_RATE_LIMIT_PER_MINUTE: '100000',
+  });
 
   it('40 concurrent submits on two replicas create exactly the limit; refusals leave nothing', async () => {
-    const carol = bearer(await apiKeyFor(replicas.harness, 'carol'));
+    const carol = bearer(await apiKeyFor(replicas, 'carol'));
     const answers = await burst(replicas.urls, carol, 40);
     const created = answers.filter((res) => res.status === 201);
     const refused = answers.filter((res) => res.status === 429);
@@ -160,7 +126,7 @@ describe('active-task quota across two API replicas', () => {
   });
 
   it('a replay of an accepted idempotent submit is answered even at the limit', async () => {
-    const erin = bearer(await apiKeyFor(replicas.harness, 'erin'));
+    const erin = bearer(await apiKeyFor(replicas, 'erin'));
     const first = await request(replicas.urls[0])
       .post('/v1/threads/quota/tasks')
       .set('Authorization', erin)
@@ -191,8 +157,8 @@ describe('active-task quota across two API replicas', () => {
       rows: [{ user: 'frank', max_active_tasks: 2, submits_per_minute: null }],
     });
     expect((await quotasCli(replicas.db, ['set', 'frank', '--max-active', 'x'])).code).toBe(64);
-    const frank = bearer(await apiKeyFor(replicas.harness, 'frank'));
-    const gina = bearer(await apiKeyFor(replicas.harness, 'gina'));
+    const frank = bearer(await apiKeyFor(replicas, 'frank'));
+    const gina = bearer(await apiKeyFor(replicas, 'gina'));
     const frankAnswers = await burst(replicas.urls, frank, 6);
     const ginaAnswers = await burst(replicas.urls, gina, 6);
     expect(frankAnswers.filter((res) => res.status === 201)).toHaveLength(2);
@@ -208,17 +174,13 @@ describe('active-task quota across two API replicas', () => {
 });
 
 describe('submits-per-minute quota across two API replicas', () => {
-  let replicas: Replicas;
-  beforeAll(async () => {
-    replicas = await startReplicas({
-      MAX_ACTIVE_TASKS_PER_USER: '0',
-      SUBMIT_RATE_LIMIT_PER_MINUTE: '3',
-    });
-  }, 90_000);
-  afterAll(async () => replicas?.close());
+  const replicas = useReplicas({
+    MAX_ACTIVE_TASKS_PER_USER: '0',
+    SUBMIT_RATE_LIMIT_PER_MINUTE: '3',
+  });
 
   it('30 concurrent submits on two replicas pass the one shared bucket, not one per replica', async () => {
-    const hank = bearer(await apiKeyFor(replicas.harness, 'hank'));
+    const hank = bearer(await apiKeyFor(replicas, 'hank'));
     const started = Date.now();
     const answers = await burst(replicas.urls, hank, 30);
     const elapsedSeconds = (Date.now() - started) / 1000;
@@ -241,12 +203,12 @@ describe('submits-per-minute quota across two API replicas', () => {
       ]),
     ).toBe(created);
     // Per user: another user's bucket is full.
-    const ivy = bearer(await apiKeyFor(replicas.harness, 'ivy'));
+    const ivy = bearer(await apiKeyFor(replicas, 'ivy'));
     expect((await burst(replicas.urls, ivy, 1))[0].status).toBe(201);
   });
 
   it('the MCP front door refuses a spent quota with -32029, naming it and the delay', async () => {
-    const jack = await apiKeyFor(replicas.harness, 'jack');
+    const jack = await apiKeyFor(replicas, 'jack');
     const V = '2026-07-28';
     const call = (id: number) =>
       postMcp(

@@ -12,7 +12,7 @@ import {
 import type { ToolsetConfig } from '@app/config';
 import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
 import { AttemptDeadline, attemptDeadlineMs } from '../../apps/poller/src/attempt-deadline';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { startDemoServer } from '../helpers/processes';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
@@ -31,20 +31,16 @@ const LEASE_MS = 3000;
 // HTTP chains two of them before its call, so the chain outlives the 3 s lease.
 const SLOW_INITIALIZE_MS = 1500;
 
-let t: TestDatabase;
+const t = useTestDatabase();
 let leases: TaskLeaseRepository;
 const deadlines: AttemptDeadline[] = [];
 
 beforeAll(async () => {
-  t = await createTestDatabase();
   leases = new TaskLeaseRepository(t.db);
 });
 afterEach(async () => {
   for (const deadline of deadlines.splice(0)) deadline.dispose();
   await cleanup();
-});
-afterAll(async () => {
-  await t.drop();
 });
 
 /** One claimed row with a LEASE_MS lease: the attempt's times come from this claim. */

@@ -4,17 +4,11 @@ import { EventRepository, STREAM_START, TaskEventRow, WebhookRepository } from '
 import { publicEventId, toEventView } from '@app/views';
 import { toTaskRow } from '@app/persistence';
 import { toTaskSummary } from '@app/views';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-});
+const db = useTestDatabase();
 
 const CTX = { trackingDegradedAfter: 3 };
 

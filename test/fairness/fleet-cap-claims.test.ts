@@ -2,15 +2,14 @@
 // capped server than its cap, counted from the live leases (the advisory lock's job).
 import { Phase } from '@app/common';
 import { Database, TaskLeaseRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase, testPool } from '../helpers/db';
+import { testPool, useTestDatabase } from '../helpers/db';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 const CAP = 3;
 const CLAIMERS = 6;
 const ROUNDS = 15;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
   await database.db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
                         next_attempt_at)
@@ -18,9 +17,6 @@ beforeAll(async () => {
             'capped', 'queued', '{}'::jsonb, now() - interval '1 minute'
        FROM generate_series(1, 500) AS g`,
   );
-});
-afterAll(async () => {
-  await database.drop();
 });
 
 it.each([

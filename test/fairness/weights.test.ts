@@ -1,21 +1,14 @@
 // Guards docs/leases.md, "Fair share": with both principals saturated, claims split by weight.
 import { Phase, TaskStatus } from '@app/common';
 import { ClaimRequest, Database, TaskLeaseRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase, testPool } from '../helpers/db';
+import { testPool, useTestDatabase } from '../helpers/db';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 const CLIENTS = 4;
 // Claims of 16: with claims of 8 from four claimers at once, collisions drifted the share to
 // 3.1–3.2:1 (a lone claimer gives exactly 3:1), too close to the bound.
 const BATCH = 16;
 const WINDOW = 2000;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await database.drop();
-});
 
 /**
  * `count` queued rows of `user`, due over the past `fromMinutes`..`toMinutes` minutes, in one

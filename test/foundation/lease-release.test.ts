@@ -2,21 +2,17 @@
 // claim taking more rows of one server than that server has room for on the claiming worker.
 import { Phase, TaskStatus } from '@app/common';
 import { ClaimedTask, TaskLeaseRepository, TaskRepository, WriteOutcome } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 
-let t: TestDatabase;
+const t = useTestDatabase();
 let leases: TaskLeaseRepository;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
   leases = new TaskLeaseRepository(t.db);
 });
 afterEach(async () => {
   await t.db.query(`DELETE FROM tasks`);
-});
-afterAll(async () => {
-  await t.drop();
 });
 
 async function claimAll(room?: Map<string, number>, limit = 10): Promise<ClaimedTask[]> {

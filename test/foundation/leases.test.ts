@@ -3,17 +3,16 @@
 // claimable again by the same claim statement.
 import { Phase, TaskStatus } from '@app/common';
 import { TaskLeaseRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { NodeProcess, startNode } from '../helpers/node-process';
 import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
 
 const CLAIMER = 'test/fixtures/claimer.js';
-let t: TestDatabase;
+const t = useTestDatabase();
 const spawned: NodeProcess[] = [];
 
 beforeAll(async () => {
-  t = await createTestDatabase();
   await t.db.query(
     `CREATE TABLE claim_log (task_id text NOT NULL, worker text NOT NULL, token uuid NOT NULL)`,
   );
@@ -22,9 +21,6 @@ afterEach(async () => {
   await Promise.all(spawned.splice(0).map((p) => p.kill('SIGKILL')));
   await t.db.query(`TRUNCATE claim_log`);
   await t.db.query(`DELETE FROM tasks`);
-});
-afterAll(async () => {
-  await t.drop();
 });
 
 function claimer(mode: string, args: string[]): NodeProcess {

@@ -2,16 +2,10 @@
 // or changed without `npm run schema:snapshot` fails here, so reviewers always read the current
 // tables, indexes and trigger bodies in one file.
 import { readFileSync } from 'node:fs';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { dumpSchema, pgDumpMajor, SCHEMA_SNAPSHOT_FILE } from '../../scripts/schema-snapshot';
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
+const t = useTestDatabase();
 
 it('migrations/schema.sql is the schema the migrations build', async () => {
   const dumpMajor = pgDumpMajor();

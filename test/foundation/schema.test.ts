@@ -1,16 +1,10 @@
 // Guards the schema's own rules: illegal transitions and changes to terminal rows are refused by
 // the database, and the claim uses the partial index instead of scanning terminal rows.
 import { CLAIM_SQL } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
+const t = useTestDatabase();
 
 describe('status model in SQL', () => {
   it.each([

@@ -6,7 +6,7 @@ import { TaskErrorCode, TaskStatus } from '@app/common';
 import { TASK_COLUMNS, TaskRow, taskColumnName, toTaskRow } from '@app/persistence';
 import { taskRowFromSnapshot, toTaskSummary } from '@app/views';
 import { legacyTask } from '../../apps/api/src/mcp/mcp-task.view';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 
 /** Columns the code never reads into a TaskRow; adding a column means deciding which it is. */
@@ -18,13 +18,7 @@ const NOT_READ = [
   'tenant', // the fair-share principal, used by the claim's SQL only
 ];
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
+const t = useTestDatabase();
 
 it('TASK_COLUMNS matches the migrated tasks table: names, types, nullability', async () => {
   const rows = await t.db.query<{ name: string; type: string; nullable: boolean }>(

@@ -10,18 +10,14 @@ import {
   TaskLeaseRepository,
 } from '@app/persistence';
 import { Phase } from '@app/common';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
 
-let t: TestDatabase;
+const t = useTestDatabase();
 let tasks: TaskRepository;
 beforeAll(async () => {
-  t = await createTestDatabase();
   tasks = new TaskRepository(t.db);
-});
-afterAll(async () => {
-  await t.drop();
 });
 
 const base = {

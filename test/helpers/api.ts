@@ -133,7 +133,7 @@ export function signJwt(
 }
 
 /** A fresh API key for `userId`, as `npm run keys -- create` makes one. */
-export async function apiKeyFor(api: ApiHarness, userId: string): Promise<string> {
+export async function apiKeyFor(api: Pick<ApiHarness, 'db'>, userId: string): Promise<string> {
   return (await new ApiKeyRepository(api.db.db).create(userId, 'test')).key;
 }
 
@@ -159,7 +159,10 @@ export function catalogEntry(overrides: Partial<PublishedToolset> = {}): Publish
   };
 }
 
-export async function publishCatalog(api: ApiHarness, entries: PublishedToolset[]): Promise<void> {
+export async function publishCatalog(
+  api: Pick<ApiHarness, 'db'>,
+  entries: PublishedToolset[],
+): Promise<void> {
   await new CatalogRepository(api.db.db).publish(entries);
 }
 

@@ -37,6 +37,32 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 /**
+ * Registers a test file's database: created in beforeAll, dropped in afterAll (hooks declared
+ * after this call run their afterAll later, so nothing of theirs may still use it then). The
+ * database it returns is usable from beforeAll on.
+ */
+export function useTestDatabase(): TestDatabase {
+  let database: TestDatabase | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => database?.drop());
+  const current = (): TestDatabase => {
+    if (!database) throw new Error('the test database exists from beforeAll on');
+    return database;
+  };
+  return {
+    get url() {
+      return current().url;
+    },
+    get db() {
+      return current().db;
+    },
+    drop: () => current().drop(),
+  };
+}
+
+/**
  * A pool a test opens beside its database's own: idle clients' errors are ignored, since the
  * forced DROP at teardown (or a test's deliberate Postgres stop) may end them after `end()`
  * resolved, and an unhandled pool 'error' fails the whole file. Queries still see their errors.

@@ -4,20 +4,13 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../helpers/db';
 import { freePort, waitForExit } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const LAUNCHER = join(__dirname, '..', '..', 'dist', 'apps', 'local', 'src', 'main.js');
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await database.drop();
-});
+const database = useTestDatabase();
 
 it('stops every child gracefully, once, on a Ctrl-C sent to the whole process group', async () => {
   if (!existsSync(LAUNCHER)) throw new Error(`${LAUNCHER} is missing: run \`npm run build\``);
