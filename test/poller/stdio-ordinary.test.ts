@@ -84,13 +84,19 @@ it('two pollers, one stdio ordinary toolset: every task completes, polled only b
   );
   const outcomes = [...states.values()].map((t) => `${t.status}/${t.error_code ?? '-'}`);
   expect(outcomes).toEqual(Array(TASKS).fill('completed/-'));
-  // Both pollers took a share, and each task's every attempt ran on one worker (its submitter).
+  // Both pollers took a share, and every attempt after a task's submit ran on its submitter. A
+  // submit that failed before reaching the child (a slow spawn timing out under load) leaves no
+  // job behind, so another worker may take the task before that.
   const lines = attemptLines(pollers).filter((l) => ids.includes(l.taskId));
-  const workersOf = new Map<string, Set<string>>();
+  const submitter = new Map<string, string>();
   for (const line of lines) {
-    workersOf.set(line.taskId, (workersOf.get(line.taskId) ?? new Set()).add(line.worker));
+    if (line.phase === 'submit' && line.outcome === 'ok') submitter.set(line.taskId, line.worker);
   }
-  expect([...workersOf.values()].filter((w) => w.size > 1)).toEqual([]);
-  expect(new Set(lines.filter((l) => l.phase === 'submit').map((l) => l.worker)).size).toBe(2);
+  expect(submitter.size).toBe(TASKS);
+  const strayAttempts = lines.filter(
+    (l) => !(l.phase === 'submit' && l.outcome !== 'ok') && l.worker !== submitter.get(l.taskId),
+  );
+  expect(strayAttempts).toEqual([]);
+  expect(new Set(submitter.values()).size).toBe(2);
   expect(lines.filter((l) => l.phase === 'poll').length).toBeGreaterThanOrEqual(TASKS);
 });
