@@ -14,7 +14,9 @@ import {
   waitForState,
 } from './mcp-test.helper';
 
-const CYCLES = 50;
+// Enough cycles that a leak of one resource per reconnect clears every tolerance below (at most
+// two extra handles) many times over; each stdio cycle spawns a child, so more only costs time.
+const CYCLES = 20;
 const ECHO_SERVER = fixture('echo-server');
 
 afterEach(async () => {
