@@ -40,13 +40,13 @@ it('twelve concurrent claimers on separate connections never get the same row', 
   }
 });
 
-it('three pollers work 300 tasks with no two overlapping attempts on one task', async () => {
+it('three pollers work 150 tasks with no two overlapping attempts on one task', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
   const pollers = await Promise.all([1, 2, 3].map(() => fleet.poller(serversFile)));
   const ids = await insertFleetTasks(
     fleet.db,
-    Array.from({ length: 300 }, (_, i) => ({
+    Array.from({ length: 150 }, (_, i) => ({
       toolset: 'demo-ordinary',
       server: 'demo',
       input: { duration_ms: 300 + (i % 5) * 100, tag: `dc-${i}` },
@@ -54,7 +54,7 @@ it('three pollers work 300 tasks with no two overlapping attempts on one task', 
   );
   await waitUntil(
     async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
-    'all 300 tasks terminal',
+    'all 150 tasks terminal',
     60_000,
     200,
   );
@@ -70,5 +70,5 @@ it('three pollers work 300 tasks with no two overlapping attempts on one task', 
     `SELECT count(*) AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`,
     [ids],
   );
-  expect(Number(completed[0].n)).toBeGreaterThan(250);
+  expect(Number(completed[0].n)).toBeGreaterThan(125);
 });
