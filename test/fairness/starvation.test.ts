@@ -19,7 +19,9 @@ it('B submits one task behind A’s 10,000: it is claimed within one claim per p
   const serversFile = writeServersFile({
     demo: demoServerEntry(demo.url, 'demo', { sync: true, maxConcurrentCalls: SLOTS }),
   });
-  for (let i = 0; i < POLLERS; i++) await startPoller({ databaseUrl: fleet.url, serversFile });
+  await Promise.all(
+    Array.from({ length: POLLERS }, () => startPoller({ databaseUrl: fleet.url, serversFile })),
+  );
   // sync-call tasks: each is claimed once, for its submit, and submit_started_at records when.
   await fleet.db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
