@@ -1,15 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TaskStatus } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
-import { TaskRow } from '@app/persistence';
-import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
-import {
-  ProjectionContext,
-  TaskSummaryView,
-  TaskView,
-  toTaskSummary,
-  toTaskView,
-} from '@app/views';
+import { CatalogEntry, TaskRow } from '@app/persistence';
+import { ToolsetCatalog, unavailableReasonOf } from '../toolsets/toolset-catalog.service';
+import { TaskSummaryView, TaskView, toTaskSummary, toTaskView } from '@app/views';
 
 /**
  * Shows tasks: the whitelist projection plus what it needs from settings and the catalog. The
@@ -22,25 +16,30 @@ export class TaskPresenter {
     private readonly catalog: ToolsetCatalog,
   ) {}
 
-  async detail(row: TaskRow): Promise<TaskView> {
-    const [view] = await this.present([row], toTaskView);
-    return view;
+  /**
+   * One task in detail. `known` is its toolset's catalog entry when the caller has just read it
+   * (a submit has): a queued task then says why it waits without reading the catalog again.
+   */
+  async detail(row: TaskRow, known?: CatalogEntry): Promise<TaskView> {
+    let unavailableReason: string | null = null;
+    if (row.status === TaskStatus.Queued) {
+      // One entry, not the whole catalog: every submit answers a queued task.
+      const entry = known?.name === row.toolset ? known : await this.catalog.find(row.toolset);
+      unavailableReason = unavailableReasonOf(entry);
+    }
+    return toTaskView(row, {
+      trackingDegradedAfter: this.settings.scheduling.trackingDegradedAfter,
+      unavailableReason,
+    });
   }
 
-  summaries(rows: TaskRow[]): Promise<TaskSummaryView[]> {
-    return this.present(rows, toTaskSummary);
-  }
-
-  private async present<V>(
-    rows: TaskRow[],
-    project: (row: TaskRow, ctx: ProjectionContext) => V,
-  ): Promise<V[]> {
+  async summaries(rows: TaskRow[]): Promise<TaskSummaryView[]> {
     const trackingDegradedAfter = this.settings.scheduling.trackingDegradedAfter;
     const unavailable = rows.some((r) => r.status === TaskStatus.Queued)
       ? await this.catalog.unavailability()
       : () => null;
     return rows.map((row) =>
-      project(row, { trackingDegradedAfter, unavailableReason: unavailable(row.toolset) }),
+      toTaskSummary(row, { trackingDegradedAfter, unavailableReason: unavailable(row.toolset) }),
     );
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Settings, SETTINGS } from '@app/config';
 import { GatewayMetrics, SubmitRefusalReason } from '@app/metrics';
-import { QuotaName, SubmitQuota, TaskRepository, TaskRow } from '@app/persistence';
+import { CatalogEntry, QuotaName, SubmitQuota, TaskRepository, TaskRow } from '@app/persistence';
 import { TraceCarrier, startSubmitSpan } from '@app/tracing';
 import { ProblemException } from '../problem/problem.exception';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
@@ -44,6 +44,8 @@ export interface SubmitCommand {
 export interface SubmitOutcome {
   created: boolean;
   task: TaskRow;
+  /** The toolset's catalog entry as this submit read it (the answer says why a task waits). */
+  entry: CatalogEntry;
 }
 
 /**
@@ -175,7 +177,7 @@ export class TaskSubmitService {
     const task = command.waitSeconds
       ? await this.waiter.waitWhileQueued(result.task, command.waitSeconds, command.abort)
       : result.task;
-    return { created: result.kind === 'created', task };
+    return { created: result.kind === 'created', task, entry };
   }
 
   /** Counts a refusal by reason (`mcp_tasks_submit_refusals_total`) and hands the error back. */

@@ -114,7 +114,7 @@ export class ThreadTasksController {
     res.status(outcome.created ? 201 : 200);
     res.setHeader('Location', `/v1/threads/${threadId}/tasks/${outcome.task.id}`);
     if (waitSeconds !== undefined) res.setHeader('Preference-Applied', `wait=${waitSeconds}`);
-    return this.presenter.detail(outcome.task);
+    return this.presenter.detail(outcome.task, outcome.entry);
   }
 
   @Get()

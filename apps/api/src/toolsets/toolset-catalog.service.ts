@@ -62,12 +62,14 @@ export class ToolsetCatalog {
    */
   async unavailability(): Promise<(toolset: string) => string | null> {
     const entries = new Map((await this.catalog.list()).map((e) => [e.name, e]));
-    return (toolset) => {
-      const entry = entries.get(toolset);
-      if (!entry) return 'it is no longer in the catalog';
-      return entry.available ? null : publicReason(entry);
-    };
+    return (toolset) => unavailableReasonOf(entries.get(toolset) ?? null);
   }
+}
+
+/** Why a task of this toolset waits: its public reason, a note when it is gone, or null. */
+export function unavailableReasonOf(entry: CatalogEntry | null): string | null {
+  if (!entry) return 'it is no longer in the catalog';
+  return entry.available ? null : publicReason(entry);
 }
 
 /** Projects one catalog entry through a whitelist; `server` stays internal. */
