@@ -6,6 +6,7 @@ import { MetricsModule } from '@app/metrics';
 import { PersistenceModule } from '@app/persistence';
 import { TracingFlush } from '@app/tracing';
 import { AdminController } from './admin/admin.controller';
+import { ApiKeyCache } from './auth/api-key-cache';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier.service';
 import { DrainState } from './health/drain-state';
@@ -71,6 +72,7 @@ export class ApiModule {
       providers: [
         DrainState,
         TracingFlush,
+        ApiKeyCache,
         TokenVerifier,
         { provide: APP_GUARD, useClass: AuthGuard },
         ApiMetricsServer,

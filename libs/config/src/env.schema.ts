@@ -71,6 +71,9 @@ export class EnvSchema {
   // Submit quotas per user, shared by every API replica through Postgres (docs/api.md, Quotas).
   @Transform(toInt) @IsInt() @Min(0) @Max(1000000) SUBMIT_RATE_LIMIT_PER_MINUTE = 600;
   @Transform(toInt) @IsInt() @Min(0) @Max(10000000) MAX_ACTIVE_TASKS_PER_USER = 10000;
+  // A verified API key is remembered this long at most (0 = never); a revoke through the CLI
+  // reaches every replica at once by a notification (docs/api.md, "API key cache").
+  @Transform(toInt) @IsInt() @Min(0) @Max(60000) API_KEY_CACHE_MS = 10000;
   // An event stream re-checks its token this often: at most 60 s may pass between a revoke (or an
   // expiry) and the stream ending.
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) SSE_RECHECK_INTERVAL_MS = 30000;

@@ -139,6 +139,7 @@ function toSettings(dto: EnvSchema): Settings {
         submitsPerMinute: dto.SUBMIT_RATE_LIMIT_PER_MINUTE,
         maxActiveTasks: dto.MAX_ACTIVE_TASKS_PER_USER,
       },
+      apiKeyCacheMs: dto.API_KEY_CACHE_MS,
       sse: {
         recheckIntervalMs: dto.SSE_RECHECK_INTERVAL_MS,
         maxAgeMs: dto.SSE_MAX_AGE_MS,

@@ -65,6 +65,12 @@ export interface Settings {
      * `principal_quotas` (`npm run quotas`) overrides either for one user. 0 = unlimited.
      */
     quotas: { submitsPerMinute: number; maxActiveTasks: number };
+    /**
+     * How long a verified API key may be served from memory (0 = every request reads it). A revoke
+     * by `ApiKeyRepository.revoke` drops it on every replica by a notification; this bounds the
+     * rest (a revoke written by hand, a replica whose listener was down).
+     */
+    apiKeyCacheMs: number;
     /** Server-sent event streams: token re-check, maximum age, concurrent streams per user. */
     sse: { recheckIntervalMs: number; maxAgeMs: number; maxStreamsPerUser: number };
     /**

@@ -5,6 +5,12 @@ import { Queryable } from './database';
 /** Every API key starts with this, so a bearer token is told apart from a JWT without parsing. */
 export const API_KEY_PREFIX = 'mtg_';
 
+/**
+ * Notified with a key's ID when {@link ApiKeyRepository.revoke} revokes it (in the same
+ * transaction), so an API replica that remembers the key forgets it at once (docs/api.md).
+ */
+export const API_KEY_REVOKED_CHANNEL = 'mcp_api_key_revoked';
+
 /** An API key as listed: never the key itself, which is only ever known at creation. */
 export interface ApiKeyInfo {
   id: string;
@@ -55,10 +61,16 @@ export class ApiKeyRepository {
   }
 
   /** The owner of `key` if it is known and not revoked; null otherwise. */
-  async findActive(key: string): Promise<ApiKeyOwner | null> {
+  findActive(key: string): Promise<ApiKeyOwner | null> {
+    return this.findActiveByHash(hashApiKey(key));
+  }
+
+  /** {@link findActive} for a key already hashed with {@link hashApiKey}. */
+  async findActiveByHash(keyHash: string): Promise<ApiKeyOwner | null> {
     const rows = await this.db.query(
       `SELECT id, user_id, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
-      [hashApiKey(key)],
+      [keyHash],
+      'api_key_find_active',
     );
     if (rows.length === 0) return null;
     return {
@@ -96,10 +108,15 @@ export class ApiKeyRepository {
     return rows.map(toInfo);
   }
 
-  /** Revokes a key; false when no such key exists. Revoking twice keeps the first time. */
+  /**
+   * Revokes a key; false when no such key exists. Revoking twice keeps the first time. Notifies
+   * {@link API_KEY_REVOKED_CHANNEL} in the same statement, delivered when it commits.
+   */
   async revoke(id: string): Promise<boolean> {
     const rows = await this.db.query(
-      `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id`,
+      `WITH revoked AS (
+         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id)
+       SELECT id, pg_notify('${API_KEY_REVOKED_CHANNEL}', id) FROM revoked`,
       [id],
     );
     return rows.length > 0;

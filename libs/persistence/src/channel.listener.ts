@@ -11,6 +11,8 @@ export interface ChannelListenerOptions {
   /** Each notification's payload; `null` after a reconnect (notifications meanwhile are lost). */
   onNotify: (payload: string | null) => void;
   onLost?: (error: unknown, retryInMs: number) => void;
+  /** After each successful LISTEN (the first and every reconnect): notifications flow from now. */
+  onListening?: () => void;
 }
 
 /**
@@ -66,6 +68,7 @@ export class ChannelListener {
     this.client = client;
     this.delayMs = RECONNECT_INITIAL_MS;
     if (wasDown) this.options.onNotify(null);
+    this.options.onListening?.();
   }
 
   private lost(client: Client, error: unknown): void {

@@ -13,8 +13,13 @@ export { WorkerRepository } from './worker.repository';
 export { CatalogRepository } from './catalog.repository';
 export type { CatalogEntry } from './catalog.repository';
 export { PersistenceModule } from './persistence.module';
-export { ApiKeyRepository, API_KEY_PREFIX } from './api-key.repository';
-export type { ApiKeyInfo } from './api-key.repository';
+export {
+  ApiKeyRepository,
+  API_KEY_PREFIX,
+  API_KEY_REVOKED_CHANNEL,
+  hashApiKey,
+} from './api-key.repository';
+export type { ApiKeyInfo, ApiKeyOwner } from './api-key.repository';
 export { listTaskPage } from './task.repository';
 export type { TaskPagePosition, TaskPageQuery } from './task.repository';
 export { FleetRepository } from './fleet.repository';

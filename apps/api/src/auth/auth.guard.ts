@@ -31,7 +31,8 @@ export class AuthGuard implements CanActivate {
     // Long-lived answers (event streams) ask again later: a revoked key or an expired JWT must
     // end them, not only refuse the next request.
     const token = match[1];
-    req.reverify = async () => (await this.verifier.verify(token))?.userId === principal.userId;
+    req.reverify = async () =>
+      (await this.verifier.verify(token, true))?.userId === principal.userId;
     return true;
   }
 }

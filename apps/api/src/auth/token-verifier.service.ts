@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createRemoteJWKSet, JWTVerifyGetKey, jwtVerify } from 'jose';
 import { Settings, SETTINGS } from '@app/config';
 import { API_KEY_PREFIX, ApiKeyRepository } from '@app/persistence';
+import { ApiKeyCache } from './api-key-cache';
 
 /**
  * Who a request acts for. `userId` is a JWT's `sub` or an API key's user: one namespace.
@@ -33,24 +34,32 @@ export class TokenVerifier {
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly keys: ApiKeyRepository,
+    private readonly keyCache: ApiKeyCache,
   ) {
     // One key set per process: jose caches the fetched keys and refetches on an unknown `kid`.
     if (settings.auth.jwksUrl) this.jwks = createRemoteJWKSet(new URL(settings.auth.jwksUrl));
     if (settings.auth.jwtSecret) this.secret = new TextEncoder().encode(settings.auth.jwtSecret);
   }
 
-  async verify(token: string): Promise<Principal | null> {
-    if (token.startsWith(API_KEY_PREFIX)) return this.verifyApiKey(token);
+  /**
+   * @param fresh read an API key from the database even when it is remembered: a long-lived
+   *   stream re-checking its token must see a revoke however the revoke was written.
+   */
+  async verify(token: string, fresh = false): Promise<Principal | null> {
+    if (token.startsWith(API_KEY_PREFIX)) return this.verifyApiKey(token, fresh);
     return this.verifyJwt(token);
   }
 
-  private async verifyApiKey(key: string): Promise<Principal | null> {
+  private async verifyApiKey(key: string, fresh: boolean): Promise<Principal | null> {
     if (key.length > 200) return null;
-    const owner = await this.keys.findActive(key);
+    const owner = await this.keyCache.owner(key, fresh);
     if (!owner) return null;
     const minuteAgo = Date.now() - 60_000;
-    if (!owner.lastUsedAt || owner.lastUsedAt.getTime() < minuteAgo)
+    if (!owner.lastUsedAt || owner.lastUsedAt.getTime() < minuteAgo) {
       await this.keys.touch(owner.id);
+      // The remembered owner is this object: the next requests see the use and skip the write.
+      owner.lastUsedAt = new Date();
+    }
     return { userId: owner.userId, via: 'api_key' };
   }
 

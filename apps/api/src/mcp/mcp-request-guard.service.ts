@@ -40,13 +40,14 @@ export class McpRequestGuard {
     return { status: 403, detail: 'This Origin is not allowed.', headers: {} };
   }
 
-  async principal(req: Request): Promise<Principal | Refusal> {
+  /** @param fresh read an API key from the database, not from memory (a stream's re-check). */
+  async principal(req: Request, fresh = false): Promise<Principal | Refusal> {
     const anonymous = this.settings.mcp.anonymousUser;
     if (anonymous !== undefined && req.headers.authorization === undefined) {
       return { userId: anonymous, via: 'anonymous' };
     }
     const match = BEARER.exec(req.headers.authorization ?? '');
-    const principal = match ? await this.verifier.verify(match[1]) : null;
+    const principal = match ? await this.verifier.verify(match[1], fresh) : null;
     if (principal) return principal;
     return {
       status: 401,

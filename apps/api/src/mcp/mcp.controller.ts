@@ -90,7 +90,7 @@ export class McpController {
       });
     }
     const reverify = async (): Promise<boolean> => {
-      const again = await this.guard.principal(req);
+      const again = await this.guard.principal(req, true);
       return !McpRequestGuard.isRefusal(again) && again.userId === principal.userId;
     };
     const refusal = await this.statusStream.serve(req, res, principal, thread, reverify);
