@@ -3,7 +3,7 @@ import { ApiKeyInfo, ApiKeyRepository, Database } from '@app/persistence';
 const USAGE = `usage:
   keys create --user USER --name NAME   create a key; it is printed once, alone on the last line
   keys list [--user USER]               list keys (never the keys themselves)
-  keys revoke ID                        revoke a key (requests with it get 401 at once)`;
+  keys revoke ID                        revoke a key (every API replica refuses it within moments)`;
 
 /** Same rule as a JWT `sub`: the key's user is the user its requests act for. */
 const MAX_FIELD_CHARS = 255;

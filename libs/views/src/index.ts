@@ -5,12 +5,7 @@ export {
   inputRequiredView,
   acceptsAnswers,
 } from './task.projection';
-export type {
-  InputRequiredView,
-  TaskSummaryView,
-  TaskView,
-  ProjectionContext,
-} from './task.projection';
+export type { InputRequiredView, TaskSummaryView, TaskView } from './task.projection';
 export { ERROR_TEMPLATES, consumerError, scrubUpstreamText } from './error-text.projection';
 export { EVENT_TYPES, publicEventId, toEventView } from './event.projection';
 export type { EventProjectionContext } from './event.projection';
