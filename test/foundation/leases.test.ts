@@ -141,3 +141,70 @@ it('claims only as many rows as free slots, in due order', async () => {
   });
   expect(rest).toHaveLength(5);
 });
+
+// leases.md, "Rescues first": a row whose lease expired goes before older overdue rows, in the
+// due-order claim and the fair-share claim alike, and within a server's room too.
+describe.each([
+  ['due order', undefined],
+  ['fair share', { weights: new Map<string, number>() }],
+])('rescues first (%s claim)', (_name, fairShare) => {
+  const request = {
+    phases: [Phase.Poll],
+    leaseMs: 60_000,
+    deadWorkerAfterMs: 15_000,
+    fairShare,
+  };
+
+  /** Rows overdue by a minute, of several principals, and rows held by a worker that died. */
+  async function seed(): Promise<string[]> {
+    for (const userId of ['user-1', 'user-2', 'user-3']) {
+      await insertTasks(t.db, 4, { status: 'working', dueInMs: -60_000, userId });
+    }
+    const held = await insertTasks(t.db, 2, { status: 'working', userId: 'user-1' });
+    const leases = new TaskLeaseRepository(t.db);
+    const first = await leases.claim({ ...request, workerId: 'dead', limit: 100 });
+    expect(first).toHaveLength(14);
+    // The dead worker's last two claims expire now; the rest go back overdue, unleased.
+    await t.db.query(
+      `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+                        next_attempt_at = now() - interval '60 s'
+        WHERE NOT (id = ANY($1::text[]))`,
+      [held],
+    );
+    await t.db.query(
+      `UPDATE tasks SET lease_expires_at = now() - interval '1 ms',
+                        next_attempt_at = now() - interval '1 ms'
+        WHERE id = ANY($1::text[])`,
+      [held],
+    );
+    return held;
+  }
+
+  it('a claim with room for two takes the two expired leases, not the older overdue rows', async () => {
+    const held = await seed();
+    const rows = await new TaskLeaseRepository(t.db).claim({
+      ...request,
+      workerId: 'survivor',
+      limit: 2,
+    });
+    expect(rows.map((r) => r.id).sort()).toEqual([...held].sort());
+    expect(rows.every((r) => r.rescued)).toBe(true);
+  });
+
+  it("a server's room goes to the expired leases first", async () => {
+    const held = await seed();
+    const rows = await new TaskLeaseRepository(t.db).claim({
+      ...request,
+      workerId: 'survivor',
+      limit: 10,
+      serverRoom: new Map([['demo', 3]]),
+    });
+    expect(rows).toHaveLength(3);
+    expect(
+      rows
+        .filter((r) => r.rescued)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([...held].sort());
+  });
+});

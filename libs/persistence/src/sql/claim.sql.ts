@@ -12,6 +12,12 @@
  *   anyone once its heartbeat is older than the dead-after window ($5 ms). Not right after a
  *   Postgres restart: every heartbeat is stale then, and live workers' tasks would be ended
  *   `upstream_task_lost` (found by the chaos run); the window first has to pass once.
+ * - Rescues first (leases.md, "Rescues first"): rows whose lease expired (a crashed or stalled
+ *   worker's claims) are locked before any other due row, from `tasks_leased_idx` (only the
+ *   rows holding a lease, a few per slot of the fleet), and the ordinary scan fills what room is
+ *   left with the rows holding no live-or-expired lease. Without it a rescued row waits behind
+ *   every older overdue row, which on a survivor that is behind is longer than the poll
+ *   interval that invariant 3 allows after the expiry.
  * - The phase filter ($3) is evaluated on the rows the partial index yields; the CTE returns
  *   the previous due time and lease so the caller can record due lag and rescues.
  * - `$6` lists servers whose per-worker `maxConcurrentCalls` is used up on this worker. Skipping
@@ -56,6 +62,31 @@ const CLAIMABLE = `NOT (t.server = ANY($6::text[]))
                              AND w.heartbeat_at > now() - make_interval(secs => $5::float8 / 1000))
               AND pg_postmaster_start_time() < now() - make_interval(secs => $5::float8 / 1000)))`;
 
+/** A row whose lease expired: its worker died or stalled, and the row is due again. */
+const EXPIRED_LEASE = `(t.lease_token IS NOT NULL AND t.lease_expires_at <= now())`;
+
+/**
+ * The rescues, locked first and oldest expiry first: every due row whose lease expired. The scan
+ * reads `tasks_leased_idx` (rows holding a lease, expired or not), never the backlog.
+ */
+const RESCUES = `rescues AS (
+  SELECT t.id,
+         t.server,
+         t.next_attempt_at AS due_at,
+         true AS rescued,
+         ${PHASE} AS phase
+    FROM tasks t
+   WHERE ${EXPIRED_LEASE}
+     AND t.next_attempt_at <= now()
+     AND ${CLAIMABLE}
+   ORDER BY t.lease_expires_at
+   LIMIT $2
+   FOR UPDATE OF t SKIP LOCKED
+)`;
+
+/** The room the rescues left in this claim: the ordinary scan's LIMIT. */
+const ROOM_AFTER_RESCUES = `($2 - (SELECT count(*) FROM rescues))`;
+
 /**
  * The per-server bound on the locked candidates: at most the server's room ($7/$8: this worker's
  * free slots, or the fleet's room when that is smaller); a server absent from `$7` is bounded by
@@ -83,23 +114,30 @@ RETURNING t.*, due.phase, due.due_at, due.rescued,
           extract(epoch FROM now() - due.due_at) AS due_lag_seconds,
           now() AS db_now`;
 
-/** The claim in due order alone (CLAIM_FAIR_SHARE=false). */
+/** The claim in due order alone (CLAIM_FAIR_SHARE=false), after the rescues. */
 export const CLAIM_SQL = `
-WITH candidates AS (
+WITH ${RESCUES},
+overdue AS (
   SELECT t.id,
          t.server,
          t.next_attempt_at AS due_at,
-         (t.lease_token IS NOT NULL) AS rescued,
+         false AS rescued,
          ${PHASE} AS phase
     FROM tasks t
    WHERE t.next_attempt_at IS NOT NULL
      AND t.next_attempt_at <= now()
+     AND ${EXPIRED_LEASE} IS NOT TRUE
      AND ${CLAIMABLE}
    ORDER BY t.next_attempt_at
-   LIMIT $2
+   LIMIT ${ROOM_AFTER_RESCUES}
    FOR UPDATE OF t SKIP LOCKED
 ),
-${roomBound('c.due_at')}
+candidates AS (
+  SELECT * FROM rescues
+  UNION ALL
+  SELECT * FROM overdue
+),
+${roomBound('c.rescued DESC, c.due_at')}
 ${LEASE_AND_RETURN}`;
 
 /**
@@ -126,9 +164,13 @@ ${LEASE_AND_RETURN}`;
  *
  * Work-conserving: a principal without due rows takes no place in the ranking, so the others
  * fill every free slot. Within a principal, rows go in due order as before.
+ *
+ * The rescues come before all of this (leases.md, "Rescues first"): they are locked first, the
+ * pool leaves them out, and the ranked rows fill the room they left.
  */
 export const FAIR_CLAIM_SQL = `
-WITH RECURSIVE walk AS (
+WITH RECURSIVE ${RESCUES},
+walk AS (
   (SELECT coalesce(t.tenant, t.user_id) AS principal
      FROM tasks t
     WHERE t.next_attempt_at IS NOT NULL
@@ -167,6 +209,7 @@ pool AS (
            WHERE coalesce(t.tenant, t.user_id) = p.principal
              AND t.next_attempt_at IS NOT NULL
              AND t.next_attempt_at <= now()
+             AND ${EXPIRED_LEASE} IS NOT TRUE
              AND ${CLAIMABLE}
            ORDER BY t.next_attempt_at
            LIMIT ceil(2 * $2 * p.weight / s.total)::int + 4) c
@@ -175,6 +218,7 @@ pool AS (
      FROM tasks t
     WHERE t.next_attempt_at IS NOT NULL
       AND t.next_attempt_at <= now()
+      AND ${EXPIRED_LEASE} IS NOT TRUE
       AND ${CLAIMABLE}
     ORDER BY t.next_attempt_at
     LIMIT $2)
@@ -189,22 +233,28 @@ ranked AS (
     JOIN principals p ON p.principal = pool.principal
     LEFT JOIN held h ON h.principal = pool.principal
 ),
-candidates AS (
+overdue AS (
   SELECT t.id,
          t.server,
          t.next_attempt_at AS due_at,
-         (t.lease_token IS NOT NULL) AS rescued,
+         false AS rescued,
          ${PHASE} AS phase,
          r.rank,
          r.backlog
     FROM (SELECT * FROM ranked ORDER BY rank, backlog, due_at LIMIT 2 * $2) r
     JOIN tasks t ON t.id = r.id
    WHERE t.next_attempt_at <= now()
+     AND ${EXPIRED_LEASE} IS NOT TRUE
    ORDER BY r.rank, r.backlog, r.due_at
-   LIMIT $2
+   LIMIT ${ROOM_AFTER_RESCUES}
    FOR UPDATE OF t SKIP LOCKED
 ),
-${roomBound('c.rank, c.backlog, c.due_at')}
+candidates AS (
+  SELECT rescues.*, 0::float8 AS rank, 0::bigint AS backlog FROM rescues
+  UNION ALL
+  SELECT * FROM overdue
+),
+${roomBound('c.rescued DESC, c.rank, c.backlog, c.due_at')}
 ${LEASE_AND_RETURN}`;
 
 /**
