@@ -1,28 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { Database, createDataSource, runMigrations } from '@app/persistence';
+import { adminQuery, withDatabase } from '../../test/helpers/db';
 
 export interface BenchDatabase {
   url: string;
   db: Database;
   drop(): Promise<void>;
-}
-
-/** `url` with its database name replaced. */
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-export async function adminQuery(adminUrl: string, sql: string): Promise<void> {
-  const client = new Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }
 
 /**

@@ -1,9 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { freePort } from '../../test/helpers/processes';
 import { DEMO_SERVER_MAIN, POLLER_MAIN } from './poller-gate';
 import { sleep } from './stats';
 
@@ -183,16 +183,4 @@ export function histogramQuantile(
     if (count >= q * total) return bound;
   }
   return Number.POSITIVE_INFINITY;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

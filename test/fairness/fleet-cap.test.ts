@@ -1,14 +1,13 @@
 // Guards docs/leases.md, "Fleet-wide caps": calls in flight to a server stay within
 // fleetMaxConcurrentCalls across all pollers together.
 import { useFleet } from '../helpers/fleet';
-import { countTerminal, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { insertFleetTasks, taskStates, waitAllTerminal } from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
   startDemoServer,
   startPoller,
   writeServersFile,
 } from '../helpers/processes';
-import { waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
 const FLEET_CAP = 3;
@@ -43,12 +42,7 @@ it('three pollers with 4 slots each never hold more than 3 calls to a server cap
       input: { duration_ms: 800, tag: `capped-${i}` },
     })),
   );
-  await waitUntil(
-    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
-    'all capped tasks terminal',
-    60_000,
-    100,
-  );
+  await waitAllTerminal(fleet.db, ids, 'all capped tasks terminal', 60_000);
   const states = [...(await taskStates(fleet.db, ids)).values()];
   expect(states.filter((s) => s.status !== 'completed')).toEqual([]);
   const held = (await demo.stats()).held_calls;

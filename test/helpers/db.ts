@@ -79,7 +79,8 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-async function adminQuery(url: string, sql: string): Promise<void> {
+/** Runs one statement on `url` over a short-lived connection (CREATE/DROP DATABASE and the like). */
+export async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {

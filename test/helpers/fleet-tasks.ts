@@ -1,5 +1,6 @@
 import { newTaskId } from '@app/common';
 import { Queryable } from '@app/persistence';
+import { waitUntil } from './wait';
 
 /** A task row to insert for fleet tests: its toolset binding and its upstream arguments. */
 export interface FleetTaskSeed {
@@ -96,4 +97,34 @@ export async function submitViolations(
     }
   }
   return problems;
+}
+
+/** Waits until every one of `ids` is terminal; `what` names the wait in a timeout's message. */
+export async function waitAllTerminal(
+  db: Queryable,
+  ids: string[],
+  what = 'all tasks terminal',
+  timeoutMs = 30_000,
+  intervalMs = 100,
+): Promise<void> {
+  await waitUntil(
+    async () => ((await countTerminal(db, ids)) === ids.length ? true : undefined),
+    what,
+    timeoutMs,
+    intervalMs,
+  );
+}
+
+/**
+ * Waits until no poller runs a statement on this database: after freezing one (SIGSTOP), what it
+ * holds is then settled, not half written.
+ */
+export async function waitNoPollerStatement(db: Queryable): Promise<void> {
+  await waitUntil(async () => {
+    const running = await db.query(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+          AND application_name LIKE 'mcp-task-gateway-poller%' AND state <> 'idle'`,
+    );
+    return running.length === 0 ? true : undefined;
+  }, 'the frozen poller to have no statement running');
 }

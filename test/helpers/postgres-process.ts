@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { stopProcess } from './processes';
+import { Pool } from 'pg';
+import { createDataSource, Database, runMigrations } from '@app/persistence';
+import { stopAllProcesses, stopProcess } from './processes';
 
 const ROOT = join(
   __dirname,
@@ -45,4 +48,69 @@ export async function startPostgresProcess(
     });
   });
   return { url, port: Number(new URL(url).port), stop: () => stopProcess(child, 20_000) };
+}
+
+/** A test file's own migrated Postgres server, which its tests stop and start again. */
+export interface OwnPostgres {
+  /** `postgres://…/postgres` of the server (the same across a restart). */
+  readonly url: string;
+  /** A pool on the running server, new after each restart. */
+  readonly db: Database;
+  /** Closes the pool and stops the server (SIGTERM); the data is kept. */
+  stop(): Promise<void>;
+  /** Starts the server again on the same data and port, with a new pool. */
+  restart(): Promise<void>;
+}
+
+/**
+ * Registers a file's own Postgres (beside the run's shared one, which its tests must not stop):
+ * started and migrated in beforeAll under .data/pg-<label>-<pid>, stopped and removed in afterAll
+ * after every process the helpers started. `poolSize` sizes the file's pool.
+ */
+export function useOwnPostgres(label: string, poolSize: number): OwnPostgres {
+  // Under .data like the run's own server: the postgres OS user must be able to reach it (root's
+  // 0700 temp directories are not).
+  const dataDir = join(ROOT, '.data', `pg-${label}-${process.pid}`, 'pg');
+  let server: PostgresProcess | undefined;
+  let pool: Pool | undefined;
+  const connect = (url: string): void => {
+    pool = new Pool({ connectionString: url, max: poolSize });
+    // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
+    pool.on('error', () => undefined);
+  };
+  beforeAll(async () => {
+    server = await startPostgresProcess(dataDir);
+    const dataSource = createDataSource(server.url, 2, `${label}-test`);
+    await dataSource.initialize();
+    await runMigrations(dataSource);
+    await dataSource.destroy();
+    connect(server.url);
+  });
+  afterAll(async () => {
+    await stopAllProcesses();
+    await pool?.end().catch(() => undefined);
+    await server?.stop().catch(() => undefined);
+    rmSync(join(dataDir, '..'), { recursive: true, force: true });
+  });
+  const running = (): PostgresProcess => {
+    if (!server) throw new Error('the own Postgres runs from beforeAll on');
+    return server;
+  };
+  return {
+    get url() {
+      return running().url;
+    },
+    get db() {
+      if (!pool) throw new Error('the own Postgres runs from beforeAll on');
+      return new Database(pool);
+    },
+    async stop() {
+      await pool?.end();
+      await running().stop();
+    },
+    async restart() {
+      server = await startPostgresProcess(dataDir, running().port);
+      connect(server.url);
+    },
+  };
 }

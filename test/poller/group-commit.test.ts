@@ -2,7 +2,7 @@
 // poll results go to Postgres in shared statements, yet a row whose lease another worker took is
 // never written by the batch, its own item ends lease_lost, and every other task still finishes.
 import { useFleet } from '../helpers/fleet';
-import { countTerminal, insertFleetTasks } from '../helpers/fleet-tasks';
+import { insertFleetTasks, waitAllTerminal, waitNoPollerStatement } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
   demoServerEntry,
@@ -67,13 +67,7 @@ it('a stolen lease is not written by the shared statement; every other task fini
     );
     if (held.length < 3) return undefined;
     poller.pause();
-    await waitUntil(async () => {
-      const running = await fleet.db.query(
-        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-            AND application_name LIKE 'mcp-task-gateway-poller%' AND state <> 'idle'`,
-      );
-      return running.length === 0 ? true : undefined;
-    }, 'the frozen poller to have no statement running');
+    await waitNoPollerStatement(fleet.db);
     const taken = await fleet.db.query<{ id: string }>(
       `UPDATE tasks SET lease_owner = 'thief', lease_token = gen_random_uuid(),
               lease_expires_at = now() + interval '1 hour'
@@ -90,12 +84,7 @@ it('a stolen lease is not written by the shared statement; every other task fini
   poller.resume();
 
   const others = ids.filter((id) => !stolen.includes(id));
-  await waitUntil(
-    async () => ((await countTerminal(fleet.db, others)) === others.length ? true : undefined),
-    'every task not stolen finished',
-    90_000,
-    200,
-  );
+  await waitAllTerminal(fleet.db, others, 'every task not stolen finished', 90_000, 200);
   const late = attemptLines([poller])
     .slice(linesBefore)
     .filter((line) => stolen.includes(line.taskId));

@@ -1,6 +1,11 @@
 // Guards invariant 2: a poller paused past its lease (SIGSTOP, then SIGCONT) never lands a write.
 import { useFleet } from '../helpers/fleet';
-import { countTerminal, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import {
+  insertFleetTasks,
+  taskStates,
+  waitAllTerminal,
+  waitNoPollerStatement,
+} from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
   demoServerEntry,
@@ -45,13 +50,7 @@ it('the paused poller finds every claim it held taken over, and its late writes 
     );
     if (held.length === 0) return undefined;
     paused.pause();
-    await waitUntil(async () => {
-      const running = await fleet.db.query(
-        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-            AND application_name LIKE 'mcp-task-gateway-poller%' AND state <> 'idle'`,
-      );
-      return running.length === 0 ? true : undefined;
-    }, 'the frozen poller to have no statement running');
+    await waitNoPollerStatement(fleet.db);
     const rows = await fleet.db.query<{ id: string }>(
       `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
       [paused.workerId],
@@ -64,12 +63,7 @@ it('the paused poller finds every claim it held taken over, and its late writes 
   const frozenIds = frozen.map((r) => r.id);
 
   const rescuer = await fleet.poller(serversFile);
-  await waitUntil(
-    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
-    'the rescuer finished every task',
-    30_000,
-    100,
-  );
+  await waitAllTerminal(fleet.db, ids, 'the rescuer finished every task', 30_000);
   const before = await taskStates(fleet.db, ids);
   const linesBefore = attemptLines([paused]).length;
 

@@ -1,42 +1,18 @@
 // Guards against a Postgres restart mid-run killing pollers or losing tasks: they reconnect and finish.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { Pool } from 'pg';
-import { createDataSource, Database, runMigrations } from '@app/persistence';
-import { countTerminal, insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
+import { insertFleetTasks, submitViolations, waitAllTerminal } from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
   startDemoServer,
   startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
-import { PostgresProcess, startPostgresProcess } from '../helpers/postgres-process';
+import { useOwnPostgres } from '../helpers/postgres-process';
 import { waitUntil } from '../helpers/wait';
 
-// Under .data like the run's own server: the postgres OS user must be able to reach it (root's
-// 0700 temp directories are not).
-const dataDir = join(__dirname, '..', '..', '.data', `pg-restart-${process.pid}`, 'pg');
-let postgres: PostgresProcess;
-let pool: Pool;
-
-afterAll(async () => {
-  await stopAllProcesses();
-  await pool?.end().catch(() => undefined);
-  await postgres?.stop().catch(() => undefined);
-  rmSync(join(dataDir, '..'), { recursive: true, force: true });
-});
+const postgres = useOwnPostgres('restart', 4);
 
 it('pollers ride out a Postgres restart and every task still ends, submitted once', async () => {
-  postgres = await startPostgresProcess(dataDir);
-  const dataSource = createDataSource(postgres.url, 2, 'restart-test');
-  await dataSource.initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
-  pool = new Pool({ connectionString: postgres.url, max: 4 });
-  // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
-  pool.on('error', () => undefined);
-  const db = new Database(pool);
+  const db = postgres.db;
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
   const pollers = await Promise.all(
@@ -62,22 +38,13 @@ it('pollers ride out a Postgres restart and every task still ends, submitted onc
         AND remote_task_id IS NULL AND completed_at IS NULL`,
     [ids],
   );
-  await pool.end();
   await postgres.stop();
   for (const poller of pollers) poller.resume();
   // Down for two seconds: claims, heartbeats and writes all fail meanwhile.
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  postgres = await startPostgresProcess(dataDir, postgres.port);
-  pool = new Pool({ connectionString: postgres.url, max: 4 });
-  // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
-  pool.on('error', () => undefined);
-  const after = new Database(pool);
-  await waitUntil(
-    async () => ((await countTerminal(after, ids)) === ids.length ? true : undefined),
-    'every task terminal after the restart',
-    60_000,
-    200,
-  );
+  await postgres.restart();
+  const after = postgres.db;
+  await waitAllTerminal(after, ids, 'every task terminal after the restart', 60_000, 200);
   for (const poller of pollers) expect(poller.child.exitCode).toBeNull();
   expect(await submitViolations(after, ids, (await demo.stats()).by_tag)).toEqual([]);
   const notCompleted = await after.query<{ id: string }>(

@@ -1,6 +1,6 @@
 // Guards invariant 3: a SIGKILLed poller's tasks are attempted again within lease + poll interval.
 import { useFleet } from '../helpers/fleet';
-import { countTerminal, insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
+import { insertFleetTasks, submitViolations, waitAllTerminal } from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
   FAST_POLLER_ENV,
@@ -76,12 +76,7 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
     // ...and soon after it ran out: the survivor sleeps until the earliest due time it knows.
     expect(at - expiry.getTime()).toBeLessThanOrEqual(POLL_MS + SLACK_MS);
   }
-  await waitUntil(
-    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
-    'all tasks terminal',
-    30_000,
-    100,
-  );
+  await waitAllTerminal(fleet.db, ids);
   expect(await submitViolations(fleet.db, ids, (await demo.stats()).by_tag)).toEqual([]);
   expect(survivor.child.exitCode).toBeNull();
 });

@@ -1,8 +1,7 @@
 // Guards against a poller that starts but never moves tasks through submit, poll and completion.
 import { useFleet } from '../helpers/fleet';
-import { countTerminal, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { insertFleetTasks, taskStates, waitAllTerminal } from '../helpers/fleet-tasks';
 import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
-import { waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
 
@@ -18,11 +17,7 @@ it('one poller takes ordinary tasks from queued to completed', async () => {
       input: { duration_ms: 200, tag: `smoke-${i}` },
     })),
   );
-  await waitUntil(
-    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
-    'all tasks terminal',
-    20_000,
-  );
+  await waitAllTerminal(fleet.db, ids, 'all tasks terminal', 20_000, 50);
   const states = await taskStates(fleet.db, ids);
   expect([...states.values()].map((s) => s.status)).toEqual(ids.map(() => 'completed'));
   expect(poller.logs.some((l) => l.msg === 'attempt' && l.task_id === ids[0])).toBe(true);

@@ -4,117 +4,88 @@
 // submitted must end the same way without reaching the upstream, and the consumer must read a
 // fixed sentence.
 import request from 'supertest';
-import { AUDIENCE, ApiHarness, ISSUER, JWT_SECRET, apiKeyFor, bearer } from '../helpers/api';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { apiKeyFor, bearer } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
-import { NodeProcess, startNode } from '../helpers/node-process';
-import {
-  DemoServerProcess,
-  PollerProcess,
-  metricValue,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { DemoServerProcess, PollerProcess, metricValue } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const DEADLINE_SECONDS = 3600;
 
-let database: TestDatabase;
+const fleet = useFleet();
 let demo: DemoServerProcess;
 let poller: PollerProcess;
-let api: NodeProcess;
 let apiUrl: string;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  demo = await startDemoServer();
-  const serversFile = writeServersFile({
-    demo: {
-      url: `${demo.url}/mcp`,
-      connectTimeoutMs: 1000,
-      callTimeoutMs: 1900,
-      maxConcurrentCalls: 8,
-      taskToolsets: [
-        {
-          name: 'dl-ordinary',
-          contract: 'ordinary',
-          submitTool: 'demo_submit',
-          statusTool: 'demo_status',
-          cancelTool: 'demo_cancel',
-          deadlineSeconds: DEADLINE_SECONDS,
-        },
-        {
-          name: 'dl-native',
-          contract: 'mcp-tasks',
-          tool: 'demo_task_required',
-          deadlineSeconds: DEADLINE_SECONDS,
-        },
-        {
-          name: 'dl-sync',
-          contract: 'sync-call',
-          tool: 'demo_slow',
-          callTimeoutMs: 600_000,
-          deadlineSeconds: DEADLINE_SECONDS,
-        },
-      ],
+  demo = await fleet.demo();
+  poller = await fleet.poller(
+    {
+      demo: {
+        url: `${demo.url}/mcp`,
+        connectTimeoutMs: 1000,
+        callTimeoutMs: 1900,
+        maxConcurrentCalls: 8,
+        taskToolsets: [
+          {
+            name: 'dl-ordinary',
+            contract: 'ordinary',
+            submitTool: 'demo_submit',
+            statusTool: 'demo_status',
+            cancelTool: 'demo_cancel',
+            deadlineSeconds: DEADLINE_SECONDS,
+          },
+          {
+            name: 'dl-native',
+            contract: 'mcp-tasks',
+            tool: 'demo_task_required',
+            deadlineSeconds: DEADLINE_SECONDS,
+          },
+          {
+            name: 'dl-sync',
+            contract: 'sync-call',
+            tool: 'demo_slow',
+            callTimeoutMs: 600_000,
+            deadlineSeconds: DEADLINE_SECONDS,
+          },
+        ],
+      },
+      // The same demo server, pinned to the 2025-11-25 task design (tasks in core, a session).
+      demo25: {
+        url: `${demo.url}/mcp`,
+        connectTimeoutMs: 1000,
+        callTimeoutMs: 1900,
+        maxConcurrentCalls: 8,
+        protocolVersion: '2025-11-25',
+        taskToolsets: [
+          {
+            name: 'dl-native-2025',
+            contract: 'mcp-tasks',
+            tool: 'demo_task_required',
+            deadlineSeconds: DEADLINE_SECONDS,
+          },
+          // A real, short deadline: a held call that learns of it mid-call, as in production.
+          {
+            name: 'dl-sync-short',
+            contract: 'sync-call',
+            tool: 'demo_slow',
+            callTimeoutMs: 600_000,
+            deadlineSeconds: 3,
+          },
+        ],
+      },
     },
-    // The same demo server, pinned to the 2025-11-25 task design (tasks in core, a session).
-    demo25: {
-      url: `${demo.url}/mcp`,
-      connectTimeoutMs: 1000,
-      callTimeoutMs: 1900,
-      maxConcurrentCalls: 8,
-      protocolVersion: '2025-11-25',
-      taskToolsets: [
-        {
-          name: 'dl-native-2025',
-          contract: 'mcp-tasks',
-          tool: 'demo_task_required',
-          deadlineSeconds: DEADLINE_SECONDS,
-        },
-        // A real, short deadline: a held call that learns of it mid-call, as in production.
-        {
-          name: 'dl-sync-short',
-          contract: 'sync-call',
-          tool: 'demo_slow',
-          callTimeoutMs: 600_000,
-          deadlineSeconds: 3,
-        },
-      ],
-    },
-  });
-  // mcp-tasks submits chain two connects and two calls (docs/leases.md, "Attempt deadlines").
-  poller = await startPoller({
-    databaseUrl: database.url,
-    serversFile,
-    env: { LEASE_MS: '10000' },
-  });
+    // mcp-tasks submits chain two connects and two calls (docs/leases.md, "Attempt deadlines").
+    { env: { LEASE_MS: '10000' } },
+  );
   await waitUntil(async () => {
-    const rows = await database.db.query<{ n: number }>(
+    const rows = await fleet.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM toolsets WHERE available AND deadline_seconds IS NOT NULL`,
     );
     return rows[0].n === 5 ? true : undefined;
   }, 'the five toolsets published with their deadline');
-  api = startNode('apps/api/src/main.js', [], {
-    DATABASE_URL: database.url,
-    PORT: '0',
-    METRICS_PORT: '0',
-    LOG_FORMAT: 'json',
-    AUTH_JWT_SECRET: JWT_SECRET,
-    AUTH_ISSUER: ISSUER,
-    AUTH_AUDIENCE: AUDIENCE,
-  });
-  const line = await api.waitForLine(/api listening on port \d+/, 30_000);
-  apiUrl = `http://127.0.0.1:${/port (\d+)/.exec(line)![1]}`;
+  apiUrl = (await fleet.api()).url;
 }, 120_000);
-
-afterAll(async () => {
-  await api?.kill('SIGTERM');
-  await stopAllProcesses();
-  await database?.drop();
-});
 
 interface DeadlineRow {
   status: string;
@@ -123,7 +94,7 @@ interface DeadlineRow {
 }
 
 async function row(id: string): Promise<DeadlineRow> {
-  const [found] = await database.db.query<DeadlineRow>(
+  const [found] = await fleet.db.query<DeadlineRow>(
     `SELECT status, remote_task_id,
             round(extract(epoch FROM deadline_at - created_at))::int AS deadline_seconds
        FROM tasks WHERE id = $1`,
@@ -141,9 +112,7 @@ it.each([
   '%s (%s): past the deadline the upstream work is cancelled and the task fails deadline_exceeded',
   async (toolset) => {
     const tag = `deadline-${toolset}`;
-    const auth = bearer(
-      await apiKeyFor({ db: database } as unknown as ApiHarness, `user-${toolset}`),
-    );
+    const auth = bearer(await apiKeyFor({ db: fleet.database }, `user-${toolset}`));
     const created = await request(apiUrl)
       .post('/v1/threads/deadlines/tasks')
       .set('Authorization', auth)
@@ -159,7 +128,7 @@ it.each([
       return current.status === 'working' && stats.by_tag[tag]?.submits === 1 ? true : undefined;
     }, `${toolset} running upstream`);
     // An hour passes: the submit moves an hour into the past, its deadline with it.
-    await database.db.query(
+    await fleet.db.query(
       `UPDATE tasks SET created_at = created_at - interval '1 hour',
                         deadline_at = deadline_at - interval '1 hour'
         WHERE id = $1`,
@@ -168,7 +137,7 @@ it.each([
 
     const ended = await waitUntil(
       async () => {
-        const state = (await taskStates(database.db, [id])).get(id)!;
+        const state = (await taskStates(fleet.db, [id])).get(id)!;
         return state.completed_at ? state : undefined;
       },
       `${toolset} to end`,
@@ -198,16 +167,15 @@ it.each([
 
 it('a task never submitted ends failed deadline_exceeded without reaching the upstream', async () => {
   // A toolset no poller has: it stays queued, its submit never starts.
-  const [id] = await insertFleetTasks(database.db, [
+  const [id] = await insertFleetTasks(fleet.db, [
     { toolset: 'dl-nowhere', server: 'nowhere', input: { tag: 'deadline-never' } },
   ]);
-  await database.db.query(
-    `UPDATE tasks SET deadline_at = now() + interval '1 second' WHERE id = $1`,
-    [id],
-  );
+  await fleet.db.query(`UPDATE tasks SET deadline_at = now() + interval '1 second' WHERE id = $1`, [
+    id,
+  ]);
   const ended = await waitUntil(
     async () => {
-      const state = (await taskStates(database.db, [id])).get(id)!;
+      const state = (await taskStates(fleet.db, [id])).get(id)!;
       return state.completed_at ? state : undefined;
     },
     'the queued task to end',
@@ -223,7 +191,7 @@ it('a task never submitted ends failed deadline_exceeded without reaching the up
 });
 
 it('a consumer cancel stays `cancelled`: only the deadline turns a cancel into a failure', async () => {
-  const auth = bearer(await apiKeyFor({ db: database } as unknown as ApiHarness, 'user-cancel'));
+  const auth = bearer(await apiKeyFor({ db: fleet.database }, 'user-cancel'));
   const created = await request(apiUrl)
     .post('/v1/threads/deadlines/tasks')
     .set('Authorization', auth)
@@ -240,7 +208,7 @@ it('a consumer cancel stays `cancelled`: only the deadline turns a cancel into a
     .expect(202);
   const ended = await waitUntil(
     async () => {
-      const state = (await taskStates(database.db, [id])).get(id)!;
+      const state = (await taskStates(fleet.db, [id])).get(id)!;
       return state.completed_at ? state : undefined;
     },
     'the cancelled task to end',
@@ -250,7 +218,7 @@ it('a consumer cancel stays `cancelled`: only the deadline turns a cancel into a
 });
 
 it('counts each deadline end as a transition to failed, never to cancelled', async () => {
-  const auth = bearer(await apiKeyFor({ db: database } as unknown as ApiHarness, 'user-short'));
+  const auth = bearer(await apiKeyFor({ db: fleet.database }, 'user-short'));
   const created = await request(apiUrl)
     .post('/v1/threads/deadlines/tasks')
     .set('Authorization', auth)
@@ -259,7 +227,7 @@ it('counts each deadline end as a transition to failed, never to cancelled', asy
   const id = created.body.task_id as string;
   const ended = await waitUntil(
     async () => {
-      const state = (await taskStates(database.db, [id])).get(id)!;
+      const state = (await taskStates(fleet.db, [id])).get(id)!;
       return state.completed_at ? state : undefined;
     },
     'the held call to reach its 3 s deadline',
