@@ -1,6 +1,6 @@
 // Spawns the real poller and demo MCP server processes for fleet tests; cleanup kills them all.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -350,4 +350,44 @@ export function metricValue(
     }
   }
   return sum;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Demo servers a poller spawned over stdio
+
+/** PIDs of the demo servers a poller spawned over stdio (its direct children). */
+export function stdioChildrenOf(parent: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (ppid === parent && cmdline.includes(DEMO_SERVER_MAIN)) pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+/**
+ * Registers an afterEach that stops this file's processes, then SIGKILLs the stdio demo servers
+ * put in the returned set: grandchildren of jest, which stopAllProcesses does not know.
+ */
+export function useStdioChildren(): Set<number> {
+  const pids = new Set<number>();
+  afterEach(async () => {
+    await stopAllProcesses();
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone with its poller.
+      }
+    }
+    pids.clear();
+  });
+  return pids;
 }

@@ -1,10 +1,10 @@
 // Guards invariant 8: SIGTERM drains or releases in-flight work without an error, and others continue at once.
 import { useFleet } from '../helpers/fleet';
 import {
-  countTerminal,
   insertFleetTasks,
   submitViolations,
   taskStates,
+  waitAllTerminal,
 } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
@@ -117,12 +117,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
   // Each stuck claim was aborted by the drain, not finished or timed out.
   const aborted = new Set(lines.filter((l) => l.outcome === 'aborted').map((l) => l.taskId));
   expect(held.filter((id) => !aborted.has(id))).toEqual([]);
-  await waitUntil(
-    async () => ((await countTerminal(fleet.db, ids)) === ids.length ? true : undefined),
-    'all tasks terminal',
-    30_000,
-    100,
-  );
+  await waitAllTerminal(fleet.db, ids);
   expect(await submitViolations(fleet.db, ids, (await demo.stats()).by_tag)).toEqual([]);
   const states = [...(await taskStates(fleet.db, ids)).values()];
   expect(states.filter((s) => s.status !== 'completed')).toEqual([]);

@@ -1,43 +1,20 @@
 // Guards invariant 6 through a database outage: a submit answered while Postgres is down keeps
 // its remote handle (the write is retried until the lease's expiry), and the task completes
 // instead of ending outcome_uncertain with its upstream work orphaned.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { Pool } from 'pg';
-import { createDataSource, Database, runMigrations } from '@app/persistence';
 import { insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
   startDemoServer,
   startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
-import { PostgresProcess, startPostgresProcess } from '../helpers/postgres-process';
+import { useOwnPostgres } from '../helpers/postgres-process';
 import { waitUntil } from '../helpers/wait';
 
-// Under .data like the run's own server: the postgres OS user must be able to reach it.
-const dataDir = join(__dirname, '..', '..', '.data', `pg-handle-${process.pid}`, 'pg');
-let postgres: PostgresProcess;
-let pool: Pool;
-
-afterAll(async () => {
-  await stopAllProcesses();
-  await pool?.end().catch(() => undefined);
-  await postgres?.stop().catch(() => undefined);
-  rmSync(join(dataDir, '..'), { recursive: true, force: true });
-});
+const postgres = useOwnPostgres('handle', 2);
 
 it('stores a handle that arrives while Postgres is down, once it is back within the lease', async () => {
-  postgres = await startPostgresProcess(dataDir);
-  const dataSource = createDataSource(postgres.url, 2, 'handle-outage-test');
-  await dataSource.initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
-  pool = new Pool({ connectionString: postgres.url, max: 2 });
-  // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
-  pool.on('error', () => undefined);
-  const db = new Database(pool);
+  const db = postgres.db;
   const demo = await startDemoServer();
   // A 20 s lease and a 15 s call deadline: the submit can wait out the freeze below, and the
   // handle write has the rest of the lease to land.
@@ -64,7 +41,6 @@ it('stores a handle that arrives while Postgres is down, once it is back within 
       );
       return rows.length > 0 ? true : undefined;
     }, 'the submit on the wire');
-    await pool.end();
     await postgres.stop();
   } finally {
     demo.child.kill('SIGCONT');
@@ -88,11 +64,8 @@ it('stores a handle that arrives while Postgres is down, once it is back within 
     'the handle write retried past the old budget',
     40_000,
   );
-  postgres = await startPostgresProcess(dataDir, postgres.port);
-  pool = new Pool({ connectionString: postgres.url, max: 2 });
-  // The server is stopped under it on purpose: an idle client's 57P01 must not be unhandled.
-  pool.on('error', () => undefined);
-  const after = new Database(pool);
+  await postgres.restart();
+  const after = postgres.db;
   const final = await waitUntil(
     async () => {
       const rows = await after.query<{ status: string; error_code: string | null }>(

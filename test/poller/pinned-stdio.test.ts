@@ -1,5 +1,5 @@
 // Guards pinned stdio native tasks: only the worker owning the child polls them; once it dies they end upstream_task_lost.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { deadAfterMs } from '@app/config';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
@@ -7,7 +7,8 @@ import { attemptLines } from '../helpers/poller-logs';
 import {
   DEMO_SERVER_MAIN,
   PollerProcess,
-  stopAllProcesses,
+  stdioChildrenOf,
+  useStdioChildren,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -18,33 +19,8 @@ const DEAD_AFTER_MS = deadAfterMs(HEARTBEAT_INTERVAL_MS);
 const TAKEOVER_DEADLINE_MS = DEAD_AFTER_MS + 10_000;
 
 const fleet = useFleet();
-/** Stdio demo children of the pollers (grandchildren of jest), killed by PID if still alive. */
-const stdioChildren = new Set<number>();
-
-afterEach(async () => {
-  await stopAllProcesses();
-  for (const pid of stdioChildren) {
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
-  }
-  stdioChildren.clear();
-});
-
-/** PIDs of the demo servers a poller spawned over stdio (its direct children). */
-function stdioChildrenOf(parent: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (ppid === parent && cmdline.includes(DEMO_SERVER_MAIN)) pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
-}
+/** Stdio demo children of the pollers, killed by PID after each test if still alive. */
+const stdioChildren = useStdioChildren();
 
 function alive(pid: number): boolean {
   try {

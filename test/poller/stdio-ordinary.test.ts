@@ -1,45 +1,20 @@
 // Guards ordinary toolsets on a stdio server under several pollers: each task stays with the poller whose child holds its job, so none is lost.
-import { readdirSync, readFileSync } from 'node:fs';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
-import { DEMO_SERVER_MAIN, stopAllProcesses, writeServersFile } from '../helpers/processes';
+import {
+  DEMO_SERVER_MAIN,
+  stdioChildrenOf,
+  useStdioChildren,
+  writeServersFile,
+} from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const TASKS = 16;
 
 const fleet = useFleet();
-/** Stdio demo children of the pollers (grandchildren of jest), killed by PID if still alive. */
-const stdioChildren = new Set<number>();
-
-afterEach(async () => {
-  await stopAllProcesses();
-  for (const pid of stdioChildren) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone with its poller.
-    }
-  }
-  stdioChildren.clear();
-});
-
-/** PIDs of the demo servers a poller spawned over stdio (its direct children). */
-function stdioChildrenOf(parent: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (ppid === parent && cmdline.includes(DEMO_SERVER_MAIN)) pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
-}
+/** Stdio demo children of the pollers, killed by PID after each test if still alive. */
+const stdioChildren = useStdioChildren();
 
 it('two pollers, one stdio ordinary toolset: every task completes, polled only by its submitter', async () => {
   const serversFile = writeServersFile({
