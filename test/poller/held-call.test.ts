@@ -7,6 +7,7 @@ import {
   DemoServerProcess,
   ServerEntry,
   startDemoServer,
+  waitForExit,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -338,5 +339,7 @@ it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, un
       .filter((l) => l.taskId === id)
       .map((l) => l.outcome),
   ).toEqual(['ok']);
-  expect(await leaving.terminate(10_000)).toBe(0);
+  // The one SIGTERM above is the whole stop: a second signal would mean "exit now" (exit 1).
+  expect(await waitForExit(leaving.child, 10_000)).toBe(true);
+  expect(leaving.child.exitCode).toBe(0);
 });
