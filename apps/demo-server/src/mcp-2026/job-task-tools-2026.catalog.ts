@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { jobArgsShape } from '../job-args.schema';
 import { demoTaskArgs } from './demo-task-2026.args';
 import { completedJobResult, failedJobResult } from '../job-result.util';
-import { inputQuestion, jobEndsAt, type JobPhase } from '../job-timeline.util';
+import { inputQuestion, isTerminalStatus, jobEndsAt, type JobPhase } from '../job-timeline.util';
 import type { JobRecord, JobRegistry } from '../job.registry';
 import type { TaskPhase2026 } from './task-2026.types';
 import { defineTool, type Tool2026 } from './tool-2026.types';
@@ -75,13 +75,18 @@ export function jobTaskTools2026(registry: JobRegistry): Tool2026[] {
         const job = registry.create('tasks', args, `task_${randomBytes(12).toString('hex')}`);
         if (!call.declaresTasks) {
           registry.countTag(args.tag, 'submits');
-          await delay(Math.max(0, jobEndsAt(job) - registry.now()), call.signal).catch(
-            (error: unknown) => {
-              registry.cancel(job);
-              throw error;
-            },
-          );
-          const end = registry.phase(job);
+          // Timers run on the event loop's cached clock, which can lag the wall clock the
+          // timeline is computed on: one timer may wake a few ms before the job's end.
+          let end = registry.phase(job);
+          while (!isTerminalStatus(end.status)) {
+            await delay(Math.max(1, jobEndsAt(job) - registry.now()), call.signal).catch(
+              (error: unknown) => {
+                registry.cancel(job);
+                throw error;
+              },
+            );
+            end = registry.phase(job);
+          }
           const result =
             end.status === 'completed' ? completedJobResult(args) : failedJobResult(args);
           return { kind: 'complete', result };
