@@ -6,6 +6,15 @@ import { DrivenTask } from './task-driver';
 // same machine, so this only absorbs the few ms between recording and acting.
 const SLACK_MS = 1000;
 
+const NO_FAULT_TIMEOUT = 'outcome_uncertain after an upstream call timeout (no injected fault)';
+/**
+ * Timeouts with no fault near them are honest but must stay rare: more than 1 % of the accepted
+ * tasks (at least 2) means the gateway or the machine, not the run, is failing calls.
+ */
+function noFaultTimeoutCap(accepted: number): number {
+  return Math.max(2, Math.floor(accepted / 100));
+}
+
 /** The outcome of the final-state check: violations, plus why each honest deviation was allowed. */
 export interface FinalStateReport {
   violations: string[];
@@ -53,6 +62,14 @@ export function finalStateViolations(evidence: ChaosEvidence): FinalStateReport 
     report.violations.push(
       `${label}: ended ${got}, scripted ${want} (cancel answer ${String(driven.cancelAnswer ?? '-')})` +
         `: ${task.error_message ?? ''}`.slice(0, 400),
+    );
+  }
+  const timeouts = report.excused.get(NO_FAULT_TIMEOUT) ?? 0;
+  const cap = noFaultTimeoutCap(evidence.tasks.size);
+  if (timeouts > cap) {
+    report.violations.push(
+      `${timeouts} tasks ended outcome_uncertain on an upstream call timeout with no injected ` +
+        `fault near them (at most ${cap} are allowed: 1 % of the accepted tasks, at least 2)`,
     );
   }
   return report;
@@ -105,7 +122,7 @@ function honestExcuse(
     !toolset.retryOnCrash &&
     /did not answer within \d+ ms/.test(task.error_message ?? '')
   ) {
-    return 'outcome_uncertain after an upstream call timeout (no injected fault)';
+    return NO_FAULT_TIMEOUT;
   }
   if (task.error_code === 'upstream_task_lost' && toolset.contract === 'mcp-tasks') {
     const lost = evidence.faults.find(
