@@ -24,12 +24,13 @@ module.exports = {
   testTimeout: 120000,
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
-  // One worker per core of the 2-core CI machine, no more: the suite is CPU-bound, not waiting.
-  // Measured with /usr/bin/time -v: 772 s of CPU (user + sys, children included) in 1,063 s of
-  // wall time at load 7-20, while a quiet run takes ~324 s; each poller, API or CLI process
-  // spends ~1.7 s of CPU loading its ~2,000 modules before it does anything. Extra workers would
-  // queue for the same two cores and stretch every test's waits.
-  maxWorkers: 2,
+  // Four workers on the 2-core CI machine: most of a test's time is spent waiting on the
+  // processes it spawned (pollers, APIs, demo servers, Postgres), not on its own CPU. Measured
+  // on a quiet machine: 2 workers took 315 s of wall time for 282 s of CPU (jest and what it
+  // spawned, Postgres not counted); 4 workers take 202 s with the two cores 81 % busy (all of
+  // the machine's CPU, /proc/stat). More would queue for the same two cores: each poller, API or
+  // CLI process spends ~1.7 s of CPU loading its modules.
+  maxWorkers: 4,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.test.ts'] },
