@@ -2,9 +2,9 @@
 // deadlines"): a poller whose submit was held up past its lease (here by a stalled database
 // write) must not go on to connect and send it once a second poller has taken the row over.
 import { Client } from 'pg';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
+import { useOwnPostgres } from '../helpers/postgres-process';
 import {
   startDemoServer,
   startPoller,
@@ -21,11 +21,13 @@ import { waitUntil } from '../helpers/wait';
 const ENV = { LEASE_MS: '12000' };
 const STALL_LOCK = 4242;
 
-let database: TestDatabase;
+// Its own server: the stalled write holds a transaction ID open for seconds, and the event
+// streams of every database on a server wait for the oldest running one (docs/events.md), so on
+// the shared server it would stall other test files' SSE and webhook deliveries.
+const database = useOwnPostgres('attempt-deadline', 4);
 let stall: Client;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
   // The one fault we cannot produce for real at the right instant: the write that records a
   // submit as started stalls (a slow disk, a lock) while the lease runs out.
   await database.db.query(`
@@ -39,12 +41,13 @@ beforeAll(async () => {
     CREATE TRIGGER stall_submit_start BEFORE UPDATE ON tasks
       FOR EACH ROW EXECUTE FUNCTION stall_submit_start();`);
   stall = new Client({ connectionString: database.url });
+  // The server may stop before this client ends (afterAll order).
+  stall.on('error', () => undefined);
   await stall.connect();
 });
 afterAll(async () => {
-  await stall.end();
+  await stall.end().catch(() => undefined);
   await stopAllProcesses();
-  await database.drop();
 });
 
 it('a submit held up past its lease is cut by its deadline: the row is submitted once', async () => {
