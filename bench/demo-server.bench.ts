@@ -176,18 +176,20 @@ async function wrkPhase(
 ): Promise<Phase> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
   const script = join(dir, 'call.lua');
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 3,
-    method: 'tools/call',
-    params: { name: tool, arguments: args },
-  });
+  // A JSON-RPC ID of its own per request, as a real client sends: the SDK's transport keys its
+  // answer streams by request ID, so concurrent requests that share one wait on each other.
+  const head = '{"jsonrpc":"2.0","id":';
+  const tail = `,"method":"tools/call","params":${JSON.stringify({ name: tool, arguments: args })}}`;
   const lua = [
     'wrk.method = "POST"',
     ...Object.entries(headers(session)).map(
       ([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`,
     ),
-    `wrk.body = ${JSON.stringify(body)}`,
+    'local n = 0',
+    'request = function()',
+    '  n = n + 1',
+    `  return wrk.format(nil, nil, nil, ${JSON.stringify(head)} .. n .. ${JSON.stringify(tail)})`,
+    'end',
   ].join('\n');
   writeFileSync(script, `${lua}\n`);
   const before = cpuSeconds(demo.pid);
