@@ -2,9 +2,11 @@ import { MachineInfo } from './machine';
 import { BenchResult } from './types';
 
 /**
- * The new text between the markers (before formatting): the machine line, then one section per
- * benchmark in `order`, freshly rendered if it ran, else as `region` has it; sections of titles
- * `order` does not know are kept at the end.
+ * The new text between the markers (before formatting): one section per benchmark in `order`,
+ * freshly rendered if it ran (with the machine it ran on: sections kept from earlier runs may
+ * come from another machine), else as `region` has it; sections of titles `order` does not know
+ * are kept at the end. Text before the first section (an older layout's global machine line) is
+ * dropped.
  */
 export function mergeSections(
   region: string,
@@ -13,14 +15,14 @@ export function mergeSections(
   order: readonly string[],
 ): string {
   const kept = splitSections(region);
-  const fresh = new Map(ran.map((result) => [result.title, renderSection(result)]));
+  const fresh = new Map(ran.map((result) => [result.title, renderSection(result, machine)]));
   const sections: string[] = [];
   for (const title of order) {
     const text = fresh.get(title) ?? kept.get(title);
     if (text !== undefined) sections.push(text);
   }
   for (const [title, text] of kept) if (!order.includes(title)) sections.push(text);
-  return [renderMachine(machine), '', ...sections].join('\n');
+  return ['', ...sections].join('\n');
 }
 
 /** The generated region's sections by title (`### <title>` up to the next one). */
@@ -54,11 +56,13 @@ function renderMachine(machine: MachineInfo): string {
   );
 }
 
-/** One benchmark's section: its heading, command, date, settings and table. */
-export function renderSection(result: BenchResult): string {
+/** One benchmark's section: its heading, command, date, machine, settings and table. */
+export function renderSection(result: BenchResult, machine: MachineInfo): string {
   const lines = [`### ${result.title}`, ''];
   lines.push(
-    `\`${result.command}\`, ${result.date}. Settings: \`${JSON.stringify(result.settings)}\``,
+    `\`${result.command}\`, ${result.date}. ${renderMachine(machine)}`,
+    '',
+    `Settings: \`${JSON.stringify(result.settings)}\``,
     '',
   );
   if (result.status === 'skipped') {
