@@ -48,6 +48,7 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
       work: this,
       capacity: slots,
       fallbackIntervalMs: settings.worker.claimFallbackIntervalMs,
+      minClaimGapMs: settings.worker.claimMinGapMs,
       log,
     });
   }

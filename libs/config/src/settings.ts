@@ -33,6 +33,11 @@ export interface Settings {
     deadAfterMs: number;
     claimFallbackIntervalMs: number;
     /**
+     * The least time between two task claim statements unless the last one was full (docs/
+     * leases.md, "Wake-ups"): rows that fall due one by one are claimed together; 0: no gap.
+     */
+    claimMinGapMs: number;
+    /**
      * Group commit (docs/leases.md, "Group commit"): poll results, terminal writes and renewals
      * of concurrent items share one statement per window of this many ms; 0 writes each alone.
      */

@@ -58,12 +58,13 @@ const item = (n: number, taskId = `task-${n}`): Item => ({ token: `lease-${n}`, 
 const quiet = { warn: () => undefined };
 let engine: LeasedWorkEngine<Item> | undefined;
 
-function start(work: ScriptedWork, slots: number, fallbackIntervalMs = 60_000) {
+function start(work: ScriptedWork, slots: number, fallbackIntervalMs = 60_000, minClaimGapMs = 0) {
   engine = new LeasedWorkEngine({
     name: 'test',
     work,
     capacity: new SlotCount(slots),
     fallbackIntervalMs,
+    minClaimGapMs,
     log: quiet,
   });
   engine.start();
@@ -133,6 +134,38 @@ it('claims again at once when the source says more may be due, and on a freed sl
   work.settle('lease-1', 30_000);
   await jest.advanceTimersByTimeAsync(0);
   expect(work.claims).toHaveLength(3);
+});
+
+it('gathers wake-ups within the claim gap into one claim at its end, but claims a backlog at once', async () => {
+  const work = new ScriptedWork();
+  work.due = [item(1)];
+  const run = start(work, 8, 60_000, 20);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims).toHaveLength(1);
+  // Three rows fall due one by one within the gap (a NOTIFY, a due time, a settled item).
+  work.due.push(item(2));
+  run.poke();
+  await jest.advanceTimersByTimeAsync(5);
+  work.due.push(item(3));
+  work.settle('lease-1', 0);
+  await jest.advanceTimersByTimeAsync(5);
+  work.due.push(item(4));
+  run.poke();
+  await jest.advanceTimersByTimeAsync(9);
+  expect(work.claims).toHaveLength(1);
+  await jest.advanceTimersByTimeAsync(1);
+  expect(work.claims.map((c) => c.at)).toEqual([work.claims[0].at, work.claims[0].at + 20]);
+  expect(run.inFlight().map((i) => i.token)).toEqual(['lease-2', 'lease-3', 'lease-4']);
+  // A full claim (rows left behind): a slot freed right after it is filled at once, without
+  // waiting out the gap.
+  work.due = [5, 6, 7, 8, 9, 10, 11].map((n) => item(n));
+  run.poke();
+  await jest.advanceTimersByTimeAsync(20);
+  expect(work.claims.map((c) => c.limit)).toEqual([8, 8, 5]);
+  work.settle('lease-5', 30_000);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims.map((c) => c.limit)).toEqual([8, 8, 5, 1]);
+  expect(work.claims[3].at).toBe(work.claims[2].at);
 });
 
 it('gives back a claimed row its capacity rule refuses, and never runs it', async () => {

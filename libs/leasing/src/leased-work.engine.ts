@@ -9,6 +9,12 @@ export interface LeasedWorkEngineOptions<T> {
   capacity: Capacity<T>;
   /** Claim at least this often even with no wake-up (a lost NOTIFY costs at most this). */
   fallbackIntervalMs: number;
+  /**
+   * The least time from one claim statement's start to the next, unless the last claim was full
+   * (a backlog is claimed at once). Wake-ups within it are gathered into one claim, so rows that
+   * fall due one by one are claimed together (leases.md, "Wake-ups"). 0: no gap.
+   */
+  minClaimGapMs?: number;
   log: EngineLog;
   backoff?: ClaimBackoff;
   /** Local clock, for tests; only decides when to ask the database. */
@@ -46,6 +52,10 @@ export class LeasedWorkEngine<T> {
   private dueMaybe = true;
   /** The last claim left due rows behind for lack of room: claim again when room frees. */
   private leftBehind = false;
+  /** When the last claim statement started (local epoch ms). */
+  private lastClaimAt = -Infinity;
+  /** The last claim was full: the next one does not wait out the gap. */
+  private backlog = false;
 
   constructor(private readonly options: LeasedWorkEngineOptions<T>) {
     this.now = options.now ?? Date.now;
@@ -109,11 +119,19 @@ export class LeasedWorkEngine<T> {
     const { capacity, work, log, name } = this.options;
     while (!this.stopping) {
       if (this.dueMaybe && capacity.claimable() > 0) {
+        const gapEndsAt = this.lastClaimAt + (this.options.minClaimGapMs ?? 0);
+        if (!this.backlog && this.now() < gapEndsAt) {
+          // A wake-up within the gap: claim at its end, with whatever else fell due meanwhile.
+          await this.wake.wait(gapEndsAt - this.now());
+          continue;
+        }
         // Cleared before the statement, so a poke arriving during it is not lost.
         this.dueMaybe = false;
+        this.lastClaimAt = this.now();
         try {
           const again = await this.claimOnce();
           this.backoff.succeeded();
+          this.backlog = again;
           if (again) {
             this.dueMaybe = true;
             continue;
