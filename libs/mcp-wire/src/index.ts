@@ -8,9 +8,13 @@ export {
   META_SERVER_INFO,
   META_SUBSCRIPTION_ID,
   ErrorCode2026,
-  TASKS_REQUIRED_DATA,
 } from './wire.constants';
-export { JsonRpcWireError, invalidParams } from './json-rpc-wire.error';
+export {
+  JsonRpcWireError,
+  invalidParams,
+  methodNotFound,
+  tasksExtensionRequired,
+} from './json-rpc-wire.error';
 export type { Request2026 } from './request-2026.validator';
 export {
   isRecord,

@@ -1,4 +1,4 @@
-import { ErrorCode2026 } from './wire.constants';
+import { ErrorCode2026, TASKS_REQUIRED_DATA } from './wire.constants';
 
 /**
  * A JSON-RPC error answer with the HTTP status Streamable HTTP wants for it on the 2026 wire:
@@ -43,3 +43,11 @@ export class JsonRpcWireError extends Error {
 /** -32602 with a message saying which parameter is wrong. */
 export const invalidParams = (message: string): JsonRpcWireError =>
   new JsonRpcWireError(ErrorCode2026.InvalidParams, message);
+
+/** -32601: an unknown method, or a tool that cannot be called the way it was asked. */
+export const methodNotFound = (message: string): JsonRpcWireError =>
+  new JsonRpcWireError(ErrorCode2026.MethodNotFound, message);
+
+/** -32021 naming the tasks extension as the capability the client must declare. */
+export const tasksExtensionRequired = (message: string): JsonRpcWireError =>
+  new JsonRpcWireError(ErrorCode2026.MissingRequiredClientCapability, message, TASKS_REQUIRED_DATA);

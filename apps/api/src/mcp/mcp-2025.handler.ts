@@ -3,7 +3,7 @@ import { isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { Principal } from '../auth/token-verifier.service';
 import { parseInputRequestId } from './input-request.id';
-import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/mcp-wire';
+import { JsonRpcWireError, invalidParams, isRecord, methodNotFound } from '@app/mcp-wire';
 import { McpCall } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { legacyTask, toolResult } from './mcp-task.view';
@@ -56,10 +56,7 @@ export class Mcp2025Handler {
       case 'tasks/cancel':
         return this.cancel(call);
       default:
-        throw new JsonRpcWireError(
-          ErrorCode2026.MethodNotFound,
-          `Method not found: ${call.method}`,
-        );
+        throw methodNotFound(`Method not found: ${call.method}`);
     }
   }
 
@@ -81,11 +78,9 @@ export class Mcp2025Handler {
   }
 
   private async listTools(): Promise<Record<string, unknown>> {
-    const tools = (await this.tools.listed()).map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-      execution: { taskSupport: tool.mode ?? 'forbidden' },
+    const tools = (await this.tools.listed()).map(({ mode, ...tool }) => ({
+      ...tool,
+      execution: { taskSupport: mode ?? 'forbidden' },
     }));
     return { tools };
   }
@@ -173,8 +168,4 @@ export class Mcp2025Handler {
     if (!row) throw notFound();
     return legacyTask(row, this.access.timing);
   }
-}
-
-function methodNotFound(message: string): JsonRpcWireError {
-  return new JsonRpcWireError(ErrorCode2026.MethodNotFound, message);
 }

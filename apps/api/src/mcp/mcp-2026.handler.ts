@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import {
-  ErrorCode2026,
-  JsonRpcWireError,
   META_SERVER_INFO,
   SUPPORTED_2026_VERSIONS,
   TASKS_EXTENSION,
-  TASKS_REQUIRED_DATA,
   invalidParams,
   isRecord,
+  methodNotFound,
+  tasksExtensionRequired,
 } from '@app/mcp-wire';
 import { McpCall } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
@@ -23,9 +22,6 @@ export interface Call2026 extends McpCall {
 }
 
 const COMPLETE = { resultType: 'complete' } as const;
-
-const missingCapability = (message: string): JsonRpcWireError =>
-  new JsonRpcWireError(ErrorCode2026.MissingRequiredClientCapability, message, TASKS_REQUIRED_DATA);
 
 /**
  * The 2026-07-28 side with the tasks extension (SEP-2663), stateless: `server/discover`,
@@ -60,10 +56,7 @@ export class Mcp2026Handler {
         return this.cancel(call);
       default:
         // tasks/result and tasks/list are gone from this design: -32601 like any unknown method.
-        throw new JsonRpcWireError(
-          ErrorCode2026.MethodNotFound,
-          `Method not found: ${call.method}`,
-        );
+        throw methodNotFound(`Method not found: ${call.method}`);
     }
   }
 
@@ -79,11 +72,8 @@ export class Mcp2026Handler {
   }
 
   private async listTools(): Promise<Record<string, unknown>> {
-    const tools = (await this.tools.listed()).map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-    }));
+    // The 2026 wire has no task hint per tool: the server decides per call.
+    const tools = (await this.tools.listed()).map(({ mode: _mode, ...tool }) => tool);
     return { ...COMPLETE, tools };
   }
 
@@ -102,7 +92,7 @@ export class Mcp2026Handler {
       return { ...COMPLETE, ...(await this.calls.companion(call, tool.action)) };
     }
     if (!call.declaresTasks && tool.mode === 'required') {
-      throw missingCapability(`Tool ${name} runs only as a task: declare ${TASKS_EXTENSION}`);
+      throw tasksExtensionRequired(`Tool ${name} runs only as a task: declare ${TASKS_EXTENSION}`);
     }
     if (call.declaresTasks && tool.mode !== 'forbidden') {
       const outcome = await this.rounds.taskOrRound(call, tool.entry);
@@ -121,7 +111,9 @@ export class Mcp2026Handler {
 
   private async row(call: Call2026) {
     if (!call.declaresTasks) {
-      throw missingCapability(`${call.method} needs the ${TASKS_EXTENSION} extension declared`);
+      throw tasksExtensionRequired(
+        `${call.method} needs the ${TASKS_EXTENSION} extension declared`,
+      );
     }
     const row = await this.access.find(call.principal.userId, call.params.taskId as string);
     if (!row) throw invalidParams('Failed to retrieve task: Task not found');

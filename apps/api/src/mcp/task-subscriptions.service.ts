@@ -5,13 +5,11 @@ import { isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { TaskRow } from '@app/persistence';
 import {
-  ErrorCode2026,
-  JsonRpcWireError,
   META_SUBSCRIPTION_ID,
   TASKS_EXTENSION,
-  TASKS_REQUIRED_DATA,
   invalidParams,
   isRecord,
+  tasksExtensionRequired,
 } from '@app/mcp-wire';
 import { Call2026 } from './mcp-2026.handler';
 import { McpTaskAccess } from './mcp-task-access.service';
@@ -42,10 +40,8 @@ export class TaskSubscriptions {
     const asked = isRecord(filter) ? filter.taskIds : undefined;
     if (asked === undefined) return [];
     if (!call.declaresTasks) {
-      throw new JsonRpcWireError(
-        ErrorCode2026.MissingRequiredClientCapability,
+      throw tasksExtensionRequired(
         `Listening on taskIds needs the ${TASKS_EXTENSION} extension declared`,
-        TASKS_REQUIRED_DATA,
       );
     }
     if (

@@ -4,7 +4,12 @@ import type { DemoContext } from '../demo-context.interface';
 import { CONFORMANCE_TOOLS } from './conformance-tools.catalog';
 import { demoTools2026 } from './demo-tools-2026.catalog';
 import { jobTaskTools2026 } from './job-task-tools-2026.catalog';
-import { invalidParams, JsonRpcWireError } from '@app/mcp-wire';
+import {
+  invalidParams,
+  JsonRpcWireError,
+  methodNotFound,
+  tasksExtensionRequired,
+} from '@app/mcp-wire';
 import { isRecord, validateRequest2026, type Request2026 } from '@app/mcp-wire';
 import { createTaskResult, detailedTask } from './task-2026.presenter';
 import type { TaskRecord2026 } from './task-2026.types';
@@ -15,7 +20,6 @@ import {
   META_SERVER_INFO,
   SUPPORTED_2026_VERSIONS,
   TASKS_EXTENSION,
-  TASKS_REQUIRED_DATA,
 } from '@app/mcp-wire';
 import { SERVER_INFO } from './wire-2026.constants';
 
@@ -88,7 +92,7 @@ export class Mcp2026Handler {
       case 'server/discover':
         return this.discover();
       case 'ping':
-        if (this.context.options.noPing) throw this.methodNotFound('ping');
+        if (this.context.options.noPing) throw methodNotFound('Method not found: ping');
         return { resultType: 'complete' };
       case 'tools/list':
         return { resultType: 'complete', tools: this.listTools(), ttlMs: 0, cacheScope: 'public' };
@@ -100,17 +104,12 @@ export class Mcp2026Handler {
         return this.taskMethod(request);
       case 'tasks/result':
       case 'tasks/list':
-        throw new JsonRpcWireError(
-          ErrorCode2026.MethodNotFound,
+        throw methodNotFound(
           `Method not found: ${request.method} does not exist in the tasks extension (tasks/get inlines the result)`,
         );
       default:
-        throw this.methodNotFound(request.method);
+        throw methodNotFound(`Method not found: ${request.method}`);
     }
-  }
-
-  private methodNotFound(method: string): JsonRpcWireError {
-    return new JsonRpcWireError(ErrorCode2026.MethodNotFound, `Method not found: ${method}`);
   }
 
   private discover(): Result {
@@ -148,10 +147,8 @@ export class Mcp2026Handler {
     }
     // params.task (the 2025-11-25 opt-in) is ignored on purpose: here the server decides.
     if (tool.mode === 'required' && !declaresTasks) {
-      throw new JsonRpcWireError(
-        ErrorCode2026.MissingRequiredClientCapability,
+      throw tasksExtensionRequired(
         `Tool ${name} only runs as a task: declare ${TASKS_EXTENSION} in _meta clientCapabilities`,
-        TASKS_REQUIRED_DATA,
       );
     }
     const parsed = tool.schema.safeParse(args);
@@ -203,10 +200,8 @@ export class Mcp2026Handler {
   private taskMethod(request: Request2026): Result {
     const { params, method } = request;
     if (!request.declaresTasks) {
-      throw new JsonRpcWireError(
-        ErrorCode2026.MissingRequiredClientCapability,
+      throw tasksExtensionRequired(
         `${method} needs the ${TASKS_EXTENSION} extension declared in _meta clientCapabilities`,
-        TASKS_REQUIRED_DATA,
       );
     }
     const { registry, tasks2026 } = this.context;
