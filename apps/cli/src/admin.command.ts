@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { TASK_ID_PATTERN } from '@app/common';
 import { Database, OperatorActor, OperatorRepository, OperatorResult } from '@app/persistence';
+import { parseFlags, printUsage } from './command-flags';
 
 const USAGE = `usage (every command takes --actor NAME, default the OS user; output is JSON lines):
   admin stuck [--status S] [--server NAME] [--older-than SECONDS] [--limit N]
@@ -32,7 +33,7 @@ const EXIT: Record<OperatorResult['outcome'], number> = {
 export async function runAdminCommand(db: Database, args: string[]): Promise<void> {
   const repo = new OperatorRepository(db);
   const [action, ...rest] = args;
-  const flags = parseFlags(rest);
+  const flags = parseFlags(rest, OPTIONS);
   if (!flags) return usage();
   const { options, positional } = flags;
   const actor: OperatorActor = { name: options.actor ?? osUser(), via: 'cli' };
@@ -87,8 +88,7 @@ function out(value: unknown): void {
 
 function usage(problem?: string): void {
   if (problem) process.stderr.write(`admin: ${problem}\n`);
-  process.stderr.write(`${USAGE}\n`);
-  process.exitCode = 64;
+  printUsage(USAGE);
 }
 
 function osUser(): string {
@@ -102,23 +102,4 @@ function osUser(): string {
 function intOption(value: string | undefined, fallback: number): number | null {
   if (value === undefined) return fallback;
   return /^[0-9]{1,9}$/.test(value) ? Number(value) : null;
-}
-
-function parseFlags(
-  args: string[],
-): { options: Record<string, string>; positional: string[] } | null {
-  const options: Record<string, string> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(args[i]);
-    if (!match) {
-      positional.push(args[i]);
-      continue;
-    }
-    if (!OPTIONS.has(match[1])) return null;
-    const value = match[2] ?? args[++i];
-    if (value === undefined) return null;
-    options[match[1]] = value;
-  }
-  return { options, positional };
 }

@@ -1,4 +1,5 @@
 import { ApiKeyInfo, ApiKeyRepository, Database } from '@app/persistence';
+import { parseFlags, printUsage } from './command-flags';
 
 const USAGE = `usage:
   keys create --user USER --name NAME   create a key; it is printed once, alone on the last line
@@ -7,6 +8,7 @@ const USAGE = `usage:
 
 /** Same rule as a JWT `sub`: the key's user is the user its requests act for. */
 const MAX_FIELD_CHARS = 255;
+const OPTIONS = new Set(['user', 'name']);
 
 /**
  * `keys create|list|revoke`: the operator's API key store. A created key is printed once, alone
@@ -15,7 +17,7 @@ const MAX_FIELD_CHARS = 255;
 export async function runKeysCommand(db: Database, args: string[]): Promise<void> {
   const keys = new ApiKeyRepository(db);
   const [action, ...rest] = args;
-  const flags = parseFlags(rest);
+  const flags = parseFlags(rest, OPTIONS);
   if (action === 'create' && flags) {
     const user = flags.options.user;
     const name = flags.options.name;
@@ -49,31 +51,12 @@ function row(k: ApiKeyInfo): string {
   );
 }
 
-function parseFlags(
-  args: string[],
-): { options: Record<string, string>; positional: string[] } | null {
-  const options: Record<string, string> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const match = /^--(user|name)(?:=(.*))?$/.exec(arg);
-    if (match) {
-      const value = match[2] ?? args[++i];
-      if (value === undefined) return null;
-      options[match[1]] = value;
-    } else if (arg.startsWith('--')) return null;
-    else positional.push(arg);
-  }
-  return { options, positional };
-}
-
 function validField(value: string | undefined): value is string {
   return value !== undefined && value.trim().length > 0 && value.length <= MAX_FIELD_CHARS;
 }
 
 function usage(): void {
-  process.stderr.write(`${USAGE}\n`);
-  process.exitCode = 64;
+  printUsage(USAGE);
 }
 
 function out(line: string): void {

@@ -1,4 +1,5 @@
 import { Database, PrincipalQuota, QuotaChange, QuotaRepository } from '@app/persistence';
+import { printUsage } from './command-flags';
 
 const USAGE = `usage (output is JSON lines):
   quotas list                                   every per-user override
@@ -68,6 +69,5 @@ function out(value: unknown): void {
 }
 
 function usage(): void {
-  process.stderr.write(`${USAGE}\n`);
-  process.exitCode = 64;
+  printUsage(USAGE);
 }
