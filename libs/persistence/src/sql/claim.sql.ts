@@ -66,6 +66,15 @@ const CLAIMABLE = `NOT (t.server = ANY($6::text[]))
 const EXPIRED_LEASE = `(t.lease_token IS NOT NULL AND t.lease_expires_at <= now())`;
 
 /**
+ * The rows of the ordinary scan (not the rescues): due now, holding no lease that expired, and
+ * claimable. Read from the due index in `next_attempt_at` order, as every use orders them.
+ */
+const DUE_NOT_RESCUED = `t.next_attempt_at IS NOT NULL
+     AND t.next_attempt_at <= now()
+     AND ${EXPIRED_LEASE} IS NOT TRUE
+     AND ${CLAIMABLE}`;
+
+/**
  * The rescues, locked first and oldest expiry first: every due row whose lease expired. The scan
  * reads `tasks_leased_idx` (rows holding a lease, expired or not), never the backlog.
  */
@@ -124,10 +133,7 @@ overdue AS (
          false AS rescued,
          ${PHASE} AS phase
     FROM tasks t
-   WHERE t.next_attempt_at IS NOT NULL
-     AND t.next_attempt_at <= now()
-     AND ${EXPIRED_LEASE} IS NOT TRUE
-     AND ${CLAIMABLE}
+   WHERE ${DUE_NOT_RESCUED}
    ORDER BY t.next_attempt_at
    LIMIT ${ROOM_AFTER_RESCUES}
    FOR UPDATE OF t SKIP LOCKED
@@ -207,19 +213,13 @@ pool AS (
           SELECT t.id, p.principal, t.next_attempt_at AS due_at
             FROM tasks t
            WHERE coalesce(t.tenant, t.user_id) = p.principal
-             AND t.next_attempt_at IS NOT NULL
-             AND t.next_attempt_at <= now()
-             AND ${EXPIRED_LEASE} IS NOT TRUE
-             AND ${CLAIMABLE}
+             AND ${DUE_NOT_RESCUED}
            ORDER BY t.next_attempt_at
            LIMIT ceil(2 * $2 * p.weight / s.total)::int + 4) c
   UNION
   (SELECT t.id, coalesce(t.tenant, t.user_id), t.next_attempt_at
      FROM tasks t
-    WHERE t.next_attempt_at IS NOT NULL
-      AND t.next_attempt_at <= now()
-      AND ${EXPIRED_LEASE} IS NOT TRUE
-      AND ${CLAIMABLE}
+    WHERE ${DUE_NOT_RESCUED}
     ORDER BY t.next_attempt_at
     LIMIT $2)
 ),
