@@ -81,6 +81,43 @@ async function noop(task: ClaimedTask): Promise<TaskLease> {
 }
 
 /**
+ * The worker's slots: claims take at most `batch` rows and only the room that is free, and a
+ * finished row gives its slot back. Both engines below claim through it.
+ */
+class Slots {
+  held = 0;
+  private readonly hasRoom = new Signal();
+
+  constructor(
+    private readonly slots: number,
+    private readonly batch: number,
+  ) {}
+
+  /** Claims until a claim finds nothing due; each claimed task goes to `start`. */
+  async claimAll(
+    claim: (limit: number) => Promise<ClaimedTask[]>,
+    start: (task: ClaimedTask) => void,
+  ): Promise<void> {
+    for (;;) {
+      const free = Math.min(this.batch, this.slots - this.held);
+      if (free <= 0) {
+        await this.hasRoom.wait();
+        continue;
+      }
+      const tasks = await claim(free);
+      if (tasks.length === 0) return;
+      this.held += tasks.length;
+      for (const task of tasks) start(task);
+    }
+  }
+
+  release(count: number): void {
+    this.held -= count;
+    this.hasRoom.fire();
+  }
+}
+
+/**
  * Claims batches sized to the free slots while the previous batch's completion is in flight
  * (two loops, one connection each), and ends finished rows with one fenced statement per batch.
  */
@@ -91,34 +128,24 @@ async function batched(
   batch: number,
   counters: Counters,
 ): Promise<void> {
-  let held = 0;
+  const room = new Slots(slots, batch);
   let claiming = true;
   const finished: TaskLease[] = [];
   const hasFinished = new Signal();
-  const hasRoom = new Signal();
 
   const claimer = async (): Promise<void> => {
-    while (claiming) {
-      const free = Math.min(batch, slots - held);
-      if (free <= 0) {
-        await hasRoom.wait();
-        continue;
-      }
-      const tasks = await claim(free);
-      if (tasks.length === 0) claiming = false;
-      held += tasks.length;
-      for (const task of tasks) {
-        void noop(task).then((lease) => {
-          finished.push(lease);
-          hasFinished.fire();
-        });
-      }
-    }
+    await room.claimAll(claim, (task) => {
+      void noop(task).then((lease) => {
+        finished.push(lease);
+        hasFinished.fire();
+      });
+    });
+    claiming = false;
     hasFinished.fire();
   };
 
   const completer = async (): Promise<void> => {
-    while (claiming || held > 0) {
+    while (claiming || room.held > 0) {
       if (finished.length === 0) {
         await hasFinished.wait();
         continue;
@@ -130,8 +157,7 @@ async function batched(
       counters.finishes++;
       counters.processed += outcome.applied.length;
       counters.lost += outcome.lost.length;
-      held -= leases.length;
-      hasRoom.fire();
+      room.release(leases.length);
     }
   };
 
@@ -146,33 +172,20 @@ async function perRow(
   batch: number,
   counters: Counters,
 ): Promise<void> {
-  let held = 0;
-  let claiming = true;
-  const hasRoom = new Signal();
+  const room = new Slots(slots, batch);
   const inFlight = new Set<Promise<void>>();
-  while (claiming) {
-    const free = Math.min(batch, slots - held);
-    if (free <= 0) {
-      await hasRoom.wait();
-      continue;
-    }
-    const tasks = await claim(free);
-    if (tasks.length === 0) claiming = false;
-    held += tasks.length;
-    for (const task of tasks) {
-      const item = noop(task)
-        .then((lease) => leases.finish(lease, DONE))
-        .then(
-          () => void counters.processed++,
-          () => void counters.lost++,
-        )
-        .finally(() => {
-          held--;
-          inFlight.delete(item);
-          hasRoom.fire();
-        });
-      inFlight.add(item);
-    }
-  }
+  await room.claimAll(claim, (task) => {
+    const item = noop(task)
+      .then((lease) => leases.finish(lease, DONE))
+      .then(
+        () => void counters.processed++,
+        () => void counters.lost++,
+      )
+      .finally(() => {
+        inFlight.delete(item);
+        room.release(1);
+      });
+    inFlight.add(item);
+  });
   await Promise.all(inFlight);
 }
