@@ -4,7 +4,7 @@
  * from /proc/<pid>/status (VmRSS) through the window.
  */
 import { createBenchDatabase } from './lib/bench-db';
-import { loadTasks } from './lib/load-tasks';
+import { loadDayLongJobs, loadTasks } from './lib/load-tasks';
 import { Fleet, startFleet, waitAllSubmitted } from './lib/poller-fleet';
 import { pollerMissing } from './lib/poller-gate';
 import { rssMb } from './lib/poller-harness';
@@ -40,11 +40,7 @@ export const memoryBench: Benchmark = {
         dueFromMs: 86_400_000,
         dueToMs: 2 * 86_400_000,
       });
-      await loadTasks(bench.db, {
-        count: settings.trickle,
-        status: 'queued',
-        input: { duration_ms: 86_400_000 },
-      });
+      await loadDayLongJobs(bench.db, settings.trickle);
       await bench.db.query('VACUUM ANALYZE tasks');
       // First as deployed (k8s sets this heap cap on the poller), then with Node's default heap
       // sizing, which follows the host's memory (24 GiB here) and lets garbage accumulate.
@@ -54,11 +50,7 @@ export const memoryBench: Benchmark = {
       ] as const) {
         if (sink === uncapped) {
           // A fresh trickle for the second fleet (the first one's jobs died with its demo server).
-          await loadTasks(bench.db, {
-            count: settings.trickle,
-            status: 'queued',
-            input: { duration_ms: 86_400_000 },
-          });
+          await loadDayLongJobs(bench.db, settings.trickle);
         }
         fleet = await startFleet(bench, 1, {
           leaseMs: 30_000,

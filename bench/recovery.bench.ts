@@ -6,7 +6,7 @@
  * invariant 3). Postgres runs on this host, so its clock and ours agree.
  */
 import { createBenchDatabase } from './lib/bench-db';
-import { loadTasks } from './lib/load-tasks';
+import { loadDayLongJobs } from './lib/load-tasks';
 import { Fleet, startFleet, waitAllSubmitted } from './lib/poller-fleet';
 import { pollerMissing } from './lib/poller-gate';
 import { median, round, sleep } from './lib/stats';
@@ -39,11 +39,7 @@ export const recoveryBench: Benchmark = {
       const bench = await createBenchDatabase(ctx.adminUrl, 'recovery', 2);
       let fleet: Fleet | undefined;
       try {
-        await loadTasks(bench.db, {
-          count: settings.tasks,
-          status: 'queued',
-          input: { duration_ms: 86_400_000 },
-        });
+        await loadDayLongJobs(bench.db, settings.tasks);
         fleet = await startFleet(bench, settings.pollers, {
           leaseMs: settings.leaseMs,
           pollIntervalMs: settings.pollIntervalMs,

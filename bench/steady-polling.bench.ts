@@ -5,7 +5,7 @@
  * transactions per poll.
  */
 import { BenchDatabase, createBenchDatabase } from './lib/bench-db';
-import { loadTasks } from './lib/load-tasks';
+import { loadDayLongJobs } from './lib/load-tasks';
 import {
   demoAnswers,
   demoAnswersJson,
@@ -63,12 +63,7 @@ export const steadyPollingBench: Benchmark = {
     let fleet: Fleet | undefined;
     const windows: Window[] = [];
     try {
-      // Tasks run for a day: every status answer is `running`, so each poll reschedules the row.
-      await loadTasks(bench.db, {
-        count: settings.tasks,
-        status: 'queued',
-        input: { duration_ms: 86_400_000 },
-      });
+      await loadDayLongJobs(bench.db, settings.tasks);
       fleet = await startFleet(bench, settings.pollers, {
         leaseMs: settings.leaseMs,
         pollIntervalMs: settings.pollIntervalMs,

@@ -49,3 +49,11 @@ export async function loadTasks(db: Database, spec: LoadSpec): Promise<void> {
     );
   });
 }
+
+/**
+ * Queued tasks whose demo job runs for a day: once submitted, every status answer is `running`,
+ * so each poll reschedules the row and the fleet keeps polling them.
+ */
+export function loadDayLongJobs(db: Database, count: number): Promise<void> {
+  return loadTasks(db, { count, status: 'queued', input: { duration_ms: 86_400_000 } });
+}
