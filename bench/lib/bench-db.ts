@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { Database, createDataSource, runMigrations } from '@app/persistence';
-import { adminQuery, withDatabase } from '../../test/helpers/db';
+import { adminQuery, ownedDatabase, withDatabase } from '../../test/helpers/db';
 
 export interface BenchDatabase {
   url: string;
@@ -35,12 +35,5 @@ export async function createBenchDatabase(
     application_name: 'bench',
     options: '-c jit=off',
   });
-  return {
-    url,
-    db: new Database(pool),
-    async drop() {
-      await pool.end();
-      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    },
-  };
+  return ownedDatabase(adminUrl, name, pool);
 }

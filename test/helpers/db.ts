@@ -26,8 +26,16 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   // terminate one, and an idle client's error becomes a pool 'error' event. Expected at teardown,
   // and a test's own queries still see their errors.
   pool.on('error', () => undefined);
+  return ownedDatabase(adminUrl, name, pool);
+}
+
+/**
+ * The database `name` on `adminUrl`'s server, created by the caller and reached through `pool`:
+ * `drop()` ends the pool, then drops the database (forced: a straggling connection cannot keep it).
+ */
+export function ownedDatabase(adminUrl: string, name: string, pool: Pool): TestDatabase {
   return {
-    url,
+    url: withDatabase(adminUrl, name),
     db: new Database(pool),
     async drop() {
       await pool.end();
