@@ -1,87 +1,39 @@
 // Guards against a task's life through the API breaking in any contract (complete, cancel,
 // fail) with real pollers and a real upstream, and against upstream internals leaking on the way.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
-import { NodeProcess, startNode } from '../helpers/node-process';
-import { DemoServerProcess, startDemoServer } from '../helpers/processes';
+import { FrontDoor, UPSTREAM_SERVER, startFrontDoor } from '../front-door/front-door-harness';
+import { ApiHarness, bearer } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
-import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
 
-const SERVER = 'upstream-e2e-srv';
 const TOOLSETS = ['demo-ordinary', 'demo-native', 'demo-sync'] as const;
 
+let frontDoor: FrontDoor;
 let api: ApiHarness;
-let demo: DemoServerProcess;
-const pollers: NodeProcess[] = [];
-let dir: string;
 let auth: string;
 const bodies: string[] = [];
 
 beforeAll(async () => {
-  api = await startApi();
-  demo = await startDemoServer();
-  const demoUrl = demo.url;
-  dir = mkdtempSync(join(tmpdir(), 'mtg-api-e2e-'));
-  const serversFile = join(dir, 'mcp-servers.json');
-  writeFileSync(
-    serversFile,
-    JSON.stringify({
-      mcpServers: {
-        [SERVER]: {
-          url: `${demoUrl}/mcp`,
-          // demo_task_required lives on the demo server's 2025-11-25 side.
-          protocolVersion: '2025-11-25',
-          taskToolsets: [
-            {
-              name: 'demo-ordinary',
-              contract: 'ordinary',
-              submitTool: 'demo_submit',
-              statusTool: 'demo_status',
-              cancelTool: 'demo_cancel',
-            },
-            { name: 'demo-native', contract: 'mcp-tasks', tool: 'demo_task_required' },
-            { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60000 },
-          ],
-        },
+  frontDoor = await startFrontDoor({
+    pollers: 2,
+    // demo_task_required lives on the demo server's 2025-11-25 side.
+    server: { protocolVersion: '2025-11-25' },
+    toolsets: [
+      {
+        name: 'demo-ordinary',
+        contract: 'ordinary',
+        submitTool: 'demo_submit',
+        statusTool: 'demo_status',
+        cancelTool: 'demo_cancel',
       },
-    }),
-  );
-  for (let i = 0; i < 2; i++) {
-    pollers.push(
-      startNode('apps/poller/src/main.js', [], {
-        DATABASE_URL: api.db.url,
-        MCP_SERVERS_FILE: serversFile,
-        METRICS_PORT: '0',
-        POLL_INTERVAL_MS: '200',
-        MIN_POLL_INTERVAL_MS: '100',
-        CLAIM_FALLBACK_INTERVAL_MS: '200',
-        HEARTBEAT_INTERVAL_MS: '500',
-        LOG_LEVEL: 'warn',
-      }),
-    );
-  }
-  auth = bearer(await apiKeyFor(api, 'alice'));
-  await waitUntil(
-    async () => {
-      const dead = pollers.find((p) => p.child.exitCode !== null);
-      if (dead) throw new Error(`a poller exited: ${dead.stderr.join('\n')}`);
-      const res = await call('get', '/v1/toolsets');
-      const available = res.body.items?.filter((t: { available: boolean }) => t.available).length;
-      return available === TOOLSETS.length ? true : undefined;
-    },
-    'all toolsets available',
-    60_000,
-  );
+      { name: 'demo-native', contract: 'mcp-tasks', tool: 'demo_task_required' },
+      { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60000 },
+    ],
+  });
+  api = frontDoor.api;
+  auth = bearer(frontDoor.keys.alice);
 }, 90_000);
 
-afterAll(async () => {
-  for (const poller of pollers) await poller.kill('SIGTERM');
-  await demo?.stop();
-  await api?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(async () => frontDoor?.close());
 
 /** Every answer is kept for the leak search at the end. */
 async function call(
@@ -170,7 +122,7 @@ describe('after the runs', () => {
   });
 
   it('never showed a remote ID, session, server name, lease or worker ID', async () => {
-    const secrets = new Set<string>([SERVER]);
+    const secrets = new Set<string>([UPSTREAM_SERVER]);
     for (const row of await api.db.db.query(
       `SELECT remote_task_id, remote_session_id, lease_owner, lease_token, pinned_worker_id FROM tasks`,
     )) {

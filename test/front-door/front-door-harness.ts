@@ -39,6 +39,9 @@ export const DEMO_TOOLSETS = [
   },
 ];
 
+/** The upstream server's name in the mcpServers file (never shown to API callers). */
+export const UPSTREAM_SERVER = 'fd-upstream';
+
 /** The API, the demo server over HTTP and real pollers, with every demo toolset available. */
 export interface FrontDoor {
   api: ApiHarness;
@@ -72,7 +75,7 @@ export async function startFrontDoor(
     serversFile,
     JSON.stringify({
       mcpServers: {
-        'fd-upstream': { url: `${demoUrl}/mcp`, ...options.server, taskToolsets: toolsets },
+        [UPSTREAM_SERVER]: { url: `${demoUrl}/mcp`, ...options.server, taskToolsets: toolsets },
       },
     }),
   );
