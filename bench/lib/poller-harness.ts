@@ -1,9 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../test/helpers/processes';
+import { DEMO_ORDINARY_TOOLS, freePort, writeServersFile } from '../../test/helpers/processes';
 import { DEMO_SERVER_MAIN, POLLER_MAIN } from './poller-gate';
 import { sleep } from './stats';
 
@@ -46,29 +44,15 @@ export async function startDemoServer(jsonResponse = false): Promise<RunningDemo
 
 /** A toolset file for the demo server's ordinary contract, like deploy/local/mcp-servers.json. */
 export function writeToolsetFile(maxConcurrentCalls: number, callTimeoutMs = 4_000): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-toolsets-'));
-  const file = join(dir, 'mcp-servers.json');
-  const config = {
-    mcpServers: {
-      demo: {
-        url: '${DEMO_SERVER_URL}',
-        connectTimeoutMs: 1_000,
-        callTimeoutMs,
-        maxConcurrentCalls,
-        taskToolsets: [
-          {
-            name: 'demo-ordinary',
-            contract: 'ordinary',
-            submitTool: 'demo_submit',
-            statusTool: 'demo_status',
-            cancelTool: 'demo_cancel',
-          },
-        ],
-      },
+  return writeServersFile({
+    demo: {
+      url: '${DEMO_SERVER_URL}',
+      connectTimeoutMs: 1_000,
+      callTimeoutMs,
+      maxConcurrentCalls,
+      taskToolsets: [{ name: 'demo-ordinary', ...DEMO_ORDINARY_TOOLS }],
     },
-  };
-  writeFileSync(file, JSON.stringify(config, null, 2));
-  return file;
+  });
 }
 
 export interface PollerEnv {

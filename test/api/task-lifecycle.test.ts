@@ -3,6 +3,7 @@
 import request from 'supertest';
 import { FrontDoor, UPSTREAM_SERVER, startFrontDoor } from '../front-door/front-door-harness';
 import { ApiHarness, bearer } from '../helpers/api';
+import { DEMO_ORDINARY_TOOLS } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const TOOLSETS = ['demo-ordinary', 'demo-native', 'demo-sync'] as const;
@@ -18,13 +19,7 @@ beforeAll(async () => {
     // demo_task_required lives on the demo server's 2025-11-25 side.
     server: { protocolVersion: '2025-11-25' },
     toolsets: [
-      {
-        name: 'demo-ordinary',
-        contract: 'ordinary',
-        submitTool: 'demo_submit',
-        statusTool: 'demo_status',
-        cancelTool: 'demo_cancel',
-      },
+      { name: 'demo-ordinary', ...DEMO_ORDINARY_TOOLS },
       { name: 'demo-native', contract: 'mcp-tasks', tool: 'demo_task_required' },
       { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60000 },
     ],

@@ -5,17 +5,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ApiHarness, apiKeyFor, startApi } from '../helpers/api';
 import { NodeProcess, startNode } from '../helpers/node-process';
-import { DemoServerProcess, startDemoServer } from '../helpers/processes';
+import { DEMO_ORDINARY_TOOLS, DemoServerProcess, startDemoServer } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 /** The demo toolsets behind the front door in these tests, as an mcpServers file lists them. */
 export const DEMO_TOOLSETS = [
   {
     name: 'demo-ordinary',
-    contract: 'ordinary',
-    submitTool: 'demo_submit',
-    statusTool: 'demo_status',
-    cancelTool: 'demo_cancel',
+    ...DEMO_ORDINARY_TOOLS,
     mcp: { toolName: 'report', companionTools: true },
   },
   {

@@ -183,6 +183,14 @@ export async function demoStats(url: string, tag?: string): Promise<DemoStats> {
 /** One server entry of an mcpServers file, as JSON (see connections.md). */
 export type ServerEntry = Record<string, unknown>;
 
+/** The demo server's ordinary tools, as an `ordinary` toolset entry names them (add `name`). */
+export const DEMO_ORDINARY_TOOLS = {
+  contract: 'ordinary',
+  submitTool: 'demo_submit',
+  statusTool: 'demo_status',
+  cancelTool: 'demo_cancel',
+} as const;
+
 /**
  * An HTTP server entry exposing the demo's ordinary tools as toolset `toolset` (and optionally
  * a sync-call toolset `${toolset}-sync` on demo_slow). Timeouts fit a 3 s lease (1 s + 1.9 s).
@@ -198,14 +206,7 @@ export function demoServerEntry(
   } = {},
 ): ServerEntry {
   const taskToolsets: Record<string, unknown>[] = [
-    {
-      name: toolset,
-      contract: 'ordinary',
-      submitTool: 'demo_submit',
-      statusTool: 'demo_status',
-      cancelTool: 'demo_cancel',
-      retryOnCrash: options.retryOnCrash ?? false,
-    },
+    { name: toolset, ...DEMO_ORDINARY_TOOLS, retryOnCrash: options.retryOnCrash ?? false },
   ];
   if (options.sync) {
     taskToolsets.push({
