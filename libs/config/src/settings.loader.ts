@@ -130,10 +130,7 @@ function toSettings(dto: EnvSchema): Settings {
       issuer: dto.AUTH_ISSUER,
       audience: dto.AUTH_AUDIENCE,
       tenantClaim: dto.AUTH_TENANT_CLAIM,
-      adminUsers: (dto.ADMIN_USERS ?? '')
-        .split(',')
-        .map((user) => user.trim())
-        .filter((user) => user.length > 0),
+      adminUsers: commaList(dto.ADMIN_USERS),
     },
     api: {
       quotas: {
@@ -152,16 +149,21 @@ function toSettings(dto: EnvSchema): Settings {
     mcp: {
       maxHoldMs: dto.MCP_MAX_HOLD_MS,
       roundWaitMs: dto.MCP_ROUND_WAIT_MS,
-      allowedOrigins: (dto.MCP_ALLOWED_ORIGINS ?? '')
-        .split(',')
-        .map((origin) => origin.trim())
-        .filter((origin) => origin.length > 0),
+      allowedOrigins: commaList(dto.MCP_ALLOWED_ORIGINS),
       defaultThread: dto.MCP_DEFAULT_THREAD,
       publicUrl: dto.MCP_PUBLIC_URL,
       anonymousUser: dto.MCP_ANONYMOUS_USER,
     },
     mcpServersFile: dto.MCP_SERVERS_FILE,
   };
+}
+
+/** A comma-separated list (ADMIN_USERS, MCP_ALLOWED_ORIGINS): trimmed items, empty ones dropped. */
+function commaList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
 }
 
 const MAX_WEIGHT = 1000;
