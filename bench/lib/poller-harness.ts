@@ -1,7 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { DEMO_ORDINARY_TOOLS, freePort, writeServersFile } from '../../test/helpers/processes';
+import { freePort } from '@app/dev-db';
+import { DEMO_ORDINARY_TOOLS, writeServersFile } from '../../test/helpers/processes';
 import { DEMO_SERVER_MAIN, POLLER_MAIN } from './poller-gate';
 import { sleep } from './stats';
 

@@ -3,9 +3,9 @@
 // questions first), tool and protocol errors, cancel, lost and expired tasks, and answers given
 // through the API (partial, twice, by another user, and across a poller killed before sending).
 import request from 'supertest';
+import { freePort } from '@app/dev-db';
 import { StatelessHttpClient } from '@app/mcp';
 import {
-  freePort,
   startDemoServer,
   startPoller,
   stopAllProcesses,

@@ -1,12 +1,12 @@
 // Spawns the real poller and demo MCP server processes for fleet tests; cleanup kills them all.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { freePort } from '@app/dev-db';
 import { waitUntil } from './wait';
 
 // Works from test/helpers (jest) and from dist/test/helpers (compiled benchmarks).
@@ -43,19 +43,6 @@ export const FAST_POLLER_ENV: Readonly<Record<string, string>> = {
   LOG_FORMAT: 'json',
   NODE_ENV: 'test',
 };
-
-/** A free TCP port on 127.0.0.1 (for METRICS_PORT). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function assertBuilt(path: string): void {
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);

@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { useTestDatabase } from '../helpers/db';
-import { freePort, waitForExit } from '../helpers/processes';
+import { freePort } from '@app/dev-db';
+import { waitForExit } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const LAUNCHER = join(__dirname, '..', '..', 'dist', 'apps', 'local', 'src', 'main.js');

@@ -1,5 +1,5 @@
 // Guards against restart storms on flapping servers, backoff loops on permanent errors, and servers dead until restart.
-import { createServer } from 'node:net';
+import { freePort } from '@app/dev-db';
 import { UpstreamUnavailableError } from '@app/mcp';
 import { waitUntil } from '../helpers/wait';
 import { startDemoServer, stopAllProcesses } from '../helpers/processes';
@@ -17,14 +17,6 @@ afterEach(async () => {
   await closePools();
   await stopAllProcesses();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('parking', () => {
   it('parks a 403 and a server of an unsupported protocol version at the first connect', async () => {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from './free-port';
 import { EmbeddedPostgresError, startRootCluster } from './root-cluster';
 
 export interface EmbeddedDatabase {
@@ -90,18 +90,6 @@ async function loadBinaries(): Promise<{ initdb: string; postgres: string }> {
         '--omit=dev leaves it out): install it, or set DATABASE_URL',
     );
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 /**

@@ -1,2 +1,3 @@
 export { startEmbeddedPostgres } from './embedded-postgres';
 export type { EmbeddedDatabase } from './embedded-postgres';
+export { freePort } from './free-port';
