@@ -137,6 +137,26 @@ export async function apiKeyFor(api: Pick<ApiHarness, 'db'>, userId: string): Pr
   return (await new ApiKeyRepository(api.db.db).create(userId, 'test')).key;
 }
 
+/** The operator's way to a key: the keys CLI, whose last stdout line is the key itself. */
+export async function createKeyWithCli(
+  databaseUrl: string,
+  userId: string,
+  name = 'test',
+): Promise<string> {
+  const cli = startNode(
+    'apps/cli/src/main.js',
+    ['keys', 'create', '--user', userId, '--name', name],
+    {
+      DATABASE_URL: databaseUrl,
+    },
+  );
+  const code = await cli.exited;
+  if (code !== 0) throw new Error(`keys create exited ${String(code)}: ${cli.stderr.join('\n')}`);
+  const key = cli.lines.at(-1)?.trim();
+  if (!key) throw new Error('keys create printed no key');
+  return key;
+}
+
 /** A catalog entry as a poller would publish it; defaults to an available ordinary toolset. */
 export function catalogEntry(overrides: Partial<PublishedToolset> = {}): PublishedToolset {
   return {

@@ -2,9 +2,8 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
-import { ApiHarness, bearer, startApi } from '../helpers/api';
+import { ApiHarness, bearer, createKeyWithCli, startApi } from '../helpers/api';
 import { WebhookReceiver } from '../events/webhook-receiver';
-import { startNode } from '../helpers/node-process';
 import { waitUntil } from '../helpers/wait';
 import {
   DemoServerProcess,
@@ -76,7 +75,7 @@ beforeAll(async () => {
     serversFile,
     env: { WORKER_SLOTS: String(WORKER_SLOTS), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
   });
-  auth = bearer(await createKeyWithCli(api.db.url));
+  auth = bearer(await createKeyWithCli(api.db.url, USER));
   await receiver.start();
   await waitUntil(
     async () => {
@@ -108,18 +107,6 @@ afterAll(async () => {
   await receiver.stop();
   if (serversFile) rmSync(dirname(serversFile), { recursive: true, force: true });
 });
-
-/** The operator's way to a key: the keys CLI, whose last stdout line is the key itself. */
-async function createKeyWithCli(databaseUrl: string): Promise<string> {
-  const cli = startNode('apps/cli/src/main.js', ['keys', 'create', '--user', USER, '--name', 'm'], {
-    DATABASE_URL: databaseUrl,
-  });
-  const code = await cli.exited;
-  if (code !== 0) throw new Error(`keys create exited ${String(code)}: ${cli.stderr.join('\n')}`);
-  const key = cli.lines.at(-1)?.trim();
-  if (!key) throw new Error('keys create printed no key');
-  return key;
-}
 
 async function submit(thread: string, args: Record<string, unknown>): Promise<string> {
   const res = await request(api.url)

@@ -2,7 +2,7 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
-import { ApiHarness, bearer, startApi } from '../helpers/api';
+import { ApiHarness, bearer, createKeyWithCli, startApi } from '../helpers/api';
 import { WebhookReceiver } from '../events/webhook-receiver';
 import { startNode } from '../helpers/node-process';
 import { waitUntil } from '../helpers/wait';
@@ -39,8 +39,8 @@ beforeAll(async () => {
   // This poller refuses private webhook destinations: deliveries to the loopback receiver are
   // dead-lettered at once, for real.
   poller = await startPoller({ databaseUrl: api.db.url, serversFile });
-  userAuth = bearer(await createKey(USER));
-  adminAuth = bearer(await createKey(ADMIN));
+  userAuth = bearer(await createKeyWithCli(api.db.url, USER));
+  adminAuth = bearer(await createKeyWithCli(api.db.url, ADMIN));
   await receiver.start();
   await waitUntil(
     async () => {
@@ -60,14 +60,6 @@ afterAll(async () => {
   await receiver.stop();
   if (serversFile) rmSync(dirname(serversFile), { recursive: true, force: true });
 });
-
-async function createKey(user: string): Promise<string> {
-  const cli = startNode('apps/cli/src/main.js', ['keys', 'create', '--user', user, '--name', 'k'], {
-    DATABASE_URL: api.db.url,
-  });
-  if ((await cli.exited) !== 0) throw new Error(cli.stderr.join('\n'));
-  return cli.lines.at(-1)!.trim();
-}
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the CLI's JSON lines, read field by field */
 /** `npm run admin -- …` as an operator runs it: exit code and its JSON lines. */
