@@ -3,8 +3,8 @@
 // routes still serve for SHUTDOWN_DELAY_MS (docs/operations.md, "Grace periods"); SIGTERM ends
 // open event streams, still answers a submit held by `Prefer: wait` (the accepted task is not
 // lost), then exits.
-import { Client } from 'pg';
 import request from 'supertest';
+import { adminQuery } from '../helpers/db';
 import { SseClient } from '../helpers/sse';
 import {
   ApiHarness,
@@ -23,15 +23,7 @@ afterEach(async () => {
 });
 
 /** Runs `sql` on the server's admin database (not the API's own). */
-async function admin(sql: string): Promise<void> {
-  const client = new Client({ connectionString: process.env.TEST_ADMIN_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
+const admin = (sql: string): Promise<void> => adminQuery(process.env.TEST_ADMIN_DATABASE_URL!, sql);
 
 it('readiness is 503 while the database refuses connections, and 200 again once it is back', async () => {
   api = await startApi();

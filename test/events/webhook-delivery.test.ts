@@ -1,5 +1,4 @@
 // Guards webhook delivery against each receiver behaviour (2xx, 500, timeout, redirect, 410) and against requests to private addresses, at creation and at delivery time.
-import { Client } from 'pg';
 import { Database, WebhookRepository } from '@app/persistence';
 import {
   DNS_TIMEOUT_MS,
@@ -12,7 +11,7 @@ import {
 } from '@app/webhooks';
 import { publicEventId } from '@app/views';
 import type { GatewayMetrics } from '@app/metrics';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { adminQuery, createTestDatabase, TestDatabase } from '../helpers/db';
 import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
 import { WebhookReceiver } from './webhook-receiver';
@@ -323,15 +322,8 @@ describe('without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
 
 describe('while the database is unreachable', () => {
   /** Runs `sql` on the server's admin database (not the test's own). */
-  async function admin(sql: string): Promise<void> {
-    const client = new Client({ connectionString: process.env.TEST_ADMIN_DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  }
+  const admin = (sql: string): Promise<void> =>
+    adminQuery(process.env.TEST_ADMIN_DATABASE_URL!, sql);
 
   it('counts an attempt it cannot write as unrecorded, not lease_lost, and sends it again', async () => {
     for (const worker of workers) await worker.stop(1000); // this one must be the only claimer
