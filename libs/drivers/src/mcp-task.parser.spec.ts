@@ -1,7 +1,7 @@
 // Guards the mapping of native MCP Tasks (revision 2025-11-25) onto the local task model.
-import { PermanentTaskError, TaskErrorCode, TaskStatus } from '@app/common';
+import { TaskErrorCode, TaskStatus } from '@app/common';
 import { parseCreateTaskReply, parseTask, resultSnapshot, taskSnapshot } from './mcp-task.parser';
-import { LIMITS } from './testing/fake-upstream';
+import { LIMITS, permanentFailure } from './testing/fake-upstream';
 
 const TASK = {
   taskId: 't1',
@@ -10,16 +10,6 @@ const TASK = {
   createdAt: '2025-01-01T00:00:00Z',
   lastUpdatedAt: '2025-01-01T00:00:00Z',
 };
-
-function failure(run: () => unknown): PermanentTaskError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PermanentTaskError);
-    return error as PermanentTaskError;
-  }
-  throw new Error('expected a PermanentTaskError');
-}
 
 describe('create reply', () => {
   it('reads the nested task, ignoring unknown fields', () => {
@@ -41,7 +31,7 @@ describe('create reply', () => {
   });
 
   it('a plain CallToolResult (the tool ran synchronously) is a protocol_error', () => {
-    const error = failure(() =>
+    const error = permanentFailure(() =>
       parseCreateTaskReply({ content: [{ type: 'text', text: 'done' }] }),
     );
     expect(error.code).toBe(TaskErrorCode.ProtocolError);
@@ -50,7 +40,7 @@ describe('create reply', () => {
 
   it('an isError reply without a task is submit_rejected', () => {
     const reply = { content: [{ type: 'text', text: 'no tasks today' }], isError: true };
-    const error = failure(() => parseCreateTaskReply(reply));
+    const error = permanentFailure(() => parseCreateTaskReply(reply));
     expect(error.code).toBe(TaskErrorCode.SubmitRejected);
     expect(error.message).toBe('no tasks today');
   });
@@ -67,7 +57,7 @@ describe('Task fields', () => {
     [{ ...TASK, ttl: 'long' }, 'tasks/get: "ttl" must be a number or null'],
     [{ ...TASK, pollInterval: 0 }, 'tasks/get: "pollInterval" must be a finite number > 0'],
   ])('refuses %j', (task, message) => {
-    const error = failure(() => parseTask(task, 'tasks/get'));
+    const error = permanentFailure(() => parseTask(task, 'tasks/get'));
     expect(error.code).toBe(TaskErrorCode.ProtocolError);
     expect(error.message).toBe(message);
   });
@@ -150,7 +140,7 @@ describe('snapshots', () => {
 
   it('a tasks/result that is not an object is a protocol_error', () => {
     const task = parseTask({ ...TASK, status: 'completed' }, 'x');
-    expect(failure(() => resultSnapshot(task, 'done', LIMITS)).code).toBe(
+    expect(permanentFailure(() => resultSnapshot(task, 'done', LIMITS)).code).toBe(
       TaskErrorCode.ProtocolError,
     );
   });

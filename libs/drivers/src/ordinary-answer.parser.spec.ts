@@ -1,14 +1,8 @@
 // Guards every row of the `ordinary` contract table (contracts.md): the good case and each break.
-import {
-  PermanentTaskError,
-  TaskErrorCode,
-  TaskStatus,
-  TransientTaskError,
-  type TaskSnapshot,
-} from '@app/common';
+import { TaskErrorCode, TaskStatus, TransientTaskError, type TaskSnapshot } from '@app/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { parseStatusAnswer, parseSubmitAnswer } from './ordinary-answer.parser';
-import { LIMITS, structured, toolError } from './testing/fake-upstream';
+import { LIMITS, permanentFailure, structured, toolError } from './testing/fake-upstream';
 
 const ID = 'job_1';
 
@@ -16,18 +10,8 @@ function status(answer: Record<string, unknown>, op: 'status' | 'cancel' = 'stat
   return parseStatusAnswer(structured({ task_id: ID, ...answer }), ID, LIMITS, op);
 }
 
-function failure(run: () => unknown): PermanentTaskError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PermanentTaskError);
-    return error as PermanentTaskError;
-  }
-  throw new Error('expected a PermanentTaskError');
-}
-
 function broken(run: () => unknown, message: string): void {
-  const error = failure(run);
+  const error = permanentFailure(run);
   expect(error.code).toBe(TaskErrorCode.ProtocolError);
   expect(error.message).toBe(message);
 }
@@ -38,7 +22,7 @@ describe('ordinary submit answer', () => {
   });
 
   it('isError is submit_rejected with the first text block', () => {
-    const error = failure(() => parseSubmitAnswer(toolError('quota exceeded')));
+    const error = permanentFailure(() => parseSubmitAnswer(toolError('quota exceeded')));
     expect(error.code).toBe(TaskErrorCode.SubmitRejected);
     expect(error.message).toBe('quota exceeded');
   });
@@ -114,7 +98,7 @@ describe('ordinary status answer, row by row', () => {
 
   it('result_artifact: over 65,536 bytes of JSON is a protocol_error', () => {
     const huge = { uri: `demo://${'a'.repeat(70_000)}`, mime_type: 'text/plain' };
-    const error = failure(() => status({ status: 'completed', result_artifact: huge }));
+    const error = permanentFailure(() => status({ status: 'completed', result_artifact: huge }));
     expect(error.code).toBe(TaskErrorCode.ProtocolError);
     expect(error.message).toMatch(
       /^status: "result_artifact" is \d+ bytes of JSON, over the 65536-byte bound$/,
@@ -135,7 +119,7 @@ describe('ordinary status answer, row by row', () => {
   });
 
   it('error_code: "task_not_found" is upstream_task_lost, permanent', () => {
-    const error = failure(() =>
+    const error = permanentFailure(() =>
       status({ status: 'failed', error_code: 'task_not_found', error: 'forgotten' }),
     );
     expect(error.code).toBe(TaskErrorCode.UpstreamTaskLost);
@@ -174,7 +158,9 @@ describe('ordinary status answer, row by row', () => {
 
   it('input_required: over 65,536 bytes of JSON is a protocol_error', () => {
     const huge = { question: 'q', padding: 'x'.repeat(70_000) };
-    const error = failure(() => status({ status: 'input_required', input_required: huge }));
+    const error = permanentFailure(() =>
+      status({ status: 'input_required', input_required: huge }),
+    );
     expect(error.message).toMatch(/^status: "input_required" is \d+ bytes of JSON/);
   });
 

@@ -1,4 +1,4 @@
-import { Contract } from '@app/common';
+import { Contract, PermanentTaskError } from '@app/common';
 import type { ServerConfig, TaskProtocolVersion, ToolsetConfig } from '@app/config';
 import type {
   RequestOptions,
@@ -92,6 +92,17 @@ export class FakeUpstream implements UpstreamPort {
       request: (method, params, options) => record('request', method, params, options),
     };
   }
+}
+
+/** The PermanentTaskError that `run` throws; any other error is rethrown, none fails too. */
+export function permanentFailure(run: () => unknown): PermanentTaskError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof PermanentTaskError) return error;
+    throw error;
+  }
+  throw new Error('expected a PermanentTaskError');
 }
 
 export const LIMITS = { maxResultBytes: 1000, previewChars: 20 };
