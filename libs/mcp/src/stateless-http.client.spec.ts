@@ -10,6 +10,7 @@ import {
   UpstreamRpcError,
   UpstreamTimeoutError,
 } from './upstream.errors';
+import { httpServerConfig } from './testing/server-config.fixture';
 
 interface Seen {
   headers: IncomingMessage['headers'];
@@ -51,23 +52,7 @@ describe('StatelessHttpClient', () => {
 
   const client = (overrides: Partial<ServerConfig> = {}): StatelessHttpClient =>
     new StatelessHttpClient(
-      {
-        name: 'up',
-        transport: 'http',
-        url,
-        args: [],
-        env: {},
-        headers: { authorization: 'Bearer k' },
-        connectTimeoutMs: 1000,
-        callTimeoutMs: 2000,
-        maxConcurrentCalls: 4,
-        keepaliveIntervalMs: 30000,
-        parkedProbeMs: 300000,
-        connectAttempts: 3,
-        sharedState: false,
-        toolsets: [],
-        ...overrides,
-      },
+      httpServerConfig({ url, headers: { authorization: 'Bearer k' }, ...overrides }),
       quiet,
     );
 

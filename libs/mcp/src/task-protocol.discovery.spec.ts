@@ -1,6 +1,5 @@
 // Guards against a server's task design being guessed wrong, or a transient failure being cached
 // as "2025-11-25" for the life of the process.
-import type { ServerConfig } from '@app/config';
 import { TaskProtocolDiscovery } from './task-protocol.discovery';
 import {
   UpstreamConnectionError,
@@ -9,24 +8,7 @@ import {
   UpstreamUnavailableError,
 } from './upstream.errors';
 import type { StatelessSession } from './upstream.port';
-
-const config = (overrides: Partial<ServerConfig> = {}): ServerConfig => ({
-  name: 'up',
-  transport: 'http',
-  url: 'http://127.0.0.1:9/mcp',
-  args: [],
-  env: {},
-  headers: {},
-  connectTimeoutMs: 1000,
-  callTimeoutMs: 2000,
-  maxConcurrentCalls: 4,
-  keepaliveIntervalMs: 30000,
-  parkedProbeMs: 300000,
-  connectAttempts: 3,
-  sharedState: false,
-  toolsets: [],
-  ...overrides,
-});
+import { httpServerConfig } from './testing/server-config.fixture';
 
 const DISCOVERED = {
   resultType: 'complete',
@@ -62,13 +44,13 @@ describe('TaskProtocolDiscovery', () => {
       () => DISCOVERED,
       () => TOOLS,
     );
-    await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
-    await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
+    await expect(discovery.protocolOf(httpServerConfig())).resolves.toBe('2026-07-28');
+    await expect(discovery.protocolOf(httpServerConfig())).resolves.toBe('2026-07-28');
     // The tools that side lists are read once too, for the catalog.
     expect(asked).toEqual(['server/discover', 'tools/list']);
     expect(discovery.toolsOf('up')).toEqual(TOOLS.tools);
     expect(discovered).toEqual(['up']);
-    expect(discovery.known(config())).toBe('2026-07-28');
+    expect(discovery.known(httpServerConfig())).toBe('2026-07-28');
   });
 
   it('no extension, a JSON-RPC error or an HTTP refusal means 2025-11-25', async () => {
@@ -83,7 +65,7 @@ describe('TaskProtocolDiscovery', () => {
       },
     ]) {
       const { discovery } = discoveryAnswering(answer);
-      await expect(discovery.protocolOf(config())).resolves.toBe('2025-11-25');
+      await expect(discovery.protocolOf(httpServerConfig())).resolves.toBe('2025-11-25');
     }
   });
 
@@ -98,24 +80,30 @@ describe('TaskProtocolDiscovery', () => {
       () => DISCOVERED,
       () => TOOLS,
     );
-    await expect(discovery.protocolOf(config())).rejects.toBeInstanceOf(UpstreamUnavailableError);
-    await expect(discovery.protocolOf(config())).rejects.toBeInstanceOf(UpstreamUnavailableError);
-    expect(discovery.known(config())).toBeUndefined();
-    await expect(discovery.protocolOf(config())).resolves.toBe('2026-07-28');
+    await expect(discovery.protocolOf(httpServerConfig())).rejects.toBeInstanceOf(
+      UpstreamUnavailableError,
+    );
+    await expect(discovery.protocolOf(httpServerConfig())).rejects.toBeInstanceOf(
+      UpstreamUnavailableError,
+    );
+    expect(discovery.known(httpServerConfig())).toBeUndefined();
+    await expect(discovery.protocolOf(httpServerConfig())).resolves.toBe('2026-07-28');
     expect(asked).toHaveLength(4);
   });
 
   it('a pinned protocolVersion is not asked about (2026-07-28: only its tools); stdio is 2025', async () => {
     const { discovery, asked } = discoveryAnswering(() => TOOLS);
-    await expect(discovery.protocolOf(config({ protocolVersion: '2026-07-28' }))).resolves.toBe(
-      '2026-07-28',
-    );
+    await expect(
+      discovery.protocolOf(httpServerConfig({ protocolVersion: '2026-07-28' })),
+    ).resolves.toBe('2026-07-28');
     expect(asked).toEqual(['tools/list']);
     asked.length = 0;
-    await expect(discovery.protocolOf(config({ protocolVersion: '2025-11-25' }))).resolves.toBe(
+    await expect(
+      discovery.protocolOf(httpServerConfig({ protocolVersion: '2025-11-25' })),
+    ).resolves.toBe('2025-11-25');
+    await expect(discovery.protocolOf(httpServerConfig({ transport: 'stdio' }))).resolves.toBe(
       '2025-11-25',
     );
-    await expect(discovery.protocolOf(config({ transport: 'stdio' }))).resolves.toBe('2025-11-25');
     expect(asked).toEqual([]);
   });
 });
