@@ -215,6 +215,19 @@ export function demoServerEntry(
   };
 }
 
+/** A stdio server entry: the demo server as a child of each poller, with `taskToolsets`. */
+export function demoStdioEntry(taskToolsets: Record<string, unknown>[]): ServerEntry {
+  return {
+    command: process.execPath,
+    args: [DEMO_SERVER_MAIN, '--transport', 'stdio'],
+    // Spawning node and initializing takes well over a second on a loaded box.
+    connectTimeoutMs: 2000,
+    callTimeoutMs: 900,
+    maxConcurrentCalls: 8,
+    taskToolsets,
+  };
+}
+
 /** Writes an mcpServers file into a fresh temp directory and returns its path. */
 export function writeServersFile(servers: Record<string, ServerEntry>): string {
   const dir = mkdtempSync(join(tmpdir(), 'mtg-servers-'));

@@ -5,7 +5,7 @@ import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
-  DEMO_SERVER_MAIN,
+  demoStdioEntry,
   PollerProcess,
   stdioChildrenOf,
   useStdioChildren,
@@ -55,17 +55,9 @@ async function pinnedRow(id: string): Promise<PinnedRow> {
 
 it('a stdio native task stays with its owner while it lives, then ends upstream_task_lost', async () => {
   const serversFile = writeServersFile({
-    local: {
-      command: process.execPath,
-      args: [DEMO_SERVER_MAIN, '--transport', 'stdio'],
-      // Spawning node and initializing takes well over a second on a loaded box.
-      connectTimeoutMs: 2000,
-      callTimeoutMs: 900,
-      maxConcurrentCalls: 8,
-      taskToolsets: [
-        { name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 600_000 },
-      ],
-    },
+    local: demoStdioEntry([
+      { name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 600_000 },
+    ]),
   });
   // A native cancel chains a connect and three calls (2000 + 3 × 900 ms): the lease must hold it
   // (docs/leases.md, "Attempt deadlines").

@@ -3,7 +3,8 @@ import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import {
-  DEMO_SERVER_MAIN,
+  DEMO_ORDINARY_TOOLS,
+  demoStdioEntry,
   stdioChildrenOf,
   useStdioChildren,
   writeServersFile,
@@ -18,23 +19,7 @@ const stdioChildren = useStdioChildren();
 
 it('two pollers, one stdio ordinary toolset: every task completes, polled only by its submitter', async () => {
   const serversFile = writeServersFile({
-    local: {
-      command: process.execPath,
-      args: [DEMO_SERVER_MAIN, '--transport', 'stdio'],
-      // Spawning node and initializing takes well over a second on a loaded box.
-      connectTimeoutMs: 2000,
-      callTimeoutMs: 900,
-      maxConcurrentCalls: 8,
-      taskToolsets: [
-        {
-          name: 'stdio-ordinary',
-          contract: 'ordinary',
-          submitTool: 'demo_submit',
-          statusTool: 'demo_status',
-          cancelTool: 'demo_cancel',
-        },
-      ],
-    },
+    local: demoStdioEntry([{ name: 'stdio-ordinary', ...DEMO_ORDINARY_TOOLS }]),
   });
   const pollers = await Promise.all([fleet.poller(serversFile), fleet.poller(serversFile)]);
   for (const poller of pollers) {
