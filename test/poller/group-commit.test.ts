@@ -1,6 +1,8 @@
 // Group commit in a real poller (leases.md, "Group commit"): with many items polling at once, the
 // poll results go to Postgres in shared statements, yet a row whose lease another worker took is
-// never written by the batch, its own item ends lease_lost, and every other task still finishes.
+// never written by the batch, its own item ends lease_lost, and every other task still finishes;
+// the submit's two writes (submit started, remote handle) of concurrent submits share statements
+// too, and every handle still lands.
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, waitAllTerminal, waitNoPollerStatement } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
@@ -12,7 +14,7 @@ import {
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-const fleet = useFleet();
+const fleet = useFleet({ perTest: true });
 
 interface Row {
   id: string;
@@ -106,4 +108,62 @@ it('a stolen lease is not written by the shared statement; every other task fini
   const polls = (await demo.stats()).ordinary.status_calls - statusCallsBefore;
   const perPoll = ((await commits()) - commitsBefore) / polls;
   process.stdout.write(`group commit: ${polls} polls, ${perPoll.toFixed(2)} commits per poll\n`);
+});
+
+it('concurrent submits share their writes: the submit marks and the handles land in a few transactions, every handle stored', async () => {
+  // A test-only audit of which transaction wrote each submit mark and each handle.
+  await fleet.db.query(`
+    CREATE TABLE submit_audit (tx xid8 NOT NULL, task_id text NOT NULL, kind text NOT NULL);
+    CREATE FUNCTION submit_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.submit_started_at IS DISTINCT FROM OLD.submit_started_at
+         AND NEW.submit_started_at IS NOT NULL THEN
+        INSERT INTO submit_audit VALUES (pg_current_xact_id(), NEW.id, 'started');
+      END IF;
+      IF NEW.remote_task_id IS DISTINCT FROM OLD.remote_task_id THEN
+        INSERT INTO submit_audit VALUES (pg_current_xact_id(), NEW.id, 'handle');
+      END IF;
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER submit_audit AFTER UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION submit_audit();
+  `);
+  const demo = await startDemoServer();
+  const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
+  await fleet.poller(serversFile, {
+    env: { WORKER_SLOTS: '40', WRITE_BATCH_WINDOW_MS: '20', LEASE_MS: '10000' },
+  });
+  const ids = await insertFleetTasks(
+    fleet.db,
+    Array.from({ length: 40 }, (_, i) => ({
+      toolset: 'demo-ordinary',
+      server: 'demo',
+      input: { duration_ms: 60_000, tag: `gs-${i}` },
+    })),
+  );
+  await waitUntil(async () => {
+    const [row] = await fleet.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM tasks
+        WHERE id = ANY($1) AND status = 'working' AND remote_task_id IS NOT NULL`,
+      [ids],
+    );
+    return Number(row.n) === ids.length || undefined;
+  }, 'every task submitted, its handle stored');
+  const audit = await fleet.db.query<{ kind: string; rows: string; transactions: string }>(
+    `SELECT kind, count(*) AS rows, count(DISTINCT tx) AS transactions
+       FROM submit_audit GROUP BY kind ORDER BY kind`,
+  );
+  const byKind = new Map(audit.map((row) => [row.kind, row]));
+  // One mark and one handle per task: nothing written twice, nothing lost.
+  expect(Number(byKind.get('started')?.rows)).toBe(ids.length);
+  expect(Number(byKind.get('handle')?.rows)).toBe(ids.length);
+  // Row by row, each of the 40 would be a transaction of its own (40 and 40). The claim starts
+  // them together, so their marks share a few batches; the answers come back within moments
+  // of each other, so the handles do too.
+  expect(Number(byKind.get('started')?.transactions)).toBeLessThanOrEqual(ids.length / 4);
+  expect(Number(byKind.get('handle')?.transactions)).toBeLessThanOrEqual(ids.length / 2);
+  const attempts = await fleet.db.query<{ submit_attempts: number }>(
+    `SELECT DISTINCT submit_attempts FROM tasks WHERE id = ANY($1)`,
+    [ids],
+  );
+  expect(attempts).toEqual([{ submit_attempts: 1 }]);
 });

@@ -18,6 +18,9 @@ import {
   RELEASE_FOR_CANCEL_SQL,
   RENEW_WATCHING_CANCEL_BATCH_SQL,
   RENEW_WATCHING_CANCEL_SQL,
+  SUBMITTED_BATCH_SQL,
+  SUBMITTED_SET,
+  SUBMIT_STARTED_BATCH_SQL,
   TERMINAL_SET,
   afterMs,
   afterMsUnlessCancelled,
@@ -41,6 +44,14 @@ interface Renewal {
   leaseMs: number;
 }
 
+/** A submit's handle write, queued for group commit. */
+interface HandleWrite {
+  lease: TaskLease;
+  handle: RemoteHandle;
+  snapshot: TaskSnapshot | undefined;
+  nextDelayMs: number;
+}
+
 /** A terminal write, queued for group commit; `guarded`: not applied once a cancel is pending. */
 interface TerminalWrite {
   lease: TaskLease;
@@ -62,27 +73,48 @@ export class TaskLeaseRepository {
   private terminals: WriteBatcher<TerminalWrite, boolean> | undefined;
   /** Per renewal: its outcome, or undefined when the lease was lost. */
   private renewals: WriteBatcher<Renewal, RenewalOutcome | undefined> | undefined;
+  private submitsStarted: WriteBatcher<TaskLease, boolean> | undefined;
+  private handles: WriteBatcher<HandleWrite, boolean> | undefined;
 
   constructor(private readonly db: Queryable) {}
 
   /**
-   * Group commit (docs/leases.md, "Group commit"): from now on the poll-result, terminal and
-   * held-call renewal writes of concurrent items go to the database together, one fenced statement per window,
-   * each row still fenced by its own token. A window of 0 keeps one statement per write.
+   * Group commit (docs/leases.md, "Group commit"): from now on the submit-started, handle,
+   * poll-result, terminal and held-call renewal writes of concurrent items go to the database
+   * together, one fenced statement per kind and window, each row still fenced by its own token.
+   * A window of 0 keeps one statement per write.
    */
   batchWrites(options: WriteBatchOptions): void {
     if (options.windowMs <= 0) {
       this.polls = this.terminals = this.renewals = undefined;
+      this.submitsStarted = this.handles = undefined;
       return;
     }
     this.renewals = new WriteBatcher((items) => this.sendRenewals(items), options);
     this.polls = new WriteBatcher((items) => this.sendPolls(items), options);
     this.terminals = new WriteBatcher((items) => this.sendTerminals(items), options);
+    this.submitsStarted = new WriteBatcher(
+      (leases) =>
+        this.sendBatch(
+          SUBMIT_STARTED_BATCH_SQL,
+          'mcp_tasks_submit_started_batch',
+          leases.map((lease) => ({ lease })),
+          leases.map((lease) => ({ id: lease.taskId, token: lease.token })),
+        ),
+      options,
+    );
+    this.handles = new WriteBatcher((items) => this.sendHandles(items), options);
   }
 
   /** Sends every queued write now and waits for all in flight (graceful shutdown). */
   async flushWrites(): Promise<void> {
-    await Promise.all([this.polls?.flush(), this.terminals?.flush(), this.renewals?.flush()]);
+    await Promise.all([
+      this.polls?.flush(),
+      this.terminals?.flush(),
+      this.renewals?.flush(),
+      this.submitsStarted?.flush(),
+      this.handles?.flush(),
+    ]);
   }
 
   async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
@@ -142,6 +174,10 @@ export class TaskLeaseRepository {
 
   /** Records, durably and before sending, that a submit (or a sync call) is about to go out. */
   async markSubmitStarted(lease: TaskLease): Promise<void> {
+    if (this.submitsStarted) {
+      if (!(await this.submitsStarted.submit(lease))) throw new LeaseLostError(lease.taskId);
+      return;
+    }
     await this.mustApply(
       lease,
       fencedUpdateSql('submit_started_at = now(), submit_attempts = submit_attempts + 1'),
@@ -160,8 +196,13 @@ export class TaskLeaseRepository {
     snapshot: TaskSnapshot | undefined,
     nextDelayMs: number,
   ): Promise<void> {
-    const [set, params] = submittedSet(handle, snapshot, nextDelayMs);
-    await this.mustApply(lease, fencedUpdateSql(set), params);
+    if (this.handles) {
+      const landed = await this.handles.submit({ lease, handle, snapshot, nextDelayMs });
+      if (!landed) throw new LeaseLostError(lease.taskId);
+      return;
+    }
+    const params = submittedParams(handle, snapshot, nextDelayMs);
+    await this.mustApply(lease, fencedUpdateSql(SUBMITTED_SET), params);
   }
 
   /**
@@ -176,9 +217,9 @@ export class TaskLeaseRepository {
     snapshot: TaskSnapshot | undefined,
     nextDelayMs: number,
   ): Promise<boolean> {
-    const [set, params] = submittedSet(handle, snapshot, nextDelayMs);
+    const params = submittedParams(handle, snapshot, nextDelayMs);
     const rows = await this.db.query(
-      `UPDATE tasks SET ${set} WHERE id = $1 AND lease_token = $2 RETURNING id`,
+      `UPDATE tasks SET ${SUBMITTED_SET} WHERE id = $1 AND lease_token = $2 RETURNING id`,
       [lease.taskId, lease.token, ...params],
     );
     return rows.length > 0;
@@ -394,6 +435,25 @@ export class TaskLeaseRepository {
     return this.sendBatch(APPLY_POLL_BATCH_SQL, 'mcp_tasks_apply_poll_batch', items, rows);
   }
 
+  private async sendHandles(items: HandleWrite[]): Promise<boolean[]> {
+    const rows = items.map(({ lease, handle, snapshot, nextDelayMs }) => {
+      const v = submittedParams(handle, snapshot, nextDelayMs);
+      return {
+        id: lease.taskId,
+        token: lease.token,
+        new_status: v[0],
+        new_remote_task_id: v[1],
+        new_remote_session_id: v[2],
+        new_protocol_version: v[3],
+        new_driver_state: v[4],
+        new_pinned_worker_id: v[5],
+        delay_ms: v[6],
+        new_input_required: v[7],
+      };
+    });
+    return this.sendBatch(SUBMITTED_BATCH_SQL, 'mcp_tasks_submitted_batch', items, rows);
+  }
+
   private async sendTerminals(items: TerminalWrite[]): Promise<boolean[]> {
     const rows = items.map(({ lease, snapshot, guarded }) => {
       const v = terminalParams(snapshot);
@@ -422,28 +482,36 @@ export class TaskLeaseRepository {
       token: lease.token,
       delay_ms: leaseMs,
     }));
-    const renewed = await this.db.query<RenewalRow & { id: string }>(
+    const renewed = await this.db.query<RenewalRow & { id: string; token: string }>(
       RENEW_WATCHING_CANCEL_BATCH_SQL,
       [storableJson(rows)],
       'mcp_tasks_renew_batch',
     );
-    const byId = new Map(renewed.map((row) => [row.id, row]));
+    const byClaim = new Map(renewed.map((row) => [claimKey(row.id, row.token), row]));
     return items.map(({ lease }) => {
-      const row = byId.get(lease.taskId);
+      const row = byClaim.get(claimKey(lease.taskId, lease.token));
       return row && renewalOutcome(row);
     });
   }
 
-  /** One statement for the batch; per item, whether its row passed its fence. */
+  /**
+   * One statement for the batch; per item, whether its row passed its fence. Matched by claim
+   * (task and token): two claims of one task in a batch (a stale item beside the row's new
+   * claim) are told apart.
+   */
   private async sendBatch(
     sql: string,
     name: string,
     items: readonly { lease: TaskLease }[],
     rows: readonly object[],
   ): Promise<boolean[]> {
-    const landed = await this.db.query<{ id: string }>(sql, [storableJson(rows)], name);
-    const ids = new Set(landed.map((row) => row.id));
-    return items.map((item) => ids.has(item.lease.taskId));
+    const landed = await this.db.query<{ id: string; token: string }>(
+      sql,
+      [storableJson(rows)],
+      name,
+    );
+    const claims = new Set(landed.map((row) => claimKey(row.id, row.token)));
+    return items.map(({ lease }) => claims.has(claimKey(lease.taskId, lease.token)));
   }
 }
 
@@ -475,29 +543,27 @@ function terminalParams(snapshot: TaskSnapshot): unknown[] {
   ];
 }
 
-/** The SET list and its parameters ($3…) that store a remote handle after a submit. */
-function submittedSet(
+/** The parameters of `SUBMITTED_SET` ($3…$10), in its order, for a handle write. */
+function submittedParams(
   handle: RemoteHandle,
   snapshot: TaskSnapshot | undefined,
   nextDelayMs: number,
-): [string, unknown[]] {
+): unknown[] {
   const status =
     snapshot?.status === TaskStatus.InputRequired ? TaskStatus.InputRequired : TaskStatus.Working;
   return [
-    `status = $3, remote_task_id = $4, remote_session_id = $5, remote_protocol_version = $6,
-     driver_state = $7::jsonb, pinned_worker_id = $8, submitted_at = now(), last_success_at = now(),
-     consecutive_errors = 0, last_error = NULL, ${CLEAR_LEASE},
-     next_attempt_at = ${afterMsUnlessCancelled(9)},
-     input_required = $10::jsonb`,
-    [
-      status,
-      handle.remoteTaskId,
-      handle.sessionId ?? null,
-      handle.protocolVersion ?? null,
-      jsonParam(handle.driverState),
-      handle.pinnedWorkerId ?? null,
-      nextDelayMs,
-      jsonParam(status === TaskStatus.InputRequired ? snapshot?.inputRequired : null),
-    ],
+    status,
+    handle.remoteTaskId,
+    handle.sessionId ?? null,
+    handle.protocolVersion ?? null,
+    jsonParam(handle.driverState),
+    handle.pinnedWorkerId ?? null,
+    nextDelayMs,
+    jsonParam(status === TaskStatus.InputRequired ? snapshot?.inputRequired : null),
   ];
+}
+
+/** A claim's identity in a batch's answer: its task and its lease token. */
+function claimKey(taskId: string, token: string): string {
+  return `${taskId} ${token}`;
 }

@@ -70,10 +70,62 @@ function terminalSet(v: TerminalRefs): string {
  */
 function batchedUpdateSql(set: string, columns: string, guard = '', returning = ''): string {
   return `UPDATE tasks SET ${set}
-  FROM jsonb_to_recordset($1::jsonb) AS u(id text, token uuid, ${columns})
+  FROM jsonb_to_recordset($1::jsonb) AS u(id text, token uuid${columns ? `, ${columns}` : ''})
  WHERE tasks.id = u.id AND tasks.lease_token = u.token AND ${LEASE_LIVE}${guard ? ` AND ${guard}` : ''}
-RETURNING tasks.id${returning ? `, ${returning}` : ''}`;
+RETURNING tasks.id, u.token::text AS token${returning ? `, ${returning}` : ''}`;
 }
+
+/**
+ * `markSubmitStarted` for a batch (no columns beyond `id` and `token`): the durable mark that a
+ * submit is about to go out, written before anything is sent.
+ */
+export const SUBMIT_STARTED_BATCH_SQL = batchedUpdateSql(
+  'submit_started_at = now(), submit_attempts = tasks.submit_attempts + 1',
+  '',
+);
+
+/**
+ * The eight values of a handle write, in `SUBMITTED_SET`'s parameter order: status, remote task
+ * ID, remote session ID, protocol version, driver state, pinned worker, delay (ms), questions.
+ */
+type SubmittedRefs = [string, string, string, string, string, string, string, string];
+
+/**
+ * Stores a remote handle after a submit and moves the task to `working` (or `input_required`),
+ * due after the delay, or at once when a cancel is pending (the cancel phase takes the handle).
+ */
+function submittedSet(v: SubmittedRefs): string {
+  const [status, remoteTaskId, sessionId, protocolVersion, driverState, pinned, delay, questions] =
+    v;
+  return `status = ${status}, remote_task_id = ${remoteTaskId}, remote_session_id = ${sessionId},
+     remote_protocol_version = ${protocolVersion}, driver_state = ${driverState}::jsonb,
+     pinned_worker_id = ${pinned}, submitted_at = now(), last_success_at = now(),
+     consecutive_errors = 0, last_error = NULL, ${CLEAR_LEASE},
+     next_attempt_at = ${delayUnlessCancelled(`${delay}::float8`)},
+     input_required = ${questions}::jsonb`;
+}
+
+/** The handle write's SET list over parameters `$3…$10` (`submittedParams` builds them). */
+export const SUBMITTED_SET = submittedSet(
+  Array.from({ length: 8 }, (_, i) => `$${i + 3}`) as SubmittedRefs,
+);
+
+/** `recordSubmitted` for a batch, each row with its own handle (its columns start `new_`). */
+export const SUBMITTED_BATCH_SQL = batchedUpdateSql(
+  submittedSet([
+    'u.new_status',
+    'u.new_remote_task_id',
+    'u.new_remote_session_id',
+    'u.new_protocol_version',
+    'u.new_driver_state',
+    'u.new_pinned_worker_id',
+    'u.delay_ms',
+    'u.new_input_required',
+  ]),
+  `new_status text, new_remote_task_id text, new_remote_session_id text,
+   new_protocol_version text, new_driver_state text, new_pinned_worker_id text, delay_ms float8,
+   new_input_required text`,
+);
 
 /**
  * `applyPoll` for a batch: per row `new_status`, `has_progress`, `new_progress` (JSON text),
@@ -136,7 +188,13 @@ export function afterMs(param: number): string {
  * backoff, an overflow) must not make a cancel wait that delay out (leases.md, "Cancellation").
  */
 export function afterMsUnlessCancelled(param: number): string {
-  return `CASE WHEN cancel_requested_at IS NULL THEN ${afterMs(param)} ELSE now() END`;
+  return delayUnlessCancelled(`$${param}::float8`);
+}
+
+/** `now() + ms` (an SQL expression), or now when a cancel request is pending. */
+function delayUnlessCancelled(ms: string): string {
+  return `CASE WHEN tasks.cancel_requested_at IS NULL
+    THEN now() + make_interval(secs => ${ms} / 1000) ELSE now() END`;
 }
 
 /** Gives a leased row back to the cancel phase right away (a late poll after a cancel request). */
