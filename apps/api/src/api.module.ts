@@ -54,6 +54,7 @@ export class ApiModule {
         PersistenceModule.forRoot({
           url: settings.database.url ?? '',
           poolSize: settings.database.poolSize,
+          connectTimeoutMs: settings.database.connectTimeoutMs,
           appName: 'mcp-task-gateway-api',
         }),
         EventsModule,

@@ -35,6 +35,7 @@ export class PollerModule {
         PersistenceModule.forRoot({
           url: settings.database.url ?? '',
           poolSize: settings.database.poolSize,
+          connectTimeoutMs: settings.database.connectTimeoutMs,
           appName: 'mcp-task-gateway-poller',
         }),
         PollerWebhooksModule.forRoot(workerId),

@@ -27,6 +27,8 @@ export class EnvSchema {
   @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
   DATABASE_URL?: string = undefined;
   @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE = 10;
+  /** How long a statement waits for a pooled connection before it fails (the API: a 503). */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600000) DATABASE_CONNECT_TIMEOUT_MS = 10000;
 
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT = 3000;
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) METRICS_PORT = 9464;

@@ -90,7 +90,11 @@ function toSettings(dto: EnvSchema): Settings {
   const nodeEnv = dto.NODE_ENV as Settings['nodeEnv'];
   return {
     nodeEnv,
-    database: { url: dto.DATABASE_URL, poolSize: dto.DATABASE_POOL_SIZE },
+    database: {
+      url: dto.DATABASE_URL,
+      poolSize: dto.DATABASE_POOL_SIZE,
+      connectTimeoutMs: dto.DATABASE_CONNECT_TIMEOUT_MS,
+    },
     http: { port: dto.PORT, metricsPort: dto.METRICS_PORT },
     log: {
       level: dto.LOG_LEVEL as Settings['log']['level'],

@@ -1,7 +1,7 @@
 /** The validated settings of one process, nested by concern. Built once from the environment. */
 export interface Settings {
   nodeEnv: 'production' | 'development' | 'test';
-  database: { url?: string; poolSize: number };
+  database: { url?: string; poolSize: number; connectTimeoutMs: number };
   http: { port: number; metricsPort: number };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

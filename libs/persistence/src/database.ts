@@ -15,6 +15,8 @@ export interface DatabaseOptions {
   url: string;
   poolSize: number;
   appName: string;
+  /** How long a checkout waits for a free connection (or a new one) before it fails; 10 s. */
+  connectTimeoutMs?: number;
 }
 
 /** pg settings of every pool the gateway opens (the TypeORM migrator's too, data-source.ts). */
@@ -23,7 +25,7 @@ export function poolConfig(options: DatabaseOptions): PoolConfig {
     connectionString: options.url,
     max: options.poolSize,
     application_name: options.appName,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     // jit=off: with many rows due, the planner's cost estimate for the claim crossed the JIT
     // threshold and compiling took 97 of 243 ms per claim (docs/benchmarks.md); short OLTP
     // statements never win back JIT's compile time.
@@ -103,6 +105,34 @@ function clientQueryable(client: PoolClient): Queryable {
       return result.rows;
     },
   };
+}
+
+/** SQLSTATEs of a database that is going away or cannot take the connection now. */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+]);
+
+/**
+ * True for an error that says the database could not serve the statement now (no free pooled
+ * connection within the connect timeout, a refused or lost connection, a server shutting down
+ * or full), not that the statement was wrong: a caller may answer "busy, retry" (the API's 503)
+ * instead of an internal error.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (code.startsWith('08') || UNAVAILABLE_STATES.has(code) || UNAVAILABLE_CODES.has(code)) {
+      return true;
+    }
+  }
+  // pg-pool's checkout timeout and pg's lost connection carry no code, only these messages.
+  return /timeout exceeded when trying to connect|Connection terminated/.test(error.message);
 }
 
 /**

@@ -10,9 +10,11 @@ import {
 } from '@app/mcp-wire';
 import { THREAD_ID_PATTERN } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
+import { isDatabaseUnavailable } from '@app/persistence';
 import { Public } from '../auth/public.decorator';
 import { Principal } from '../auth/token-verifier.service';
 import { problemBody } from '../problem/problem.exception';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../problem/problem.filter';
 import { HeldCallsRegistry } from './held-calls.registry';
 import { LEGACY_VERSIONS, Mcp2025Handler } from './mcp-2025.handler';
 import { Mcp2026Handler } from './mcp-2026.handler';
@@ -244,6 +246,14 @@ export class McpController {
 
   private wireError(error: unknown): JsonRpcWireError {
     if (error instanceof JsonRpcWireError) return error;
+    if (isDatabaseUnavailable(error)) {
+      this.logger.warn(`answered service unavailable: ${String(error)}`);
+      return new JsonRpcWireError(
+        ErrorCode2026.InternalError,
+        'Service unavailable: retry shortly',
+        { retry_after_seconds: UNAVAILABLE_RETRY_AFTER_SECONDS },
+      );
+    }
     this.logger.error(error);
     return new JsonRpcWireError(ErrorCode2026.InternalError, 'Internal error');
   }

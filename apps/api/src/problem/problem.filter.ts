@@ -1,7 +1,11 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from '@app/persistence';
 import { ProblemBody, ProblemException, problemBody } from './problem.exception';
+
+/** Retry-After of a 503 for a database that could not serve the request in time. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
 /** Generic details for framework errors, whose own messages may echo input or internals. */
 const GENERIC_DETAIL: Readonly<Record<number, string>> = {
@@ -15,8 +19,10 @@ const GENERIC_DETAIL: Readonly<Record<number, string>> = {
 
 /**
  * Answers every error as `application/problem+json` (RFC 9457): the API's own problems as
- * built, framework errors (unknown route, bad JSON, oversized body) with a generic detail, and
- * anything unexpected as a bare 500 whose cause is logged, never sent (no stack, no SQL).
+ * built, framework errors (unknown route, bad JSON, oversized body) with a generic detail, a
+ * database that cannot serve the request now (no free connection in time, a lost or refused
+ * connection) as a 503 with Retry-After (docs/api.md, "Errors"), and anything unexpected as a
+ * bare 500 whose cause is logged, never sent (no stack, no SQL).
  */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
@@ -29,7 +35,8 @@ export class ProblemFilter implements ExceptionFilter {
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
     const { body, headers } = this.toProblem(exception, req);
-    if (body.status >= 500) this.logger.error(exception);
+    if (body.status === 503) this.logger.warn(`answered 503: ${String(exception)}`);
+    else if (body.status >= 500) this.logger.error(exception);
     if (res.headersSent) {
       res.end();
       return;
@@ -59,6 +66,12 @@ export class ProblemFilter implements ExceptionFilter {
       return {
         body: problemBody(status, GENERIC_DETAIL[status] ?? 'The request failed.'),
         headers: {},
+      };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      return {
+        body: problemBody(503, 'The service is busy or cannot reach its database; retry shortly.'),
+        headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
       };
     }
     return { body: problemBody(500, 'An internal error occurred.'), headers: {} };
