@@ -13,7 +13,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A JWT or an mtg_ API key' })
     .build();
-  return withMethodNotAllowed(SwaggerModule.createDocument(app, config));
+  return withUnavailable(withMethodNotAllowed(SwaggerModule.createDocument(app, config)));
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -37,6 +37,36 @@ function withMethodNotAllowed(doc: OpenAPIObject): OpenAPIObject {
           Allow: {
             description: "The path's methods",
             schema: { type: 'string', example: allow },
+          },
+        },
+        content: {
+          'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDto' } },
+        },
+      };
+    }
+  }
+  return doc;
+}
+
+/**
+ * Every operation that reads the database answers 503 with `Retry-After` when the database cannot
+ * serve it in time (the problem filter; docs/api.md, "Errors"): each operation without a 503 of
+ * its own carries that one.
+ */
+function withUnavailable(doc: OpenAPIObject): OpenAPIObject {
+  for (const [path, item] of Object.entries(doc.paths)) {
+    // The probes answer from memory (liveness) or say 503 in their own words (readiness).
+    if (path.startsWith('/healthz/')) continue;
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation || operation.responses['503']) continue;
+      operation.responses['503'] = {
+        description:
+          'The database could not serve the request in time (busy or unreachable); retry',
+        headers: {
+          'Retry-After': {
+            description: 'Seconds to wait before trying again',
+            schema: { type: 'integer', minimum: 1 },
           },
         },
         content: {
