@@ -25,6 +25,7 @@ it('answers 503 with Retry-After while no pooled connection frees, and loses not
   try {
     await holder.query('BEGIN');
     await holder.query(`SELECT 1 FROM submit_buckets WHERE user_id = 'olga' FOR UPDATE`);
+    // supertest sends when its result is first awaited: .then starts this one now.
     const held = submit('held').then((res) => res);
     await waitUntil(async () => {
       const rows = await holder.query(

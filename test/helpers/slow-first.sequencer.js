@@ -3,8 +3,10 @@
 // and jest then orders by file size, which put the slowest files (each a fleet of processes)
 // wherever their size fell. This sequencer uses the cached duration when there is one, else the
 // estimate below, else the file size. Order only: no test depends on it.
-const { relative } = require('node:path');
+const { join, relative } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
+
+const ROOT = join(__dirname, '..', '..');
 
 /** Wall-clock seconds of the slowest files, measured on the 2-core CI machine (4 workers). */
 const ESTIMATE_SECONDS = {
@@ -31,7 +33,7 @@ class SlowFirstSequencer extends Sequencer {
     const weight = (test) => {
       const cached = this.time(test);
       if (cached != null) return cached;
-      const estimate = ESTIMATE_SECONDS[relative(__dirname + '/../..', test.path)];
+      const estimate = ESTIMATE_SECONDS[relative(ROOT, test.path)];
       if (estimate !== undefined) return estimate * 1000;
       // Below any estimate or real duration: a byte of test file weighs a hundredth of a ms.
       return (test.context.hasteFS.getSize(test.path) ?? 0) / 100;

@@ -47,7 +47,7 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(10) CLAIM_FALLBACK_INTERVAL_MS = 5000;
   /** Least time between two task claims unless the last was full (docs/leases.md, "Wake-ups"). */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000) CLAIM_MIN_GAP_MS = 20;
-  /** Group commit window (docs/leases.md, "Group commit"); 0 writes each poll result alone. */
+  /** Group commit window (docs/leases.md, "Group commit"); 0 writes each write alone. */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000) WRITE_BATCH_WINDOW_MS = 3;
   @Transform(toInt) @IsInt() @Min(1) @Max(10000) WRITE_BATCH_MAX = 200;
   /** Share due work across principals by weight in the claim (docs/leases.md, "Fair share"). */

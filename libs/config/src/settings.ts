@@ -38,8 +38,9 @@ export interface Settings {
      */
     claimMinGapMs: number;
     /**
-     * Group commit (docs/leases.md, "Group commit"): poll results, terminal writes and renewals
-     * of concurrent items share one statement per window of this many ms; 0 writes each alone.
+     * Group commit (docs/leases.md, "Group commit"): submit marks, handles, poll results,
+     * terminal writes and renewals of concurrent items share one statement per kind and window
+     * of this many ms; 0 writes each alone.
      */
     writeBatchWindowMs: number;
     /** A batch this large is written without waiting out the window. */

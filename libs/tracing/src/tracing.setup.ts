@@ -19,10 +19,9 @@ export function startTracing(serviceName: string, endpoint: string | undefined):
     require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } =
     require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
-  const sdk =
+  const { BasicTracerProvider, BatchSpanProcessor } =
     require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
   /* eslint-enable @typescript-eslint/no-require-imports */
-  const { BasicTracerProvider, BatchSpanProcessor } = sdk;
   provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName, 'process.pid': process.pid }),
     spanProcessors: [

@@ -1,5 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { PathItemObject, ResponseObject } from '@nestjs/swagger';
+import { RETRY_AFTER_HEADER } from '../problem/api-problems.decorator';
 
 /** The OpenAPI document of the API as registered (every controller and DTO). */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -17,6 +19,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const PROBLEM_CONTENT = {
+  'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDto' } },
+};
 
 /**
  * Every path answers any method it does not route with 405 and `Allow` (the problem filter
@@ -28,22 +33,13 @@ function withMethodNotAllowed(doc: OpenAPIObject): OpenAPIObject {
     const routed = METHODS.filter((m) => item[m] !== undefined).map((m) => m.toUpperCase());
     if (routed.includes('GET')) routed.push('HEAD');
     const allow = [...new Set(routed)].sort().join(', ');
-    for (const method of METHODS) {
-      const operation = item[method];
-      if (!operation || operation.responses['405']) continue;
-      operation.responses['405'] = {
-        description: `A method other than ${allow} on this path`,
-        headers: {
-          Allow: {
-            description: "The path's methods",
-            schema: { type: 'string', example: allow },
-          },
-        },
-        content: {
-          'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDto' } },
-        },
-      };
-    }
+    addWhereMissing(item, '405', {
+      description: `A method other than ${allow} on this path`,
+      headers: {
+        Allow: { description: "The path's methods", schema: { type: 'string', example: allow } },
+      },
+      content: PROBLEM_CONTENT,
+    });
   }
   return doc;
 }
@@ -57,25 +53,21 @@ function withUnavailable(doc: OpenAPIObject): OpenAPIObject {
   for (const [path, item] of Object.entries(doc.paths)) {
     // The probes answer from memory (liveness) or say 503 in their own words (readiness).
     if (path.startsWith('/healthz/')) continue;
-    for (const method of METHODS) {
-      const operation = item[method];
-      if (!operation || operation.responses['503']) continue;
-      operation.responses['503'] = {
-        description:
-          'The database could not serve the request in time (busy or unreachable); retry',
-        headers: {
-          'Retry-After': {
-            description: 'Seconds to wait before trying again',
-            schema: { type: 'integer', minimum: 1 },
-          },
-        },
-        content: {
-          'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDto' } },
-        },
-      };
-    }
+    addWhereMissing(item, '503', {
+      description: 'The database could not serve the request in time (busy or unreachable); retry',
+      headers: { 'Retry-After': RETRY_AFTER_HEADER },
+      content: PROBLEM_CONTENT,
+    });
   }
   return doc;
+}
+
+/** Gives each operation of `item` that has no answer for `status` this one. */
+function addWhereMissing(item: PathItemObject, status: string, response: ResponseObject): void {
+  for (const method of METHODS) {
+    const operation = item[method];
+    if (operation && !operation.responses[status]) operation.responses[status] = response;
+  }
 }
 
 /**

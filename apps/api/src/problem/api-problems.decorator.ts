@@ -15,6 +15,12 @@ const MEANINGS: Readonly<Record<number, string>> = {
   503: 'Not ready (draining or database unreachable)',
 };
 
+/** `Retry-After` as the OpenAPI document declares it (429s, and 503s of the database). */
+export const RETRY_AFTER_HEADER = {
+  description: 'Seconds to wait before trying again',
+  schema: { type: 'integer', minimum: 1 },
+};
+
 /** The headers an error status always carries (the problem filter sets them). */
 export const PROBLEM_HEADERS: Readonly<
   Record<number, Record<string, { description: string; schema: object }>>
@@ -31,12 +37,7 @@ export const PROBLEM_HEADERS: Readonly<
       schema: { type: 'string', example: 'GET, HEAD, POST' },
     },
   },
-  429: {
-    'Retry-After': {
-      description: 'Seconds to wait before trying again',
-      schema: { type: 'integer', minimum: 1 },
-    },
-  },
+  429: { 'Retry-After': RETRY_AFTER_HEADER },
 };
 
 /**
