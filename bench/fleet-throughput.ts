@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres, EmbeddedDatabase } from '@app/dev-db';
 import { createDataSource, Database, runMigrations } from '@app/persistence';
+import { MIGRATIONS } from '../migrations';
 import { countTerminal, insertFleetTasks } from '../test/helpers/fleet-tasks';
 import {
   demoServerEntry,
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const databaseUrl = url.toString();
-  const dataSource = createDataSource(databaseUrl, 4, 'bench');
+  const dataSource = createDataSource(databaseUrl, MIGRATIONS, 4, 'bench');
   await dataSource.initialize();
   await runMigrations(dataSource).finally(() => dataSource.destroy());
   const db = Database.connect({ url: databaseUrl, poolSize: 4, appName: 'bench' });

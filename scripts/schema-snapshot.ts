@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { createDataSource, runMigrations } from '@app/persistence';
+import { MIGRATIONS } from '../migrations';
 
 const ROOT = join(__dirname, '..', __filename.endsWith('.js') ? '..' : '');
 /** The snapshot file test/foundation/schema-snapshot.test.ts compares against. */
@@ -65,7 +66,7 @@ export async function migratedSchema(adminUrl: string): Promise<string> {
     await admin.query(`CREATE DATABASE ${name}`);
     const url = new URL(adminUrl);
     url.pathname = `/${name}`;
-    const dataSource = createDataSource(url.toString(), 2, 'schema-snapshot');
+    const dataSource = createDataSource(url.toString(), MIGRATIONS, 2, 'schema-snapshot');
     await dataSource.initialize();
     try {
       await runMigrations(dataSource);

@@ -1,6 +1,7 @@
 import { Pool, QueryResultRow } from 'pg';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
 import { createDataSource, runMigrations } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
 import { INSTALL_LEASE_AUDIT_SQL } from './lease-audit.sql';
 
 /**
@@ -27,7 +28,7 @@ export class ChaosDatabase {
 
   static async start(dataDir: string): Promise<ChaosDatabase> {
     const server = await startEmbeddedPostgres({ dataDir });
-    const dataSource = createDataSource(server.url, 2, 'chaos-migrate');
+    const dataSource = createDataSource(server.url, MIGRATIONS, 2, 'chaos-migrate');
     await dataSource.initialize();
     try {
       await runMigrations(dataSource);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { Database, createDataSource, runMigrations } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
 import { adminQuery, ownedDatabase, withDatabase } from '../../test/helpers/db';
 
 export interface BenchDatabase {
@@ -21,7 +22,7 @@ export async function createBenchDatabase(
   const name = `bench_${label}_${randomBytes(4).toString('hex')}`;
   await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
   const url = withDatabase(adminUrl, name);
-  const dataSource = createDataSource(url, 2, 'bench-migrate');
+  const dataSource = createDataSource(url, MIGRATIONS, 2, 'bench-migrate');
   await dataSource.initialize();
   try {
     await runMigrations(dataSource);

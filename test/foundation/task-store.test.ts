@@ -10,6 +10,7 @@ import {
   TaskLeaseRepository,
 } from '@app/persistence';
 import { Phase } from '@app/common';
+import { MIGRATIONS } from '../../migrations';
 import { useTestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
@@ -135,7 +136,7 @@ it('lists newest first with keyset pages and status filters, per thread and per 
 
 it('refuses to start on a schema that lacks a migration, naming it', async () => {
   await t.db.query(`DELETE FROM schema_migrations WHERE name = 'InitialSchema1764417600000'`);
-  await expect(assertSchemaCurrent(t.db)).rejects.toThrow(
+  await expect(assertSchemaCurrent(t.db, MIGRATIONS)).rejects.toThrow(
     'database schema is missing migration(s): InitialSchema1764417600000; run "npm run migrate" first',
   );
 });

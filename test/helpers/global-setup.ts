@@ -2,6 +2,8 @@ import { Client } from 'pg';
 import { join } from 'node:path';
 import { createDataSource, runMigrations } from '@app/persistence';
 import { startEmbeddedPostgres } from '@app/dev-db';
+import { MIGRATIONS } from '../../migrations';
+import { withDatabase } from './db';
 
 /**
  * Once per `jest` run: a Postgres to test against (DATABASE_URL, or an embedded server when it is
@@ -26,7 +28,12 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await admin.end();
   }
-  const dataSource = createDataSource(withDatabase(adminUrl, template), 2, 'test-template');
+  const dataSource = createDataSource(
+    withDatabase(adminUrl, template),
+    MIGRATIONS,
+    2,
+    'test-template',
+  );
   await dataSource.initialize();
   try {
     await runMigrations(dataSource);
@@ -35,10 +42,4 @@ export default async function globalSetup(): Promise<void> {
   }
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = template;
-}
-
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }

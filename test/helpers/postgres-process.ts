@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
 import { createDataSource, Database, runMigrations } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
 import { stopAllProcesses, stopProcess } from './processes';
 
 const ROOT = join(
@@ -80,7 +81,7 @@ export function useOwnPostgres(label: string, poolSize: number): OwnPostgres {
   };
   beforeAll(async () => {
     server = await startPostgresProcess(dataDir);
-    const dataSource = createDataSource(server.url, 2, `${label}-test`);
+    const dataSource = createDataSource(server.url, MIGRATIONS, 2, `${label}-test`);
     await dataSource.initialize();
     await runMigrations(dataSource);
     await dataSource.destroy();

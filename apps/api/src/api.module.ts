@@ -4,6 +4,7 @@ import { Settings, SettingsModule } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { MetricsModule } from '@app/metrics';
 import { PersistenceModule } from '@app/persistence';
+import { MIGRATIONS } from '../../../migrations';
 import { TracingFlush } from '@app/tracing';
 import { AdminController } from './admin/admin.controller';
 import { ApiKeyCache } from './auth/api-key-cache';
@@ -56,6 +57,7 @@ export class ApiModule {
           poolSize: settings.database.poolSize,
           connectTimeoutMs: settings.database.connectTimeoutMs,
           appName: 'mcp-task-gateway-api',
+          migrations: MIGRATIONS,
         }),
         EventsModule,
       ],

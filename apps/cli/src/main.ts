@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
 import { createDataSource, Database, missingMigrations, runMigrations } from '@app/persistence';
+import { MIGRATIONS } from '../../../migrations';
 import { runAdminCommand } from './admin.command';
 import { runKeysCommand } from './keys.command';
 import { runQuotasCommand } from './quotas.command';
@@ -44,7 +45,7 @@ runMain('cli', async () => {
       // The apps' init containers: wait for the migrate Job; exit non-zero on a real error
       // (bad URL, auth) so it shows as a crash, not as an endless quiet wait.
       for (;;) {
-        const missing = await missingMigrations(db);
+        const missing = await missingMigrations(db, MIGRATIONS);
         if (missing.length === 0) break;
         process.stdout.write(`pending: ${missing.join(', ')}; waiting for the migrate Job\n`);
         await new Promise((resolve) => setTimeout(resolve, WAIT_INTERVAL_MS));
@@ -52,14 +53,14 @@ runMain('cli', async () => {
       process.stdout.write('schema is up to date\n');
     } else if (command === 'migrate' && args.includes('--check')) {
       // Used by the apps' init containers: wait for the migrate Job, never migrate themselves.
-      const missing = await missingMigrations(db);
+      const missing = await missingMigrations(db, MIGRATIONS);
       process.stdout.write(
         missing.length ? `pending: ${missing.join(', ')}\n` : 'schema is up to date\n',
       );
       process.exitCode = missing.length ? 3 : 0;
     } else if (command === 'migrate') {
       // TypeORM's migration runner brings its own connection; only `migrate` opens it.
-      const dataSource = createDataSource(url, 2, appName);
+      const dataSource = createDataSource(url, MIGRATIONS, 2, appName);
       await dataSource.initialize();
       const applied = await runMigrations(dataSource).finally(() => dataSource.destroy());
       process.stdout.write(

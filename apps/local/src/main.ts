@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { loadSettings, runMain } from '@app/config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
 import { createDataSource, Database, runMigrations } from '@app/persistence';
+import { MIGRATIONS } from '../../../migrations';
 import { Child, hasExited, startChild, stopChild, waitForLine } from './child-process';
 import { DEV_USER, ensureDevApiKey } from './dev-api-key';
 
@@ -30,7 +31,7 @@ runMain('start', async () => {
     });
     databaseUrl = await ensureDatabase(embedded.url, 'gateway');
   }
-  const dataSource = createDataSource(databaseUrl, 2, 'mcp-task-gateway-start');
+  const dataSource = createDataSource(databaseUrl, MIGRATIONS, 2, 'mcp-task-gateway-start');
   await dataSource.initialize();
   const applied = await runMigrations(dataSource);
   log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'schema is up to date');

@@ -3,6 +3,7 @@ import { McpServersConfig, Settings, SettingsModule } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { GatewayMetrics, MetricsModule } from '@app/metrics';
 import { PersistenceModule } from '@app/persistence';
+import { MIGRATIONS } from '../../../migrations';
 import { BacklogSamplingService } from './backlog-sampling.service';
 import { CatalogPublisherService } from './catalog-publisher.service';
 import { CatalogSweepJob } from './catalog-sweep.job';
@@ -37,6 +38,7 @@ export class PollerModule {
           poolSize: settings.database.poolSize,
           connectTimeoutMs: settings.database.connectTimeoutMs,
           appName: 'mcp-task-gateway-poller',
+          migrations: MIGRATIONS,
         }),
         PollerWebhooksModule.forRoot(workerId),
       ],

@@ -1,8 +1,13 @@
-import type { DataSource, DataSourceOptions } from 'typeorm';
-import { MIGRATIONS } from '../../../migrations';
+import type { DataSource, DataSourceOptions, MigrationInterface } from 'typeorm';
 import { poolConfig } from './database';
 
 export const MIGRATIONS_TABLE = 'schema_migrations';
+
+/**
+ * The migration classes a build applies, in order. The caller passes them (the root
+ * `migrations/` index): a library does not reach outside `libs/`.
+ */
+export type MigrationList = readonly (new () => MigrationInterface)[];
 
 /**
  * TypeORM runs the migrations (migrator.ts) and nothing else: no entities, `synchronize` off.
@@ -10,6 +15,7 @@ export const MIGRATIONS_TABLE = 'schema_migrations';
  */
 export function dataSourceOptions(
   url: string,
+  migrations: MigrationList,
   poolSize = 10,
   appName = 'mcp-task-gateway',
 ): DataSourceOptions {
@@ -18,7 +24,7 @@ export function dataSourceOptions(
     type: 'postgres',
     url,
     entities: [],
-    migrations: MIGRATIONS,
+    migrations: [...migrations],
     migrationsTableName: MIGRATIONS_TABLE,
     synchronize: false,
     migrationsRun: false,
@@ -33,8 +39,13 @@ export function dataSourceOptions(
  * not when the library is: it is about 350 modules, a sixth of what an API or poller process
  * would otherwise load at each start only to compare migration names (migrator.ts).
  */
-export function createDataSource(url: string, poolSize = 10, appName?: string): DataSource {
+export function createDataSource(
+  url: string,
+  migrations: MigrationList,
+  poolSize = 10,
+  appName?: string,
+): DataSource {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const typeorm = require('typeorm') as typeof import('typeorm');
-  return new typeorm.DataSource(dataSourceOptions(url, poolSize, appName));
+  return new typeorm.DataSource(dataSourceOptions(url, migrations, poolSize, appName));
 }

@@ -1,6 +1,5 @@
 import { DataSource } from 'typeorm';
-import { MIGRATIONS } from '../../../migrations';
-import { MIGRATIONS_TABLE } from './data-source';
+import { MigrationList, MIGRATIONS_TABLE } from './data-source';
 import { Queryable } from './database';
 
 /** Any constant works; it only has to be the same for every migrator of this schema. */
@@ -26,8 +25,11 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
   }
 }
 
-/** Names of migrations this build needs that the database has not applied. */
-export async function missingMigrations(db: Queryable): Promise<string[]> {
+/** Names of `migrations` (those this build needs) that the database has not applied. */
+export async function missingMigrations(
+  db: Queryable,
+  migrations: MigrationList,
+): Promise<string[]> {
   const exists = await db.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
     MIGRATIONS_TABLE,
   ]);
@@ -36,14 +38,14 @@ export async function missingMigrations(db: Queryable): Promise<string[]> {
     const rows = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
     for (const row of rows) applied.add(row.name);
   }
-  return MIGRATIONS.map((migration) => new migration().name ?? migration.name).filter(
-    (name) => !applied.has(name),
-  );
+  return migrations
+    .map((migration) => new migration().name ?? migration.name)
+    .filter((name) => !applied.has(name));
 }
 
-/** Throws, naming each missing migration, when the schema is older than this build. */
-export async function assertSchemaCurrent(db: Queryable): Promise<void> {
-  const missing = await missingMigrations(db);
+/** Throws, naming each missing migration, when the schema is older than `migrations` need. */
+export async function assertSchemaCurrent(db: Queryable, migrations: MigrationList): Promise<void> {
+  const missing = await missingMigrations(db, migrations);
   if (missing.length > 0) {
     throw new Error(
       `database schema is missing migration(s): ${missing.join(', ')}; run "npm run migrate" first`,

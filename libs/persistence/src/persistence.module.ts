@@ -1,6 +1,7 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ApiKeyRepository } from './api-key.repository';
 import { CatalogRepository } from './catalog.repository';
+import { MigrationList } from './data-source';
 import { Database, DatabaseOptions } from './database';
 import { EventRepository } from './event.repository';
 import { FleetRepository } from './fleet.repository';
@@ -14,7 +15,10 @@ import { TaskRepository } from './task.repository';
 import { WebhookRepository } from './webhook.repository';
 import { WorkerRepository } from './worker.repository';
 
-export type PersistenceOptions = DatabaseOptions;
+export interface PersistenceOptions extends DatabaseOptions {
+  /** Every migration this build needs (the root `migrations/` index): checked at boot. */
+  migrations: MigrationList;
+}
 
 /**
  * Every repository, each provided once here on the one pool: an app injects the ones it uses.
@@ -61,7 +65,7 @@ export class PersistenceModule {
           useFactory: async () => {
             const db = Database.connect(options);
             try {
-              await assertSchemaCurrent(db);
+              await assertSchemaCurrent(db, options.migrations);
             } catch (error) {
               await db.close();
               throw error;
