@@ -10,6 +10,7 @@ import { FairShare1796420000000 } from './1796420000000-FairShare';
 import { TaskDeadlines1796430000000 } from './1796430000000-TaskDeadlines';
 import { SubmitTaskFunction1796440000000 } from './1796440000000-SubmitTaskFunction';
 import { EventSnapshotScrub1796450000000 } from './1796450000000-EventSnapshotScrub';
+import { SubmitNotifyAfterCommit1796460000000 } from './1796460000000-SubmitNotifyAfterCommit';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   TaskDeadlines1796430000000,
   SubmitTaskFunction1796440000000,
   EventSnapshotScrub1796450000000,
+  SubmitNotifyAfterCommit1796460000000,
 ];

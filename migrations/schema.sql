@@ -122,6 +122,17 @@ CREATE FUNCTION public.submit_task(p_id text, p_user text, p_thread text, p_tool
         END IF;
       END $$;
 
+CREATE FUNCTION public.submit_task_notify_after_commit(p_id text, p_user text, p_thread text, p_toolset text, p_contract text, p_server text, p_input jsonb, p_metadata jsonb, p_key text, p_hash text, p_trace jsonb, p_deadline_seconds integer, p_tenant text, p_per_minute integer, p_max_active integer, p_active_retry_seconds integer) RETURNS SETOF public.tasks
+    LANGUAGE plpgsql
+    AS $$
+      BEGIN
+        PERFORM set_config('mcp.notify_after_commit', 'on', true);
+        RETURN QUERY SELECT * FROM submit_task(
+          p_id, p_user, p_thread, p_toolset, p_contract, p_server, p_input, p_metadata, p_key,
+          p_hash, p_trace, p_deadline_seconds, p_tenant, p_per_minute, p_max_active,
+          p_active_retry_seconds);
+      END $$;
+
 CREATE FUNCTION public.tasks_answer_due() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -238,7 +249,9 @@ CREATE FUNCTION public.tasks_notify() RETURNS trigger
     AS $$
       BEGIN
         IF TG_OP = 'INSERT' THEN
-          PERFORM pg_notify('mcp_tasks_due', 'submit');
+          IF NOT (coalesce(current_setting('mcp.notify_after_commit', true), '') = 'on') THEN
+            PERFORM pg_notify('mcp_tasks_due', 'submit');
+          END IF;
         ELSIF NEW.cancel_requested_at IS NOT NULL AND OLD.cancel_requested_at IS NULL THEN
           PERFORM pg_notify('mcp_tasks_due', 'cancel');
         END IF;

@@ -1,10 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { SETTINGS, Settings } from '@app/config';
-import { ChannelListener } from '@app/persistence';
-
-/** The channel the tasks table's triggers notify (payload: submit | cancel; ours: release). */
-export const DUE_CHANNEL = 'mcp_tasks_due';
+import { ChannelListener, TASKS_DUE_CHANNEL } from '@app/persistence';
 
 /**
  * The claim loop's wake-ups from Postgres. Notifications only cut latency: a lost one is covered
@@ -24,7 +21,7 @@ export class NotifyListenerService {
   start(onNotify: (payload: string) => void): void {
     this.listener = new ChannelListener({
       url: this.settings.database.url ?? '',
-      channel: DUE_CHANNEL,
+      channel: TASKS_DUE_CHANNEL,
       appName: 'mcp-task-gateway-poller-listen',
       onNotify: (payload) => {
         if (payload === null) this.log.info('notification listener reconnected');

@@ -1,4 +1,5 @@
 import { Queryable } from './database';
+import { TASKS_DUE_CHANNEL } from './task.repository';
 import {
   BACKLOG_SAMPLE_SQL,
   DELETE_EXPIRED_BATCH_SQL,
@@ -33,7 +34,7 @@ export class FleetRepository {
 
   /** Wakes every poller (rows released by a draining worker are due now). */
   async notifyDue(reason: string): Promise<void> {
-    await this.db.query(`SELECT pg_notify('mcp_tasks_due', $1)`, [reason]);
+    await this.db.query(`SELECT pg_notify($1, $2)`, [TASKS_DUE_CHANNEL, reason]);
   }
 
   async sampleBacklog(): Promise<BacklogSampleRow[]> {

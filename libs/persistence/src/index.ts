@@ -5,7 +5,7 @@ export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrato
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
 export { TaskInputRepository } from './task-input.repository';
-export { TaskRepository } from './task.repository';
+export { TaskRepository, TASKS_DUE_CHANNEL } from './task.repository';
 export type { StatusFilter, QuotaName, SubmitQuota } from './task.repository';
 export type { TaskRow } from './task-row';
 export { TASK_COLUMNS, taskColumnName, toTaskRow } from './task-row';

@@ -1,4 +1,5 @@
 import { Database, Queryable } from './database';
+import { TASKS_DUE_CHANNEL } from './task.repository';
 import {
   DELIVERY_STATUS_SQL,
   FORCE_FAIL_TASK_SQL,
@@ -139,7 +140,7 @@ export class OperatorRepository {
         outcome = rows.length === 0 ? 'not_found' : 'not_dead';
         detail = rows.length === 0 ? null : `delivery is ${rows[0].status}`;
       } else {
-        await tx.query(`SELECT pg_notify('mcp_tasks_due', 'replay')`);
+        await tx.query(`SELECT pg_notify($1, 'replay')`, [TASKS_DUE_CHANNEL]);
       }
       const id = await record(tx, actor, 'replay_delivery', deliveryId, reason, outcome, detail);
       return { outcome, detail, actionId: id };
@@ -178,7 +179,7 @@ export class OperatorRepository {
           detail = `task is ${row.status}`;
         }
       } else if (wake) {
-        await tx.query(`SELECT pg_notify('mcp_tasks_due', 'redrive')`);
+        await tx.query(`SELECT pg_notify($1, 'redrive')`, [TASKS_DUE_CHANNEL]);
       }
       const id = await record(tx, actor, action, taskId, reason, outcome, detail);
       return { outcome, detail, actionId: id };

@@ -1,4 +1,5 @@
 import { Queryable } from './database';
+import { TASKS_DUE_CHANNEL } from './task.repository';
 import { TaskRow, toTaskRow } from './task-row';
 
 /**
@@ -35,7 +36,7 @@ export class TaskInputRepository {
     );
     if (rows.length === 0) return null;
     // Wakes the pollers' claim loops; the row is due now.
-    await this.db.query(`SELECT pg_notify('mcp_tasks_due', 'input')`);
+    await this.db.query(`SELECT pg_notify($1, 'input')`, [TASKS_DUE_CHANNEL]);
     return toTaskRow(rows[0]);
   }
 }

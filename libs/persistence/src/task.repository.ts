@@ -1,4 +1,5 @@
 import { Contract, TaskStatus, newTaskId } from '@app/common';
+import { CoalescedNotify } from './coalesced-notify';
 import { Database, Queryable, jsonParam } from './database';
 import { SUBMIT_TASK_SQL, TASK_INSERT_SQL } from './sql/submit-quota.sql';
 import { TaskRow, toTaskRow } from './task-row';
@@ -52,12 +53,28 @@ export type CancelResult =
 const VISIBLE = 'thread_deleted_at IS NULL';
 
 /**
+ * The channel the pollers LISTEN on for due work; the tasks table's triggers notify it (payload:
+ * submit | cancel) and so do the repositories that make rows due (release, input, replay, …).
+ */
+export const TASKS_DUE_CHANNEL = 'mcp_tasks_due';
+
+/**
  * The API's side of the task store: create (idempotent per user and key), read, list with
  * keyset pagination, cancel requests and thread deletion. Every read is scoped to the user and
  * hides tasks of deleted threads.
  */
 export class TaskRepository {
-  constructor(private readonly db: Database) {}
+  /**
+   * The pollers' wake-up for the quota-checked submit, sent after its commit (the submit's own
+   * transaction sends none: migrations/…-SubmitNotifyAfterCommit). A failed one is dropped: it
+   * costs latency only (the pollers' timers claim the task anyway), and the outage that failed
+   * it fails the next statement too, where it is reported.
+   */
+  private readonly wakeUp: CoalescedNotify;
+
+  constructor(private readonly db: Database) {
+    this.wakeUp = new CoalescedNotify(db, TASKS_DUE_CHANNEL, 'submit', () => undefined);
+  }
 
   /**
    * Stores a new task, once per idempotency key. With `quota`, the submit is checked against the
@@ -99,7 +116,9 @@ export class TaskRepository {
       throw error;
     }
     const found = toTaskRow(rows[0]);
-    return found.id === id ? { kind: 'created', task: found } : earlier(task, found);
+    if (found.id !== id) return earlier(task, found);
+    this.wakeUp.send();
+    return { kind: 'created', task: found };
   }
 
   async findForUser(userId: string, taskId: string, threadId?: string): Promise<TaskRow | null> {

@@ -35,7 +35,12 @@ RETURNING *`;
  *   (four as BEGIN, gate, insert, COMMIT: docs/benchmarks.md, "Submit quota check").
  *
  * Contention is per user only: other users' submits never wait on the row.
+ *
+ * Called through `submit_task_notify_after_commit` (migrations/…-SubmitNotifyAfterCommit): the
+ * same function, without the trigger's NOTIFY in this transaction. TaskRepository sends the
+ * pollers' wake-up once the call has returned, so the commit takes no database-wide lock.
  */
 export const SUBMIT_TASK_SQL = `
-SELECT * FROM submit_task($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb,
-                          $12::int, $13, $14::int, $15::int, $16::int)`;
+SELECT * FROM submit_task_notify_after_commit(
+  $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12::int, $13, $14::int,
+  $15::int, $16::int)`;
