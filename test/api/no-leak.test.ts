@@ -23,36 +23,8 @@ import {
   publishCatalog,
   startApi,
 } from '../helpers/api';
+import { TASK_DETAIL_FIELDS, TASK_SUMMARY_FIELDS } from '../helpers/task-fields';
 import { insertTaskRow } from './task-rows';
-
-const DETAIL_FIELDS = [
-  'task_id',
-  'thread_id',
-  'toolset',
-  'status',
-  'created_at',
-  'updated_at',
-  'submitted_at',
-  'completed_at',
-  'next_check_at',
-  'cancel_requested',
-  'tracking_degraded',
-  'progress',
-  'result',
-  'result_preview',
-  'result_truncated',
-  'result_artifact',
-  'input_required',
-  'error',
-  'last_error',
-  'metadata',
-].sort();
-const SUMMARY_FIELDS = DETAIL_FIELDS.filter(
-  (f) =>
-    !['result', 'result_preview', 'result_truncated', 'result_artifact', 'input_required'].includes(
-      f,
-    ),
-);
 
 let api: ApiHarness;
 let key: string;
@@ -134,7 +106,7 @@ describe('task view', () => {
         .set('Authorization', bearer(key))
         .expect(200);
     const working = (await get(ids.working)).body;
-    expect(Object.keys(working).sort()).toEqual(DETAIL_FIELDS);
+    expect(Object.keys(working).sort()).toEqual(TASK_DETAIL_FIELDS);
     expect(working).toMatchObject({
       status: 'working',
       tracking_degraded: true,
@@ -165,7 +137,8 @@ describe('task view', () => {
       .set('Authorization', bearer(key))
       .expect(200);
     expect(Object.keys(list.body).sort()).toEqual(['items', 'next_cursor']);
-    for (const item of list.body.items) expect(Object.keys(item).sort()).toEqual(SUMMARY_FIELDS);
+    for (const item of list.body.items)
+      expect(Object.keys(item).sort()).toEqual(TASK_SUMMARY_FIELDS);
   });
 });
 

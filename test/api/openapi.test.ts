@@ -1,6 +1,7 @@
 // Guards against the OpenAPI document missing a route, an error, or a field of the task view.
 import request from 'supertest';
 import { apiKeyFor, useApi } from '../helpers/api';
+import { TASK_DETAIL_FIELDS, TASK_SUMMARY_FIELDS } from '../helpers/task-fields';
 
 const api = useApi({ catalog: [] });
 type Headers = Record<string, { schema?: { example?: unknown } }>;
@@ -55,35 +56,8 @@ it('describes every route with its success and error answers', () => {
 it('documents the task, its summary, the problem body and the toolset field by field', () => {
   const s = doc.components.schemas;
   const props = (name: string) => Object.keys(s[name].properties ?? {}).sort();
-  expect(props('TaskSummaryDto')).toEqual(
-    [
-      'task_id',
-      'thread_id',
-      'toolset',
-      'status',
-      'created_at',
-      'updated_at',
-      'submitted_at',
-      'completed_at',
-      'next_check_at',
-      'cancel_requested',
-      'tracking_degraded',
-      'progress',
-      'error',
-      'last_error',
-      'metadata',
-    ].sort(),
-  );
-  expect(props('TaskDto')).toEqual(
-    [
-      ...props('TaskSummaryDto'),
-      'result',
-      'result_preview',
-      'result_truncated',
-      'result_artifact',
-      'input_required',
-    ].sort(),
-  );
+  expect(props('TaskSummaryDto')).toEqual(TASK_SUMMARY_FIELDS);
+  expect(props('TaskDto')).toEqual(TASK_DETAIL_FIELDS);
   expect(props('ProblemDto')).toEqual([
     'detail',
     'errors',

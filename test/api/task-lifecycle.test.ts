@@ -4,7 +4,7 @@ import request from 'supertest';
 import { FrontDoor, UPSTREAM_SERVER, startFrontDoor } from '../front-door/front-door-harness';
 import { ApiHarness, bearer } from '../helpers/api';
 import { DEMO_ORDINARY_TOOLS } from '../helpers/processes';
-import { waitUntil } from '../helpers/wait';
+import { waitForStatus } from '../helpers/wait';
 
 const TOOLSETS = ['demo-ordinary', 'demo-native', 'demo-sync'] as const;
 
@@ -44,17 +44,14 @@ async function call(
   return res;
 }
 
-async function until(thread: string, id: string, statuses: string[], timeoutMs = 60_000) {
-  return waitUntil(
-    async () => {
-      const res = await call('get', `/v1/threads/${thread}/tasks/${id}`);
-      expect(res.status).toBe(200);
-      return statuses.includes(res.body.status) ? res.body : undefined;
-    },
-    `${id} to be ${statuses.join('|')}`,
-    timeoutMs,
-  );
+async function readTask(thread: string, id: string) {
+  const res = await call('get', `/v1/threads/${thread}/tasks/${id}`);
+  expect(res.status).toBe(200);
+  return res.body;
 }
+const ENDED = ['completed', 'failed', 'cancelled'];
+/** Ordinary work takes a few polls; a minute leaves room on a loaded machine. */
+const WAIT = { timeoutMs: 60_000 };
 
 describe.each(TOOLSETS)('%s through the API', (toolset) => {
   const thread = `life-${toolset}`;
@@ -69,7 +66,7 @@ describe.each(TOOLSETS)('%s through the API', (toolset) => {
     expect(submitted.status).toBe(201);
     expect(submitted.headers['preference-applied']).toBe('wait=20');
     expect(submitted.body.status).toBe('working');
-    const done = await until(thread, submitted.body.task_id, ['completed', 'failed', 'cancelled']);
+    const done = await waitForStatus(() => readTask(thread, submitted.body.task_id), ENDED, WAIT);
     expect(done.status).toBe('completed');
     expect(JSON.stringify(done.result)).toContain('42');
     expect(done.completed_at).not.toBeNull();
@@ -90,7 +87,7 @@ describe.each(TOOLSETS)('%s through the API', (toolset) => {
     );
     expect(cancel.status).toBe(202);
     expect(cancel.body.cancel_requested).toBe(true);
-    const done = await until(thread, submitted.body.task_id, ['completed', 'failed', 'cancelled']);
+    const done = await waitForStatus(() => readTask(thread, submitted.body.task_id), ENDED, WAIT);
     expect(done.status).toBe('cancelled');
   });
 
@@ -100,7 +97,7 @@ describe.each(TOOLSETS)('%s through the API', (toolset) => {
       arguments: { duration_ms: 300, outcome: 'fail', fail_message: `boom in ${toolset}` },
     });
     expect(submitted.status).toBe(201);
-    const done = await until(thread, submitted.body.task_id, ['completed', 'failed', 'cancelled']);
+    const done = await waitForStatus(() => readTask(thread, submitted.body.task_id), ENDED, WAIT);
     expect(done.status).toBe('failed');
     expect(done.error.code).toBe('upstream_failed');
     expect(done.error.message).toContain(`boom in ${toolset}`);

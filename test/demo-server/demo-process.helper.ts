@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { DEMO_SERVER_MAIN, stopAllProcesses } from '../helpers/processes';
+import { demoStdioCommand, stopAllProcesses } from '../helpers/processes';
 
 const clients = new Set<Client>();
 
@@ -29,8 +29,7 @@ export async function connectStdio(
   env: Record<string, string> = {},
 ): Promise<StdioDemo> {
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [DEMO_SERVER_MAIN, '--transport', 'stdio', ...args],
+    ...demoStdioCommand(args),
     env: { PATH: process.env.PATH ?? '', ...env },
     stderr: 'pipe',
   });

@@ -8,7 +8,7 @@ import {
   GetTaskResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import { waitUntil } from '../helpers/wait';
+import { waitForStatus } from '../helpers/wait';
 import { startDemoServer } from '../helpers/processes';
 import { call, callStructured, cleanupAll, connectHttp, connectStdio } from './demo-process.helper';
 
@@ -35,13 +35,6 @@ async function createTask(
 
 const getTask = (client: Client, taskId: string) =>
   client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema);
-
-async function waitForStatus(client: Client, taskId: string, status: string) {
-  return waitUntil(async () => {
-    const task = await getTask(client, taskId);
-    return task.status === status ? task : undefined;
-  }, `task ${taskId} to be ${status}`);
-}
 
 describe.each(transports)('native tasks over %s', (_name, open) => {
   it('advertises tasks for tools/call and the tools taskSupport', async () => {
@@ -72,7 +65,7 @@ describe.each(transports)('native tasks over %s', (_name, open) => {
     });
     expect(task).toMatchObject({ status: 'input_required', pollInterval: 250, ttl: 60_000 });
     expect(task.statusMessage).toContain('needs input');
-    await waitForStatus(client, task.taskId, 'completed');
+    await waitForStatus(() => getTask(client, task.taskId), 'completed');
     const result = await client.request(
       { method: 'tasks/result', params: { taskId: task.taskId } },
       CallToolResultSchema,
@@ -92,7 +85,7 @@ describe.each(transports)('native tasks over %s', (_name, open) => {
       outcome: 'fail',
       fail_message: 'it broke',
     });
-    const failed = await waitForStatus(client, task.taskId, 'failed');
+    const failed = await waitForStatus(() => getTask(client, task.taskId), 'failed');
     expect(failed.statusMessage).toBe('it broke');
     const result = await client.request(
       { method: 'tasks/result', params: { taskId: task.taskId } },

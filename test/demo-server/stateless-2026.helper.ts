@@ -1,12 +1,11 @@
 // A bare MCP 2026-07-28 client for the demo tests: one fetch per request, headers and _meta set.
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+import { request2026, type Request2026Options } from '../helpers/mcp-2026';
 
-export interface Options2026 {
-  /** Declare the tasks extension in _meta clientCapabilities (default true). */
-  declare?: boolean;
+export { TASKS_EXTENSION } from '../helpers/mcp-2026';
+
+export interface Options2026 extends Request2026Options {
   /** Header overrides; a value of null removes that header. */
   headers?: Record<string, string | null>;
-  protocolVersion?: string;
 }
 
 export interface Answer2026 {
@@ -16,51 +15,26 @@ export interface Answer2026 {
   error?: { code: number; message: string; data?: unknown };
 }
 
-let nextId = 1;
-
-function mcpName(method: string, params: Record<string, unknown>): unknown {
-  if (method === 'tools/call') return params.name;
-  if (method.startsWith('tasks/')) return params.taskId;
-  return undefined;
-}
-
 export async function post2026(
   url: string,
   method: string,
   params: Record<string, unknown> = {},
   options: Options2026 = {},
 ): Promise<Answer2026> {
-  const version = options.protocolVersion ?? '2026-07-28';
-  const capabilities = options.declare === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } };
+  const request = request2026(method, params, options);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': version,
-    'mcp-method': method,
+    ...request.headers,
   };
-  const name = mcpName(method, params);
-  if (typeof name === 'string') headers['mcp-name'] = name;
   for (const [key, value] of Object.entries(options.headers ?? {})) {
     if (value === null) delete headers[key.toLowerCase()];
     else headers[key.toLowerCase()] = value;
   }
-  const body = {
-    jsonrpc: '2.0',
-    id: nextId++,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': version,
-        'io.modelcontextprotocol/clientInfo': { name: 'demo-test', version: '1.0.0' },
-        'io.modelcontextprotocol/clientCapabilities': capabilities,
-      },
-    },
-  };
   const response = await fetch(`${url}/mcp`, {
     method: 'POST',
     headers,
-    body: JSON.stringify(body),
+    body: JSON.stringify(request.body),
   });
   const json = (await response.json()) as Omit<Answer2026, 'status'>;
   return { status: response.status, result: json.result, error: json.error };

@@ -1,5 +1,5 @@
 // Guards against the demo server's MCP 2026-07-28 side (SEP-2663 tasks) drifting from docs/demo-server.md.
-import { waitUntil } from '../helpers/wait';
+import { waitForStatus, waitUntil } from '../helpers/wait';
 import { startDemoServer } from '../helpers/processes';
 import { cleanupAll, connectHttp } from './demo-process.helper';
 import { callTool, getTask, ok2026, post2026, TASKS_EXTENSION } from './stateless-2026.helper';
@@ -7,13 +7,6 @@ import { callTool, getTask, ok2026, post2026, TASKS_EXTENSION } from './stateles
 afterEach(async () => {
   await cleanupAll();
 });
-
-async function waitForStatus(url: string, taskId: string, status: string) {
-  return waitUntil(async () => {
-    const task = await getTask(url, taskId);
-    return task.status === status ? task : undefined;
-  }, `task to be ${status}`);
-}
 
 describe('demo server, MCP 2026-07-28', () => {
   it('serves server/discover and the 2025-11-25 SDK path on the same endpoint', async () => {
@@ -46,7 +39,7 @@ describe('demo server, MCP 2026-07-28', () => {
     expect(created).not.toHaveProperty('result');
     const working = await getTask(url, created.taskId);
     expect(working).toMatchObject({ resultType: 'complete', taskId: created.taskId });
-    const done = await waitForStatus(url, created.taskId, 'completed');
+    const done = await waitForStatus(() => getTask(url, created.taskId), 'completed');
     expect(done.result.structuredContent.echo).toMatchObject({ duration_ms: 300 });
     expect(done.result.isError).toBeUndefined();
   });
@@ -54,7 +47,7 @@ describe('demo server, MCP 2026-07-28', () => {
   it('keeps two questions pending until both are answered, each accepted once', async () => {
     const { url } = await startDemoServer();
     const { taskId } = await callTool(url, 'demo_ask_two', { tag: 'two', resume_ms: 0 });
-    const waiting = await waitForStatus(url, taskId, 'input_required');
+    const waiting = await waitForStatus(() => getTask(url, taskId), 'input_required');
     expect(Object.keys(waiting.inputRequests).sort()).toEqual(['confirm', 'name']);
     expect(waiting.inputRequests.name.method).toBe('elicitation/create');
 
@@ -71,7 +64,7 @@ describe('demo server, MCP 2026-07-28', () => {
     await ok2026(url, 'tasks/update', { taskId, inputResponses: again });
     const confirm = { action: 'accept', content: { confirm: true } };
     await ok2026(url, 'tasks/update', { taskId, inputResponses: { confirm } });
-    const done = await waitForStatus(url, taskId, 'completed');
+    const done = await waitForStatus(() => getTask(url, taskId), 'completed');
     expect(done.result.structuredContent.answers).toEqual({ name, confirm });
 
     const stats = await callTool(url, 'demo_stats', { tag: 'two' });
@@ -106,7 +99,7 @@ describe('demo server, MCP 2026-07-28', () => {
     );
     expect(round2).toMatchObject({ resultType: 'task' });
     expect(round2).not.toHaveProperty('requestState');
-    const done = await waitForStatus(url, round2.taskId, 'completed');
+    const done = await waitForStatus(() => getTask(url, round2.taskId), 'completed');
     expect(done.result.structuredContent).toMatchObject({ approved: true });
   });
 
@@ -117,12 +110,12 @@ describe('demo server, MCP 2026-07-28', () => {
       fail_message: 'no',
     });
     const protocolError = await callTool(url, 'demo_protocol_error', { duration_ms: 50 });
-    const completed = await waitForStatus(url, toolError.taskId, 'completed');
+    const completed = await waitForStatus(() => getTask(url, toolError.taskId), 'completed');
     expect(completed.result).toMatchObject({
       isError: true,
       content: [{ type: 'text', text: 'no' }],
     });
-    const failed = await waitForStatus(url, protocolError.taskId, 'failed');
+    const failed = await waitForStatus(() => getTask(url, protocolError.taskId), 'failed');
     expect(failed.error.code).toBe(-32603);
     expect(failed).not.toHaveProperty('result');
   });
@@ -157,17 +150,19 @@ describe('demo server, MCP 2026-07-28', () => {
 
   it('runs demo_task_required and demo_task_optional on the 2025 job timeline', async () => {
     const { url } = await startDemoServer();
+    // A 3 s question: a Node 24 run on a loaded 2-core machine read the task first after a
+    // 400 ms window had passed and only ever saw it completed.
     const failing = await callTool(url, 'demo_task_required', {
-      duration_ms: 600,
+      duration_ms: 3200,
       outcome: 'fail',
       fail_message: 'broke',
       input_required_after_ms: 0,
-      input_required_for_ms: 400,
+      input_required_for_ms: 3000,
       tag: 'job26',
     });
-    const waiting = await waitForStatus(url, failing.taskId, 'input_required');
+    const waiting = await waitForStatus(() => getTask(url, failing.taskId), 'input_required');
     expect(Object.keys(waiting.inputRequests)).toEqual(['input']);
-    const ended = await waitForStatus(url, failing.taskId, 'completed');
+    const ended = await waitForStatus(() => getTask(url, failing.taskId), 'completed');
     expect(ended.result).toMatchObject({ isError: true, content: [{ text: 'broke' }] });
 
     const long = await callTool(url, 'demo_task_optional', { duration_ms: 600_000, tag: 'job26' });

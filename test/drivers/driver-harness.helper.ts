@@ -1,9 +1,16 @@
 // Shared harness for the driver integration tests: a real demo server, the real UpstreamPool.
-import { Contract, isTerminal, type TaskSnapshot } from '@app/common';
+import { Contract, isTerminal, PermanentTaskError, type TaskSnapshot } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
-import { DriverRegistry, type DriverContext, type SubmitOutcome } from '@app/drivers';
+import {
+  DriverRegistry,
+  type ContractDriver,
+  type DriverContext,
+  type SubmitOutcome,
+} from '@app/drivers';
 import { UpstreamPool, type UpstreamLogger } from '@app/mcp';
-import { DEMO_SERVER_MAIN, stopAllProcesses } from '../helpers/processes';
+import { demoStdioCommand, startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useFixture } from '../helpers/fixture';
+import { waitUntil } from '../helpers/wait';
 
 export const LIMITS = { maxResultBytes: 262_144, previewChars: 2000 };
 export const WORKER = 'worker-test';
@@ -54,12 +61,7 @@ function baseConfig(toolsets: ToolsetConfig[]): Omit<ServerConfig, 'transport'> 
 }
 
 export function stdioServer(toolsets: ToolsetConfig[] = [], args: string[] = []): ServerConfig {
-  return {
-    ...baseConfig(toolsets),
-    transport: 'stdio',
-    command: process.execPath,
-    args: [DEMO_SERVER_MAIN, '--transport', 'stdio', ...args],
-  };
+  return { ...baseConfig(toolsets), transport: 'stdio', ...demoStdioCommand(args) };
 }
 
 export function httpServer(url: string, toolsets: ToolsetConfig[] = []): ServerConfig {
@@ -89,6 +91,35 @@ export async function cleanup(): Promise<number> {
   await Promise.all([...pools].map((pool) => pool.close()));
   pools.clear();
   return stopAllProcesses();
+}
+
+/** A driver test file's shared upstream: the demo server over HTTP, a pool on it, one driver. */
+export interface DemoDriver {
+  readonly url: string;
+  readonly server: ServerConfig;
+  readonly pool: UpstreamPool;
+  readonly driver: ContractDriver;
+}
+
+/**
+ * Registers the hooks of a driver test file: from beforeAll on, a demo server over HTTP serving
+ * `toolset` (its config passed through `configure`), a started pool on it and the toolset's
+ * driver; afterAll closes them and fails if anything but that demo server was still running.
+ */
+export function useDemoDriver(
+  toolset: ToolsetConfig,
+  configure: (server: ServerConfig) => ServerConfig = (server) => server,
+): DemoDriver {
+  return useFixture(
+    'the demo driver',
+    async () => {
+      const url = (await startDemoServer()).url;
+      const server = configure(httpServer(url, [toolset]));
+      const pool = startPool(server);
+      return { url, server, pool, driver: registry(pool).forToolset(toolset) };
+    },
+    async () => expect(await cleanup()).toBe(1),
+  );
 }
 
 /** A driver context for one task; `handle` fills in what a submit stored. */
@@ -121,21 +152,27 @@ export function registry(pool: UpstreamPool): DriverRegistry {
   return DriverRegistry.forPort(pool);
 }
 
-/** Polls until the snapshot is terminal or `stop` says so, failing at the deadline. */
+/**
+ * Polls until the snapshot is terminal or `stop` says so, failing at the deadline (with the last
+ * snapshot seen); a poll that throws is retried until then, as {@link waitUntil} does.
+ */
 export async function pollUntil(
   poll: () => Promise<TaskSnapshot>,
   stop: (snapshot: TaskSnapshot) => boolean = (snapshot) => isTerminal(snapshot.status),
   timeoutMs = 15_000,
 ): Promise<{ last: TaskSnapshot; seen: TaskSnapshot[] }> {
-  const deadline = Date.now() + timeoutMs;
   const seen: TaskSnapshot[] = [];
-  for (;;) {
-    const snapshot = await poll();
-    seen.push(snapshot);
-    if (stop(snapshot)) return { last: snapshot, seen };
-    if (Date.now() > deadline) throw new Error(`no matching snapshot in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const last = await waitUntil(
+    async () => {
+      const snapshot = await poll();
+      seen.push(snapshot);
+      return stop(snapshot) ? snapshot : undefined;
+    },
+    () => `a matching snapshot (last seen: ${JSON.stringify(seen.at(-1))})`,
+    timeoutMs,
+    100,
+  );
+  return { last, seen };
 }
 
 /** demo_stats for one tag, read through the pool's own session. */
@@ -145,4 +182,14 @@ export async function tagStats(pool: UpstreamPool, tag: string): Promise<Record<
   const byTag = (result.structuredContent as { by_tag: Record<string, Record<string, unknown>> })
     .by_tag;
   return byTag[tag] ?? {};
+}
+
+/** The PermanentTaskError a driver call ends with; any other outcome fails the test. */
+export async function permanent(run: Promise<unknown>): Promise<PermanentTaskError> {
+  const error = await run.then(
+    () => undefined,
+    (failure: unknown) => failure,
+  );
+  expect(error).toBeInstanceOf(PermanentTaskError);
+  return error as PermanentTaskError;
 }

@@ -1,58 +1,33 @@
 // Guards native MCP Tasks end to end: session binding over HTTP, pinning over stdio, lost tasks.
-import { PermanentTaskError, TaskErrorCode, TaskStatus } from '@app/common';
-import type { ServerConfig, ToolsetConfig } from '@app/config';
-import type { ContractDriver } from '@app/drivers';
-import type { UpstreamPool } from '@app/mcp';
-import { startDemoServer } from '../helpers/processes';
+import { TaskErrorCode, TaskStatus } from '@app/common';
+import type { ToolsetConfig } from '@app/config';
 import {
   NATIVE,
-  cleanup,
-  httpServer,
+  permanent,
   pollUntil,
   registry,
   startPool,
   stdioServer,
   tagStats,
   taskContext,
+  useDemoDriver,
 } from './driver-harness.helper';
 
-let url: string;
-let server: ServerConfig;
-let pool: UpstreamPool;
-let driver: ContractDriver;
-
-beforeAll(async () => {
-  url = (await startDemoServer()).url;
-  // The 2025-11-25 design (SEP-1686), whatever else the demo server speaks.
-  server = { ...httpServer(url, [NATIVE]), protocolVersion: '2025-11-25' };
-  pool = startPool(server);
-  driver = registry(pool).forToolset(NATIVE);
-});
-
-afterAll(async () => {
-  expect(await cleanup()).toBe(1);
-});
+// The 2025-11-25 design (SEP-1686), whatever else the demo server speaks.
+const demo = useDemoDriver(NATIVE, (server) => ({ ...server, protocolVersion: '2025-11-25' }));
 
 async function submitted(args: Record<string, unknown>, toolset: ToolsetConfig = NATIVE) {
-  const outcome = await driver.submit(taskContext(server, toolset, args));
-  return { outcome, ctx: taskContext(server, toolset, args, outcome.handle) };
-}
-
-async function permanent(run: Promise<unknown>): Promise<PermanentTaskError> {
-  const error = await run.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(PermanentTaskError);
-  return error as PermanentTaskError;
+  const outcome = await demo.driver.submit(taskContext(demo.server, toolset, args));
+  return { outcome, ctx: taskContext(demo.server, toolset, args, outcome.handle) };
 }
 
 describe('mcp-tasks over Streamable HTTP', () => {
   it('create → working → input_required → completed with the result', async () => {
     const { outcome, ctx } = await submitted({
-      duration_ms: 1500,
+      // A 2 s question, so a poll on a loaded machine still lands inside it.
+      duration_ms: 3000,
       input_required_after_ms: 200,
-      input_required_for_ms: 500,
+      input_required_for_ms: 2000,
       poll_interval_ms: 150,
       result: { answer: 42 },
     });
@@ -64,7 +39,7 @@ describe('mcp-tasks over Streamable HTTP', () => {
       pinnedWorkerId: null,
     });
     expect(outcome.snapshot).toMatchObject({ status: TaskStatus.Working, pollAfterMs: 150 });
-    const { seen, last } = await pollUntil(() => driver.poll(ctx));
+    const { seen, last } = await pollUntil(() => demo.driver.poll(ctx));
     const asking = seen.find((snapshot) => snapshot.status === TaskStatus.InputRequired);
     expect(asking?.inputRequired).toEqual({
       requests: {
@@ -87,7 +62,7 @@ describe('mcp-tasks over Streamable HTTP', () => {
       outcome: 'fail',
       fail_message: 'disk full',
     });
-    const { last } = await pollUntil(() => driver.poll(ctx));
+    const { last } = await pollUntil(() => demo.driver.poll(ctx));
     expect(last.status).toBe(TaskStatus.Failed);
     expect(last.error?.code).toBe(TaskErrorCode.UpstreamFailed);
     expect(last.error?.message).toMatch(/disk full/);
@@ -95,7 +70,7 @@ describe('mcp-tasks over Streamable HTTP', () => {
 
   it('a result over the bound is stored as a preview', async () => {
     const { ctx } = await submitted({ duration_ms: 10, result_size: 300_000 });
-    const { last } = await pollUntil(() => driver.poll(ctx));
+    const { last } = await pollUntil(() => demo.driver.poll(ctx));
     expect(last.result).toMatchObject({ value: null, truncated: true });
     expect(last.result?.preview).toHaveLength(2000);
   });
@@ -103,14 +78,14 @@ describe('mcp-tasks over Streamable HTTP', () => {
   it('cancel while working → cancelled (the server saw it)', async () => {
     const tag = `native-cancel-${Date.now()}`;
     const { ctx } = await submitted({ duration_ms: 60_000, tag });
-    expect((await driver.cancel(ctx)).status).toBe(TaskStatus.Cancelled);
-    expect(await tagStats(pool, tag)).toMatchObject({ state: 'cancelled' });
+    expect((await demo.driver.cancel(ctx)).status).toBe(TaskStatus.Cancelled);
+    expect(await tagStats(demo.pool, tag)).toMatchObject({ state: 'cancelled' });
   });
 
   it('cancel after completion keeps completed, with the result', async () => {
     const { ctx } = await submitted({ duration_ms: 10, result: 'done' });
-    await pollUntil(() => driver.poll(ctx));
-    expect(await driver.cancel(ctx)).toMatchObject({
+    await pollUntil(() => demo.driver.poll(ctx));
+    expect(await demo.driver.cancel(ctx)).toMatchObject({
       status: TaskStatus.Completed,
       result: { value: { content: [{ type: 'text', text: '"done"' }] } },
     });
@@ -118,16 +93,16 @@ describe('mcp-tasks over Streamable HTTP', () => {
 
   it("a poll on another worker's pool reattaches to the stored session", async () => {
     const { ctx } = await submitted({ duration_ms: 100 });
-    const other = registry(startPool(server)).forToolset(NATIVE);
+    const other = registry(startPool(demo.server)).forToolset(NATIVE);
     const { last } = await pollUntil(() => other.poll({ ...ctx, workerId: 'other-worker' }));
     expect(last.status).toBe(TaskStatus.Completed);
   });
 
   it('session forgotten by the server → upstream_task_lost', async () => {
     const { ctx } = await submitted({ duration_ms: 60_000 });
-    const response = await fetch(`${url}/admin/forget-sessions`, { method: 'POST' });
+    const response = await fetch(`${demo.url}/admin/forget-sessions`, { method: 'POST' });
     expect(response.ok).toBe(true);
-    const error = await permanent(driver.poll(ctx));
+    const error = await permanent(demo.driver.poll(ctx));
     expect(error.code).toBe(TaskErrorCode.UpstreamTaskLost);
   });
 
@@ -136,16 +111,16 @@ describe('mcp-tasks over Streamable HTTP', () => {
     const tag = `no-task-${Date.now()}`;
     const slow = { ...NATIVE, tool: 'demo_slow' } as ToolsetConfig;
     const error = await permanent(
-      driver.submit(taskContext(server, slow, { tag, duration_ms: 10 })),
+      demo.driver.submit(taskContext(demo.server, slow, { tag, duration_ms: 10 })),
     );
     expect(error).toMatchObject({
       code: TaskErrorCode.SubmitRejected,
       message: 'tool "demo_slow" does not support tasks',
     });
-    expect(await tagStats(pool, tag)).toEqual({});
-    const session = await pool.session('demo');
+    expect(await tagStats(demo.pool, tag)).toEqual({});
+    const session = await demo.pool.session('demo');
     await session.callTool('demo_slow', { tag, duration_ms: 10 }, { idempotent: false });
-    expect(await tagStats(pool, tag)).toMatchObject({ submits: 1 }); // the counter does count
+    expect(await tagStats(demo.pool, tag)).toMatchObject({ submits: 1 }); // the counter does count
   });
 });
 

@@ -1,61 +1,28 @@
 // Guards the ordinary contract end to end: every row of contracts.md against the real demo server.
-import {
-  PermanentTaskError,
-  TaskErrorCode,
-  TaskStatus,
-  TransientTaskError,
-  type TaskSnapshot,
-} from '@app/common';
-import type { ServerConfig } from '@app/config';
-import type { ContractDriver } from '@app/drivers';
-import type { UpstreamPool } from '@app/mcp';
-import { startDemoServer } from '../helpers/processes';
+import { TaskErrorCode, TaskStatus, TransientTaskError, type TaskSnapshot } from '@app/common';
 import {
   ORDINARY,
-  cleanup,
-  httpServer,
+  permanent,
   pollUntil,
   registry,
   startPool,
   stdioServer,
   tagStats,
   taskContext,
+  useDemoDriver,
 } from './driver-harness.helper';
 
-let url: string;
-let server: ServerConfig;
-let pool: UpstreamPool;
-let driver: ContractDriver;
-
-beforeAll(async () => {
-  url = (await startDemoServer()).url;
-  server = httpServer(url, [ORDINARY]);
-  pool = startPool(server);
-  driver = registry(pool).forToolset(ORDINARY);
-});
-
-afterAll(async () => {
-  expect(await cleanup()).toBe(1); // only the shared demo server was still running
-});
+const demo = useDemoDriver(ORDINARY);
 
 async function submitted(args: Record<string, unknown>) {
-  const outcome = await driver.submit(taskContext(server, ORDINARY, args));
-  const ctx = taskContext(server, ORDINARY, args, outcome.handle);
+  const outcome = await demo.driver.submit(taskContext(demo.server, ORDINARY, args));
+  const ctx = taskContext(demo.server, ORDINARY, args, outcome.handle);
   return { outcome, ctx };
 }
 
 async function runToEnd(args: Record<string, unknown>) {
   const { ctx } = await submitted(args);
-  return pollUntil(() => driver.poll(ctx));
-}
-
-async function permanent(run: Promise<unknown>): Promise<PermanentTaskError> {
-  const error = await run.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(PermanentTaskError);
-  return error as PermanentTaskError;
+  return pollUntil(() => demo.driver.poll(ctx));
 }
 
 describe('ordinary: the contract followed', () => {
@@ -72,14 +39,14 @@ describe('ordinary: the contract followed', () => {
 
   it('progress and poll_after_seconds while running', async () => {
     const { ctx } = await submitted({ duration_ms: 5000, progress: true, poll_after_seconds: 2.5 });
-    const snapshot = await driver.poll(ctx);
+    const snapshot = await demo.driver.poll(ctx);
     expect(snapshot.status).toBe(TaskStatus.Working);
     expect(snapshot.pollAfterMs).toBe(2500);
     expect(snapshot.progress).toMatchObject({
       total: 5000,
       message: expect.stringMatching(/done/),
     });
-    expect((await driver.cancel(ctx)).status).toBe(TaskStatus.Cancelled);
+    expect((await demo.driver.cancel(ctx)).status).toBe(TaskStatus.Cancelled);
   });
 
   it('failed keeps the upstream error as upstream_failed', async () => {
@@ -96,9 +63,10 @@ describe('ordinary: the contract followed', () => {
 
   it('input_required → working → completed', async () => {
     const { seen, last } = await runToEnd({
-      duration_ms: 1500,
+      // A 2 s question, so a poll on a loaded machine still lands inside it.
+      duration_ms: 3000,
       input_required_after_ms: 100,
-      input_required_for_ms: 600,
+      input_required_for_ms: 2000,
     });
     const asking = seen.find((snapshot) => snapshot.status === TaskStatus.InputRequired);
     // Shown in the one shape; this toolset names no inputTool, so it cannot be answered.
@@ -138,11 +106,11 @@ describe('ordinary: the contract followed', () => {
 
   it('cancel while running → cancelled; cancel after completion keeps completed', async () => {
     const running = await submitted({ duration_ms: 60_000 });
-    expect((await driver.cancel(running.ctx)).status).toBe(TaskStatus.Cancelled);
-    expect((await driver.cancel(running.ctx)).status).toBe(TaskStatus.Cancelled); // idempotent
+    expect((await demo.driver.cancel(running.ctx)).status).toBe(TaskStatus.Cancelled);
+    expect((await demo.driver.cancel(running.ctx)).status).toBe(TaskStatus.Cancelled); // idempotent
     const done = await submitted({ duration_ms: 10, result: 'r' });
-    await pollUntil(() => driver.poll(done.ctx));
-    expect(await driver.cancel(done.ctx)).toMatchObject({
+    await pollUntil(() => demo.driver.poll(done.ctx));
+    expect(await demo.driver.cancel(done.ctx)).toMatchObject({
       status: TaskStatus.Completed,
       result: { value: 'r' },
     });
@@ -157,28 +125,34 @@ describe('ordinary: each way of breaking it', () => {
     ],
     ['bad_submit_shape', 'submit: "task_id" must be a non-empty string'],
   ])('%s → protocol_error', async (fault, message) => {
-    const error = await permanent(driver.submit(taskContext(server, ORDINARY, { fault })));
+    const error = await permanent(
+      demo.driver.submit(taskContext(demo.server, ORDINARY, { fault })),
+    );
     expect(error).toMatchObject({ code: TaskErrorCode.ProtocolError, message });
   });
 
   it('error_submit → submit_rejected with the upstream text', async () => {
     const args = { fault: 'error_submit', fault_detail: 'no capacity' };
-    const error = await permanent(driver.submit(taskContext(server, ORDINARY, args)));
+    const error = await permanent(demo.driver.submit(taskContext(demo.server, ORDINARY, args)));
     expect(error).toMatchObject({ code: TaskErrorCode.SubmitRejected, message: 'no capacity' });
   });
 
   it('long_task_id → protocol_error, and the remote task is cancelled', async () => {
     const tag = `long-${Date.now()}`;
     const error = await permanent(
-      driver.submit(
-        taskContext(server, ORDINARY, { fault: 'long_task_id', tag, duration_ms: 60_000 }),
+      demo.driver.submit(
+        taskContext(demo.server, ORDINARY, { fault: 'long_task_id', tag, duration_ms: 60_000 }),
       ),
     );
     expect(error).toMatchObject({
       code: TaskErrorCode.ProtocolError,
       message: 'submit: "task_id" is 300 chars, over the 255-char bound',
     });
-    expect(await tagStats(pool, tag)).toMatchObject({ submits: 1, cancels: 1, state: 'cancelled' });
+    expect(await tagStats(demo.pool, tag)).toMatchObject({
+      submits: 1,
+      cancels: 1,
+      state: 'cancelled',
+    });
   });
 
   it.each([
@@ -206,15 +180,15 @@ describe('ordinary: each way of breaking it', () => {
     ],
   ])('status with %s → protocol_error naming the rule', async (fault, message) => {
     const { ctx } = await submitted({ fault, duration_ms: 60_000 });
-    const error = await permanent(driver.poll(ctx));
+    const error = await permanent(demo.driver.poll(ctx));
     expect(error.code).toBe(TaskErrorCode.ProtocolError);
     expect(error.message).toMatch(message);
-    await driver.cancel(ctx).catch(() => undefined);
+    await demo.driver.cancel(ctx).catch(() => undefined);
   });
 
   it('task_not_found → upstream_task_lost', async () => {
     const { ctx } = await submitted({ fault: 'task_not_found' });
-    const error = await permanent(driver.poll(ctx));
+    const error = await permanent(demo.driver.poll(ctx));
     expect(error.code).toBe(TaskErrorCode.UpstreamTaskLost);
   });
 
@@ -224,9 +198,9 @@ describe('ordinary: each way of breaking it', () => {
       fault_detail: 'db down',
       duration_ms: 60_000,
     });
-    await expect(driver.poll(status.ctx)).rejects.toEqual(new TransientTaskError('db down'));
+    await expect(demo.driver.poll(status.ctx)).rejects.toEqual(new TransientTaskError('db down'));
     const cancel = await submitted({ fault: 'error_cancel', fault_detail: 'x'.repeat(900) });
-    const error = await driver.cancel(cancel.ctx).then(
+    const error = await demo.driver.cancel(cancel.ctx).then(
       () => undefined,
       (failure: unknown) => failure as Error,
     );
@@ -235,7 +209,7 @@ describe('ordinary: each way of breaking it', () => {
   });
 
   it('hang_submit past the call timeout → outcome_uncertain; with retryOnCrash → transient', async () => {
-    const impatient = { ...server, name: 'demo', callTimeoutMs: 300 };
+    const impatient = { ...demo.server, name: 'demo', callTimeoutMs: 300 };
     const shortPool = startPool(impatient);
     const shortDriver = registry(shortPool).forToolset(ORDINARY);
     const error = await permanent(

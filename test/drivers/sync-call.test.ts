@@ -1,42 +1,32 @@
 // Guards sync-call end to end: a held call with progress, tool errors, and a cancel the server sees.
 import { TaskErrorCode, TaskStatus, type TaskProgress } from '@app/common';
-import type { ServerConfig } from '@app/config';
-import { CallAbortedError, type ContractDriver } from '@app/drivers';
-import type { UpstreamPool } from '@app/mcp';
-import { startDemoServer } from '../helpers/processes';
+import { CallAbortedError } from '@app/drivers';
 import { waitUntil } from '../helpers/wait';
 import {
   SLOW,
-  cleanup,
-  httpServer,
   registry,
   startPool,
   stdioServer,
   tagStats,
   taskContext,
+  useDemoDriver,
 } from './driver-harness.helper';
 
-let server: ServerConfig;
-let pool: UpstreamPool;
-let driver: ContractDriver;
-
-beforeAll(async () => {
-  server = httpServer((await startDemoServer()).url, [SLOW]);
-  pool = startPool(server);
-  driver = registry(pool).forToolset(SLOW);
-});
-
-afterAll(async () => {
-  expect(await cleanup()).toBe(1);
-});
+const demo = useDemoDriver(SLOW);
 
 describe('sync-call', () => {
   it('completes with the result and reports progress while held', async () => {
     const progress: TaskProgress[] = [];
-    const ctx = taskContext(server, SLOW, { duration_ms: 600, result: { ok: true } }, undefined, {
-      onProgress: (update) => progress.push(update),
-    });
-    const outcome = await driver.submit(ctx);
+    const ctx = taskContext(
+      demo.server,
+      SLOW,
+      { duration_ms: 600, result: { ok: true } },
+      undefined,
+      {
+        onProgress: (update) => progress.push(update),
+      },
+    );
+    const outcome = await demo.driver.submit(ctx);
     expect(outcome.handle?.remoteTaskId).toBe(`sync:${ctx.task.id}`);
     expect(outcome.snapshot).toMatchObject({
       status: TaskStatus.Completed,
@@ -51,12 +41,12 @@ describe('sync-call', () => {
   });
 
   it('isError → failed / upstream_failed with the text', async () => {
-    const ctx = taskContext(server, SLOW, {
+    const ctx = taskContext(demo.server, SLOW, {
       duration_ms: 10,
       outcome: 'fail',
       fail_message: 'boom',
     });
-    const { snapshot } = await driver.submit(ctx);
+    const { snapshot } = await demo.driver.submit(ctx);
     expect(snapshot).toMatchObject({
       status: TaskStatus.Failed,
       error: { code: TaskErrorCode.UpstreamFailed, message: 'boom' },
@@ -64,8 +54,8 @@ describe('sync-call', () => {
   });
 
   it('a result over the bound is stored as a preview', async () => {
-    const { snapshot } = await driver.submit(
-      taskContext(server, SLOW, { duration_ms: 10, result_size: 300_000 }),
+    const { snapshot } = await demo.driver.submit(
+      taskContext(demo.server, SLOW, { duration_ms: 10, result_size: 300_000 }),
     );
     expect(snapshot?.result).toMatchObject({ value: null, truncated: true });
     expect(snapshot?.result?.preview).toHaveLength(2000);
@@ -75,24 +65,28 @@ describe('sync-call', () => {
     const tag = `sync-cancel-${Date.now()}`;
     const controller = new AbortController();
     let progressed = false;
-    const ctx = taskContext(server, SLOW, { duration_ms: 60_000, tag }, undefined, {
+    const ctx = taskContext(demo.server, SLOW, { duration_ms: 60_000, tag }, undefined, {
       signal: controller.signal,
       onProgress: () => (progressed = true),
     });
-    const held = driver.submit(ctx);
+    const held = demo.driver.submit(ctx);
     await waitUntil(() => (progressed ? true : undefined), 'the call to progress');
     controller.abort();
     await expect(held).rejects.toBeInstanceOf(CallAbortedError);
-    expect((await driver.cancel(ctx)).status).toBe(TaskStatus.Cancelled);
+    expect((await demo.driver.cancel(ctx)).status).toBe(TaskStatus.Cancelled);
     await waitUntil(
-      async () => ((await tagStats(pool, tag)).cancelled === true ? true : undefined),
+      async () => ((await tagStats(demo.pool, tag)).cancelled === true ? true : undefined),
       'the upstream job to be cancelled',
     );
-    expect(await tagStats(pool, tag)).toMatchObject({ submits: 1, cancels: 1, state: 'cancelled' });
+    expect(await tagStats(demo.pool, tag)).toMatchObject({
+      submits: 1,
+      cancels: 1,
+      state: 'cancelled',
+    });
   });
 
   it('a worker that lost the held call cannot poll it: outcome_uncertain', async () => {
-    await expect(driver.poll(taskContext(server, SLOW, {}))).rejects.toMatchObject({
+    await expect(demo.driver.poll(taskContext(demo.server, SLOW, {}))).rejects.toMatchObject({
       code: TaskErrorCode.OutcomeUncertain,
     });
   });

@@ -2,15 +2,14 @@
 // breaking: discover, the _meta envelope, server-decided tasks, DetailedTask, the -32020/-32021
 // errors, removed methods, cancel acks, and the Origin, token and held-call disconnect rules.
 import { request as httpRequest } from 'node:http';
-import { encodeHeaderValue } from '@app/mcp-wire';
 import { signJwt } from '../helpers/api';
+import { PROTOCOL_2026, request2026, TASKS_EXTENSION } from '../helpers/mcp-2026';
 import { waitUntil } from '../helpers/wait';
 import { FrontDoor, postMcp, startFrontDoor } from './front-door-harness';
 
-const V = '2026-07-28';
-const TASKS = 'io.modelcontextprotocol/tasks';
+const V = PROTOCOL_2026;
+const TASKS = TASKS_EXTENSION;
 let fd: FrontDoor;
-let nextId = 1;
 
 beforeAll(async () => {
   fd = await startFrontDoor();
@@ -26,25 +25,10 @@ async function call2026(
   params: Record<string, unknown> = {},
   options: { declare?: boolean; key?: string; headers?: Record<string, string> } = {},
 ) {
-  const capabilities = options.declare === false ? {} : { extensions: { [TASKS]: {} } };
-  const body = {
-    jsonrpc: '2.0',
-    id: nextId++,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': V,
-        'io.modelcontextprotocol/clientCapabilities': capabilities,
-      },
-    },
-  };
-  const name = (params.name ?? params.taskId) as string | undefined;
-  return postMcp(fd.api.url, body, {
+  const request = request2026(method, params, options);
+  return postMcp(fd.api.url, request.body, {
     authorization: `Bearer ${options.key ?? fd.keys.alice}`,
-    'mcp-protocol-version': V,
-    'mcp-method': method,
-    ...(name === undefined ? {} : { 'mcp-name': encodeHeaderValue(name) }),
+    ...request.headers,
     ...options.headers,
   });
 }

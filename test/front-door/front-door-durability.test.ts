@@ -6,6 +6,7 @@
 // resumes on another, without loss or repeats).
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ApiProcess, startApiProcess } from '../helpers/api';
+import { request2026 } from '../helpers/mcp-2026';
 import { waitUntil } from '../helpers/wait';
 import {
   DEMO_TOOLSETS,
@@ -116,7 +117,20 @@ it('a task created on a replica that dies, with a poller killed mid-task, comple
       const task = await client.experimental.tasks.getTask(taskId);
       return task.status === 'working' ? task : undefined;
     },
-    'the task to be submitted upstream',
+    'the task working for the client',
+    30_000,
+  );
+  // MCP's `working` also covers a task still queued or mid-submit; a kill then may honestly end
+  // it outcome_uncertain. The kill below is meant for a submitted task: its handle is stored.
+  await waitUntil(
+    async () => {
+      const rows = await fd.api.db.db.query(
+        `SELECT 1 FROM tasks WHERE id = $1 AND remote_task_id IS NOT NULL`,
+        [taskId],
+      );
+      return rows.length > 0 ? true : undefined;
+    },
+    'the task submitted upstream (its handle stored)',
     30_000,
   );
   // Kill the poller holding the task's claim if one does at this moment, else the first one.
@@ -143,42 +157,25 @@ it('a task created on a replica that dies, with a poller killed mid-task, comple
 it("tasks/update and the companion tools answer another user's task as one that never existed", async () => {
   const bobKey = fd.keys.bob;
   const aliceKey = fd.keys.alice;
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': {
-      extensions: { 'io.modelcontextprotocol/tasks': {} },
-    },
+  const call = (key: string, method: string, params: Record<string, unknown>) => {
+    const request = request2026(method, params);
+    return postMcp(second.url, request.body, {
+      authorization: `Bearer ${key}`,
+      ...request.headers,
+    });
   };
-  const headers = (key: string, method: string, name: string) => ({
-    authorization: `Bearer ${key}`,
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': method,
-    'mcp-name': name,
+  const created = await call(aliceKey, 'tools/call', {
+    name: 'demo-sync',
+    arguments: { duration_ms: 100 },
   });
-  const created = await postMcp(
-    second.url,
-    {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'demo-sync', arguments: { duration_ms: 100 }, _meta: meta },
-    },
-    headers(aliceKey, 'tools/call', 'demo-sync'),
-  );
   const mine = created.body.result.taskId as string;
   const never = 'task_cccccccccccccccccccccccccc';
   const update = async (taskId: string) =>
     (
-      await postMcp(
-        second.url,
-        {
-          jsonrpc: '2.0',
-          id: 2,
-          method: 'tasks/update',
-          params: { taskId, inputResponses: { input: { action: 'accept' } }, _meta: meta },
-        },
-        headers(bobKey, 'tasks/update', taskId),
-      )
+      await call(bobKey, 'tasks/update', {
+        taskId,
+        inputResponses: { input: { action: 'accept' } },
+      })
     ).body.error;
   expect(await update(mine)).toEqual(await update(never));
   expect((await update(never)).code).toBe(-32602);

@@ -12,7 +12,7 @@ import {
   type CallToolResult,
   type ElicitRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { encodeHeaderValue } from '@app/mcp-wire';
+import { request2026 } from '../helpers/mcp-2026';
 import { waitUntil } from '../helpers/wait';
 import { FrontDoor, postMcp, startFrontDoor, streamingClient } from './front-door-harness';
 
@@ -166,25 +166,12 @@ it("an answer to another user's question, or to a request never sent, is refused
 });
 
 /** One declaring 2026-07-28 request with the headers a conforming client sends. */
-let nextId = 1;
 function call2026(method: string, params: Record<string, unknown>, key = fd.keys.alice) {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': {
-      extensions: { 'io.modelcontextprotocol/tasks': {} },
-    },
-  };
-  const name = (params.name ?? params.taskId) as string;
-  return postMcp(
-    fd.api.url,
-    { jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: meta } },
-    {
-      authorization: `Bearer ${key}`,
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      'mcp-name': encodeHeaderValue(name),
-    },
-  );
+  const request = request2026(method, params);
+  return postMcp(fd.api.url, request.body, {
+    authorization: `Bearer ${key}`,
+    ...request.headers,
+  });
 }
 
 it('2026: questions before a task exist are a round; the retry with the answers makes the task', async () => {

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { ApiKeyRepository, CatalogRepository } from '@app/persistence';
 import { Contract, PublishedToolset } from '@app/common';
 import { createTestDatabase, TestDatabase } from './db';
+import { useFixture } from './fixture';
 import { NodeProcess, startNode } from './node-process';
 
 export const JWT_SECRET = 'test-secret-that-is-long-enough-0123456789';
@@ -90,32 +91,16 @@ export async function startApi(env: Record<string, string> = {}): Promise<ApiHar
 export function useApi(
   options: { env?: Record<string, string>; catalog?: PublishedToolset[] } = {},
 ): ApiHarness {
-  let harness: ApiHarness | undefined;
-  beforeAll(async () => {
-    harness = await startApi(options.env);
-    const catalog = options.catalog ?? [catalogEntry()];
-    if (catalog.length > 0) await publishCatalog(harness, catalog);
-  });
-  afterAll(async () => harness?.close());
-  const current = (): ApiHarness => {
-    if (!harness) throw new Error('the API runs from beforeAll on');
-    return harness;
-  };
-  return {
-    get url() {
-      return current().url;
+  return useFixture(
+    'the API',
+    async () => {
+      const harness = await startApi(options.env);
+      const catalog = options.catalog ?? [catalogEntry()];
+      if (catalog.length > 0) await publishCatalog(harness, catalog);
+      return harness;
     },
-    get metricsUrl() {
-      return current().metricsUrl;
-    },
-    get db() {
-      return current().db;
-    },
-    get process() {
-      return current().process;
-    },
-    close: () => current().close(),
-  };
+    (harness) => harness.close(),
+  );
 }
 
 /** An HS256 JWT as the configured issuer would sign it; `claims` override the defaults. */

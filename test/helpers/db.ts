@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import { Database } from '@app/persistence';
+import { useFixture } from './fixture';
 
 export interface TestDatabase {
   /** Connection URL of this test's own database (migrated). */
@@ -50,24 +51,7 @@ export function ownedDatabase(adminUrl: string, name: string, pool: Pool): TestD
  * database it returns is usable from beforeAll on.
  */
 export function useTestDatabase(): TestDatabase {
-  let database: TestDatabase | undefined;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => database?.drop());
-  const current = (): TestDatabase => {
-    if (!database) throw new Error('the test database exists from beforeAll on');
-    return database;
-  };
-  return {
-    get url() {
-      return current().url;
-    },
-    get db() {
-      return current().db;
-    },
-    drop: () => current().drop(),
-  };
+  return useFixture('the test database', createTestDatabase, (database) => database.drop());
 }
 
 /**

@@ -23,6 +23,15 @@ export const POLLER_MAIN = join(DIST, 'poller', 'src', 'main.js');
 /** The compiled demo MCP server entry point. */
 export const DEMO_SERVER_MAIN = join(DIST, 'demo-server', 'src', 'main.js');
 
+/**
+ * How to launch the demo server on stdio, with its extra `args`: the command of every stdio
+ * config the tests build (a poller's entry, a pool's ServerConfig, an SDK transport), each with
+ * its own timeouts.
+ */
+export function demoStdioCommand(args: string[] = []): { command: string; args: string[] } {
+  return { command: process.execPath, args: [DEMO_SERVER_MAIN, '--transport', 'stdio', ...args] };
+}
+
 const children = new Set<ChildProcess>();
 
 /** Short timings for fleet tests: the whole poller suite stays within a few minutes. */
@@ -218,8 +227,7 @@ export function demoServerEntry(
 /** A stdio server entry: the demo server as a child of each poller, with `taskToolsets`. */
 export function demoStdioEntry(taskToolsets: Record<string, unknown>[]): ServerEntry {
   return {
-    command: process.execPath,
-    args: [DEMO_SERVER_MAIN, '--transport', 'stdio'],
+    ...demoStdioCommand(),
     // Spawning node and initializing takes well over a second on a loaded box.
     connectTimeoutMs: 2000,
     callTimeoutMs: 900,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerConfig } from '@app/config';
 import { UpstreamPool, type SupervisorState, type UpstreamPoolOptions } from '@app/mcp';
-import { DEMO_SERVER_MAIN } from '../helpers/processes';
+import { demoStdioCommand } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 export const FIXTURES = join(__dirname, 'fixtures');
@@ -31,12 +31,7 @@ export function serverConfig(partial: Partial<ServerConfig> & { name: string }):
 }
 
 export function demoStdio(name: string, args: string[] = [], extra: Partial<ServerConfig> = {}) {
-  return serverConfig({
-    name,
-    command: process.execPath,
-    args: [DEMO_SERVER_MAIN, '--transport', 'stdio', ...args],
-    ...extra,
-  });
+  return serverConfig({ name, ...demoStdioCommand(args), ...extra });
 }
 
 export function demoHttp(name: string, url: string, extra: Partial<ServerConfig> = {}) {

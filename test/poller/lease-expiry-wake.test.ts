@@ -1,14 +1,7 @@
 // Guards invariant 3's timing (defect 11 of issue 13): a survivor claims a killed poller's rows at their lease expiry, woken by the earliest due time it knows, not by its fallback timer.
-import { createTestDatabase, TestDatabase } from '../helpers/db';
+import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
-import {
-  demoServerEntry,
-  FAST_POLLER_ENV,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, FAST_POLLER_ENV, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const LEASE_MS = Number(FAST_POLLER_ENV.LEASE_MS);
@@ -19,24 +12,16 @@ const SURVIVOR_FALLBACK_MS = 300_000;
 // clock) must be far below the fallback; this bound leaves a loaded machine's timer slack.
 const DUE_LAG_BOUND_MS = 5000;
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await stopAllProcesses();
-  await database.drop();
-});
+const fleet = useFleet();
 
 it('a survivor rescues held rows at their lease expiry, though its fallback timer is minutes away', async () => {
-  const demo = await startDemoServer();
+  const demo = await fleet.demo();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo', { sync: true }) });
   // The victim holds long sync calls: their rows stay leased (renewed every lease/3) and are
   // due only at the lease expiry, so nothing but that expiry makes them claimable.
-  const victim = await startPoller({ databaseUrl: database.url, serversFile });
+  const victim = await fleet.poller(serversFile);
   const ids = await insertFleetTasks(
-    database.db,
+    fleet.db,
     [1, 2, 3].map((n) => ({
       toolset: 'demo-sync',
       server: 'demo',
@@ -45,14 +30,12 @@ it('a survivor rescues held rows at their lease expiry, though its fallback time
     })),
   );
   await waitUntil(async () => {
-    const states = [...(await taskStates(database.db, ids)).values()];
+    const states = [...(await taskStates(fleet.db, ids)).values()];
     return states.every((s) => s.status === 'working' && s.lease_owner === victim.workerId)
       ? true
       : undefined;
   }, 'the victim holding every call');
-  const survivor = await startPoller({
-    databaseUrl: database.url,
-    serversFile,
+  const survivor = await fleet.poller(serversFile, {
     env: { CLAIM_FALLBACK_INTERVAL_MS: String(SURVIVOR_FALLBACK_MS) },
   });
   await victim.kill();
@@ -72,7 +55,7 @@ it('a survivor rescues held rows at their lease expiry, though its fallback time
     expect(line.due_lag_ms).toBeLessThan(DUE_LAG_BOUND_MS);
   }
   // Each rescued row ended by the crash rules (a held call without retryOnCrash).
-  const states = await taskStates(database.db, ids);
+  const states = await taskStates(fleet.db, ids);
   for (const id of ids) {
     expect([states.get(id)!.status, states.get(id)!.error_code]).toEqual([
       'failed',
