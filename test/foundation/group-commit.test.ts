@@ -3,7 +3,13 @@
 // written and its own item hears "lease lost", a pending cancel still wins, the batch ends rows
 // exactly as the row-by-row writes do, and a failing statement fails every item with its error.
 import { LeaseLostError, Phase, TaskErrorCode, TaskSnapshot, TaskStatus } from '@app/common';
-import { ClaimedTask, Queryable, TaskLeaseRepository } from '@app/persistence';
+import {
+  ClaimedTask,
+  Queryable,
+  TaskDeadlineRepository,
+  TaskLeaseRepository,
+  TaskRepository,
+} from '@app/persistence';
 import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 
@@ -13,6 +19,7 @@ describe('group commit of fenced writes', () => {
   let sent: string[];
   let batched: TaskLeaseRepository;
   let single: TaskLeaseRepository;
+  let tasks: TaskRepository;
 
   beforeAll(async () => {
     t = await createTestDatabase();
@@ -26,6 +33,7 @@ describe('group commit of fenced writes', () => {
     // A window long enough that every write of a test is queued before the first batch leaves.
     batched.batchWrites({ windowMs: 200, maxItems: 1000 });
     single = new TaskLeaseRepository(t.db);
+    tasks = new TaskRepository(t.db);
   });
   beforeEach(() => {
     sent = [];
@@ -49,15 +57,21 @@ describe('group commit of fenced writes', () => {
   const COLUMNS = `status, progress, input_required, error_code, error_message, result,
     result_preview, poll_count, consecutive_errors, lease_token, lease_owner,
     next_attempt_at IS NULL AS not_due, completed_at IS NOT NULL AS completed`;
+  /** A consumer's cancel, as the API's POST …/cancel makes it (insertTasks' rows belong to user-1). */
+  async function consumerCancel(id: string): Promise<void> {
+    expect((await tasks.requestCancel('user-1', id)).kind).toBe('accepted');
+  }
+
   const row = async (id: string) =>
     (await t.db.query(`SELECT ${COLUMNS} FROM tasks WHERE id = $1`, [id]))[0];
 
   it('poll results: one statement, each row fenced by its own token', async () => {
     const ids = await insertTasks(t.db, 5, { status: 'working' });
     const [a, b, stolen, cancelled, reference] = await claimAll(ids);
-    // Another worker took `stolen` after its lease expired; a consumer cancelled `cancelled`.
+    // Another worker took `stolen` after its lease expired (its new token written by hand: a real
+    // takeover would wait out the lease); a consumer cancelled `cancelled`.
     await t.db.query(`UPDATE tasks SET lease_token = gen_random_uuid() WHERE id = $1`, [stolen.id]);
-    await t.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [cancelled.id]);
+    await consumerCancel(cancelled.id);
     const snapshot: TaskSnapshot = {
       status: TaskStatus.Working,
       progress: { current: 1, total: 2, message: 'half' },
@@ -82,10 +96,11 @@ describe('group commit of fenced writes', () => {
   it('terminal writes: each row its own snapshot, ended as the row-by-row write ends it', async () => {
     const ids = await insertTasks(t.db, 6, { status: 'working' });
     const [done, failed, stolen, guarded, done1, failed1] = await claimAll(ids);
+    // `stolen`'s lease has run out, set by hand rather than waited out.
     await t.db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 s' WHERE id = $1`, [
       stolen.id,
     ]);
-    await t.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [guarded.id]);
+    await consumerCancel(guarded.id);
     const COMPLETED: TaskSnapshot = {
       status: TaskStatus.Completed,
       result: { value: { answer: 42 }, preview: '42', truncated: false },
@@ -120,12 +135,14 @@ describe('group commit of fenced writes', () => {
   it('held-call renewals: one statement, each told renewed, cancel requested or lease lost', async () => {
     const ids = await insertTasks(t.db, 4, { status: 'working' });
     const [held, stolen, cancelled, overdue] = await claimAll(ids);
+    // Another worker's token on `stolen`, written by hand as above.
     await t.db.query(`UPDATE tasks SET lease_token = gen_random_uuid() WHERE id = $1`, [stolen.id]);
-    await t.db.query(`UPDATE tasks SET cancel_requested_at = now() WHERE id = $1`, [cancelled.id]);
-    await t.db.query(
-      `UPDATE tasks SET cancel_requested_at = now(), cancel_reason = 'deadline' WHERE id = $1`,
-      [overdue.id],
-    );
+    await consumerCancel(cancelled.id);
+    // The deadline sweep asks for `overdue`'s cancel. Its deadline is set by hand: insertTasks
+    // has no toolset to take one from, as the API's submit does.
+    await t.db.query(`UPDATE tasks SET deadline_at = now() WHERE id = $1`, [overdue.id]);
+    const swept = await new TaskDeadlineRepository(t.db).requestOverdueCancels(10);
+    expect(swept.map((task) => task.id)).toEqual([overdue.id]);
     const expiry = async (id: string) =>
       (
         await t.db.query<{ ms: number }>(
