@@ -1,4 +1,5 @@
 import type { PollerProcess } from './processes';
+import { waitUntil } from './wait';
 
 /** One `attempt` log line of a poller: the end of one claimed item's work. */
 export interface AttemptLine {
@@ -52,4 +53,21 @@ export function overlappingAttempts(
     }
   }
   return overlaps;
+}
+
+/**
+ * A task's `attempt` lines from the given pollers, once `enough` says they are all there (by
+ * default: one line). A poller logs an attempt after its write commits, and its stdout reaches
+ * the test later still, so a test that has just seen the row change waits for the line instead
+ * of reading the logs at that instant.
+ */
+export async function awaitAttemptLines(
+  pollers: PollerProcess[],
+  taskId: string,
+  enough: (lines: AttemptLine[]) => boolean = (lines) => lines.length > 0,
+): Promise<AttemptLine[]> {
+  return waitUntil(() => {
+    const lines = attemptLines(pollers).filter((l) => l.taskId === taskId);
+    return enough(lines) ? lines : undefined;
+  }, `the attempt lines of ${taskId}`);
 }

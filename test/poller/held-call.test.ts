@@ -2,7 +2,7 @@
 import { TaskRepository } from '@app/persistence';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
-import { attemptLines } from '../helpers/poller-logs';
+import { attemptLines, awaitAttemptLines } from '../helpers/poller-logs';
 import {
   DemoServerProcess,
   ServerEntry,
@@ -290,23 +290,26 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
   );
   expect((await syncStats(demo, 'once')).by_tag.once.submits).toBe(1);
   expect((await syncStats(demo, 'again')).by_tag.again.submits).toBe(2);
-  const survivorLines = attemptLines([survivor]);
   // Run to completion once by the survivor (a give-back before it would be a second line).
-  expect(survivorLines.filter((l) => l.taskId === again && l.outcome === 'ok')).toHaveLength(1);
+  const survivorLines = await awaitAttemptLines([survivor], again, (lines) =>
+    lines.some((l) => l.outcome === 'ok'),
+  );
+  expect(survivorLines.filter((l) => l.outcome === 'ok')).toHaveLength(1);
 });
 
 // Guards invariant 8 for held calls: a rolling restart must not fail the sync calls in flight.
 it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, until it ends', async () => {
   const demo = await startDemoServer();
   const serversFile = writeServersFile({ demo: syncEntry(demo.url, 'held-drain', false) });
-  // A 6 s lease (renewed every 2 s): a loaded machine's late renewal must not be what hands
-  // the row over; only the drain is under test here.
-  const env = { LEASE_MS: '6000' };
+  // A 12 s lease (renewed every 4 s) over a 6 s call: a loaded machine's late renewal must not
+  // be what hands the row over; only the drain is under test here. With a 6 s lease over a 4 s
+  // call, a Node 24 run on a loaded 2-core machine saw the row expire and end outcome_uncertain.
+  const env = { LEASE_MS: '12000' };
   const leaving = await fleet.poller(serversFile, {
     env: { ...env, DRAIN_TIMEOUT_MS: '200' },
   });
   const [id] = await insertFleetTasks(fleet.db, [
-    { toolset: 'held-drain', server: 'demo', input: { duration_ms: 4000, tag: 'held-drain' } },
+    { toolset: 'held-drain', server: 'demo', input: { duration_ms: 6000, tag: 'held-drain' } },
   ]);
   await waitUntil(async () => {
     const rows = await fleet.db.query(
@@ -334,11 +337,7 @@ it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, un
   // It ran on the leaving poller to the end: one call upstream, never claimed by the other.
   expect((await syncStats(demo, 'held-drain')).by_tag['held-drain']?.submits).toBe(1);
   expect(attemptLines([staying]).filter((l) => l.taskId === id)).toEqual([]);
-  expect(
-    attemptLines([leaving])
-      .filter((l) => l.taskId === id)
-      .map((l) => l.outcome),
-  ).toEqual(['ok']);
+  expect((await awaitAttemptLines([leaving], id)).map((l) => l.outcome)).toEqual(['ok']);
   // The one SIGTERM above is the whole stop: a second signal would mean "exit now" (exit 1).
   expect(await waitForExit(leaving.child, 10_000)).toBe(true);
   expect(leaving.child.exitCode).toBe(0);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { deadAfterMs } from '@app/config';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
-import { attemptLines } from '../helpers/poller-logs';
+import { attemptLines, awaitAttemptLines } from '../helpers/poller-logs';
 import {
   demoStdioEntry,
   PollerProcess,
@@ -101,7 +101,7 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
   expect(polled.status).toBe('working');
   expect([...owners].filter((w) => w !== owner!.workerId)).toEqual([]);
   expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
-  expect(attemptLines([owner!]).filter((l) => l.taskId === id).length).toBeGreaterThanOrEqual(10);
+  await awaitAttemptLines([owner!], id, (lines) => lines.length >= 10);
 
   const children = stdioChildrenOf(owner!.child.pid!);
   expect(children.length).toBeGreaterThan(0);
@@ -125,11 +125,8 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
     [owner!.workerId, DEAD_AFTER_MS],
   );
   expect(ended.completed_at!.getTime()).toBeGreaterThanOrEqual(worker.stale_at.getTime());
-  expect(
-    attemptLines([other])
-      .filter((l) => l.taskId === id)
-      .map((l) => l.outcome),
-  ).toEqual(['ok']);
+  const takeover = await awaitAttemptLines([other], id);
+  expect(takeover.map((l) => l.outcome)).toEqual(['ok']);
   // The owner's stdio child went with it (its stdin closed).
   await waitUntil(
     () => (children.every((pid) => !alive(pid)) ? true : undefined),
