@@ -1,6 +1,7 @@
 // Guards against a Postgres restart mid-run killing pollers or losing tasks: they reconnect and finish.
 import { insertFleetTasks, submitViolations, waitAllTerminal } from '../helpers/fleet-tasks';
 import {
+  PollerProcess,
   demoServerEntry,
   startDemoServer,
   startPoller,
@@ -10,6 +11,11 @@ import { useOwnPostgres } from '../helpers/postgres-process';
 import { waitUntil } from '../helpers/wait';
 
 const postgres = useOwnPostgres('restart', 4);
+
+/** How many claims the poller has logged as failed so far. */
+function claimFailures(poller: PollerProcess): number {
+  return poller.logs.filter((l) => l.msg === 'claim failed').length;
+}
 
 it('pollers ride out a Postgres restart and every task still ends, submitted once', async () => {
   const db = postgres.db;
@@ -38,10 +44,19 @@ it('pollers ride out a Postgres restart and every task still ends, submitted onc
         AND remote_task_id IS NULL AND completed_at IS NULL`,
     [ids],
   );
+  const claimFailuresBefore = pollers.map(claimFailures);
   await postgres.stop();
   for (const poller of pollers) poller.resume();
-  // Down for two seconds: claims, heartbeats and writes all fail meanwhile.
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  // Down until every poller has seen it: a claim of each failed (so did its heartbeats and
+  // writes meanwhile), and it kept running.
+  await waitUntil(
+    () =>
+      pollers.every((poller, i) => claimFailures(poller) > claimFailuresBefore[i])
+        ? true
+        : undefined,
+    'a failed claim in every poller while the database is down',
+    30_000,
+  );
   await postgres.restart();
   const after = postgres.db;
   await waitAllTerminal(after, ids, 'every task terminal after the restart', 60_000, 200);
