@@ -3,7 +3,13 @@ import { Database, TaskLeaseRepository } from '@app/persistence';
 import { Phase } from '@app/common';
 import { testPool } from '../helpers/db';
 import { useFleet } from '../helpers/fleet';
-import { countTerminal, insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
+import {
+  countTerminal,
+  insertFleetTasks,
+  submitViolations,
+  taskStates,
+  TaskState,
+} from '../helpers/fleet-tasks';
 import { insertTasks } from '../helpers/tasks';
 import { attemptLines, overlappingAttempts } from '../helpers/poller-logs';
 import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
@@ -62,13 +68,36 @@ it('three pollers work 150 tasks with no two overlapping attempts on one task', 
   // Every poller took part, so the claims really were concurrent.
   for (const poller of pollers) expect(lines.some((l) => l.worker === poller.workerId)).toBe(true);
   expect(overlappingAttempts(lines)).toEqual([]);
-  // A submit that timed out on a loaded machine honestly ends outcome_uncertain; what must
-  // never happen is a second submit or a completed task without exactly one.
+  // What must never happen is a second submit or a completed task without exactly one.
   const stats = await demo.stats();
   expect(await submitViolations(fleet.db, ids, stats.by_tag)).toEqual([]);
-  const completed = await fleet.db.query<{ n: string }>(
-    `SELECT count(*) AS n FROM tasks WHERE id = ANY($1) AND status = 'completed'`,
-    [ids],
+  // Every task completes, with one excuse: a submit the demo server did not answer within the
+  // entry's call timeout (1.9 s, demoServerEntry) on a loaded machine honestly ends
+  // outcome_uncertain. The demo answers a submit in milliseconds, so more than 2 of 150 means
+  // something other than load; any other outcome fails with the rows that explain it.
+  const unfinished = [...(await taskStates(fleet.db, ids)).values()].filter(
+    (task) => task.status !== 'completed',
   );
-  expect(Number(completed[0].n)).toBeGreaterThan(125);
+  const unexplained = unfinished.filter((task) => !submitTimedOut(task));
+  expect(
+    unexplained.map(({ id, status, error_code, error_message }) => ({
+      id,
+      status,
+      error_code,
+      error_message,
+    })),
+  ).toEqual([]);
+  expect(unfinished.length).toBeLessThanOrEqual(2);
 });
+
+/** What classifySubmitError (submit-safety.ts) stores for a submit sent and not answered in time. */
+const SUBMIT_TIMED_OUT =
+  /^submit may have reached the upstream without an answer: server "demo"(?: did not answer within \d+ ms|: .+ cut short by the attempt's deadline)$/;
+
+function submitTimedOut(task: TaskState): boolean {
+  return (
+    task.status === 'failed' &&
+    task.error_code === 'outcome_uncertain' &&
+    SUBMIT_TIMED_OUT.test(task.error_message ?? '')
+  );
+}
