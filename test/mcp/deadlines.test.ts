@@ -37,15 +37,17 @@ describe('deadlines', () => {
   });
 
   it('does not delay another server while one hangs in initialize', async () => {
+    // The hung connect's deadline is far past the test's own timeout: were the healthy server's
+    // session made to wait for it, the test would time out. Causal, not timed: the healthy
+    // server answers while the other one is still connecting (a wall-clock bound here failed
+    // on a loaded CI machine, where spawning the healthy child alone took 2.7 s).
     const { pool } = openPool([
-      demoStdio('hung-init', ['--slow-initialize-ms', '600000'], { connectTimeoutMs: 3000 }),
+      demoStdio('hung-init', ['--slow-initialize-ms', '600000'], { connectTimeoutMs: 600_000 }),
       demoStdio('healthy'),
     ]);
-    const started = Date.now();
     const session = await pool.session('healthy');
     const result = await session.callTool('demo_echo', { text: 'hi' }, { idempotent: true });
     expect(result.structuredContent).toEqual({ text: 'hi' });
-    expect(Date.now() - started).toBeLessThan(2500);
     expect(pool.status('hung-init').state).toBe('connecting');
   });
 
