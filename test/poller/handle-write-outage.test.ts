@@ -13,6 +13,11 @@ import { waitUntil } from '../helpers/wait';
 
 const postgres = useOwnPostgres('handle', 2);
 
+/** The poller's last few log messages, for a timeout's error. */
+function recentMessages(logs: Record<string, unknown>[]): string {
+  return JSON.stringify(logs.slice(-12).map((l) => [l.msg, l.err ?? l.reason ?? l.to]));
+}
+
 it('stores a handle that arrives while Postgres is down, once it is back within the lease', async () => {
   const db = postgres.db;
   const demo = await startDemoServer();
@@ -24,6 +29,12 @@ it('stores a handle that arrives while Postgres is down, once it is back within 
     serversFile: writeServersFile({ demo: { ...entry, callTimeoutMs: 15_000 } }),
     env: { LEASE_MS: '20000' },
   });
+  // The poller's session with the upstream first: a connect to the frozen server below would
+  // time out (connectTimeoutMs 1 s) before the database is down, and the submit not go out.
+  await waitUntil(
+    () => (poller.logs.some((l) => l.server === 'demo' && l.to === 'ready') ? true : undefined),
+    'the upstream session ready',
+  );
   // The upstream holds the submit (frozen) until the database is down.
   demo.child.kill('SIGSTOP');
   const [id] = await insertFleetTasks(db, [
@@ -51,7 +62,7 @@ it('stores a handle that arrives while Postgres is down, once it is back within 
       poller.logs.some((l) => l.msg === 'storing the remote handle failed; retrying')
         ? true
         : undefined,
-    'a failed handle write',
+    () => `a failed handle write; the poller logged: ${recentMessages(poller.logs)}`,
     // A write can wait out the pool's 10 s connection timeout while the server shuts down.
     40_000,
   );

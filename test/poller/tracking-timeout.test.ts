@@ -4,7 +4,9 @@ import { insertFleetTasks } from '../helpers/fleet-tasks';
 import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-const TRACKING_TIMEOUT_MS = 2000;
+// 3 s: room for at least three failed polls (backoff 100, 200, 400 ms, ...) even when a loaded
+// machine stretches each attempt; with 2 s a loaded run saw only two.
+const TRACKING_TIMEOUT_MS = 3000;
 const MAX_BACKOFF_MS = 1000;
 // Ends by the first attempt after the timeout: at most one backoff (+20 % jitter) later, plus
 // claim latency and process scheduling on a loaded box.
