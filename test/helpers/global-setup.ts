@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDataSource, runMigrations } from '@app/persistence';
 import { startEmbeddedPostgres } from '@app/dev-db';
@@ -10,6 +11,10 @@ import { withDatabase } from './db';
  * unset) and a migrated template database that each test file clones (test/helpers/db.ts).
  */
 export default async function globalSetup(): Promise<void> {
+  // Node 22.1+ keeps the compiled code of every module it loads here, so the suite's ~300 poller,
+  // API, CLI and demo-server starts compile each file once, not each start (a poller's module
+  // loading: ~0.33 s of CPU instead of ~0.45 s on Node 24). Node 20 ignores the variable.
+  process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'mcp-task-gateway-test-compile-cache');
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const embedded = await startEmbeddedPostgres({

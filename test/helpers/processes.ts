@@ -285,6 +285,8 @@ export async function startPoller(options: PollerOptions): Promise<PollerProcess
   const child = spawn(process.execPath, [POLLER_MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
+      // Set by the global setup: Node 24's compile cache (Node 20 ignores it).
+      ...(process.env.NODE_COMPILE_CACHE && { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }),
       ...FAST_POLLER_ENV,
       DATABASE_URL: options.databaseUrl,
       MCP_SERVERS_FILE: options.serversFile,
