@@ -29,7 +29,9 @@ module.exports = {
   // on a quiet machine: 2 workers took 315 s of wall time for 282 s of CPU (jest and what it
   // spawned, Postgres not counted); 4 workers take 202 s with the two cores 81 % busy (all of
   // the machine's CPU, /proc/stat). More would queue for the same two cores: each poller, API or
-  // CLI process spends ~1.7 s of CPU loading its modules.
+  // CLI process spends ~1.7 s of CPU loading its modules. Machines differ: on a 2-core AMD EPYC
+  // VM (2026-12-02) one run took 366 s (Node 20) and 349 s (Node 24) with a load average near 6,
+  // and a poller or API start there costs 1.4 to 1.8 s of CPU.
   maxWorkers: 4,
   // Longest files first, also in a fresh clone with no duration cache (see the file).
   testSequencer: '<rootDir>/test/helpers/slow-first.sequencer.js',
