@@ -98,7 +98,9 @@ beforeAll(async () => {
     .send({ toolset: 'no-such-toolset', arguments: {} });
   expect(refused.status).toBe(422);
   [apiScrape, pollerScrape] = await settledScrapes();
-}, 60_000);
+  // Above the sum of the waits' own deadlines (85 s), so a slow step fails naming itself rather
+  // than as the hook's timeout (a loaded suite run once failed here at 60 s, saying nothing).
+}, 120_000);
 
 afterAll(async () => {
   await poller?.terminate().catch(() => poller.kill());
