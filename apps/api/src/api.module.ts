@@ -53,9 +53,8 @@ export class ApiModule {
         LoggingModule.forRoot({ level: settings.log.level, format: settings.log.format }),
         MetricsModule.forRoot({ defaultLabels: { app: 'api' } }),
         PersistenceModule.forRoot({
+          ...settings.database,
           url: settings.database.url ?? '',
-          poolSize: settings.database.poolSize,
-          connectTimeoutMs: settings.database.connectTimeoutMs,
           appName: 'mcp-task-gateway-api',
           migrations: MIGRATIONS,
         }),

@@ -34,9 +34,8 @@ export class PollerModule {
         LoggingModule.forRoot({ level: settings.log.level, format: settings.log.format }),
         MetricsModule.forRoot({ defaultLabels: { app: 'poller' } }),
         PersistenceModule.forRoot({
+          ...settings.database,
           url: settings.database.url ?? '',
-          poolSize: settings.database.poolSize,
-          connectTimeoutMs: settings.database.connectTimeoutMs,
           appName: 'mcp-task-gateway-poller',
           migrations: MIGRATIONS,
         }),
