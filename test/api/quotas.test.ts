@@ -6,9 +6,8 @@ import request from 'supertest';
 import { startNode } from '../helpers/node-process';
 import { TestDatabase } from '../helpers/db';
 import { useFleet } from '../helpers/fleet';
-import { postMcp } from '../front-door/front-door-harness';
+import { postMcp2026 } from '../front-door/front-door-harness';
 import { apiKeyFor, bearer, catalogEntry, publishCatalog } from '../helpers/api';
-import { request2026 } from '../helpers/mcp-2026';
 import { insertTaskRow } from './task-rows';
 
 /** Two API processes on one database: the deployment the quotas must hold across. */
@@ -210,17 +209,14 @@ describe('submits-per-minute quota across two API replicas', () => {
 
   it('the MCP front door refuses a spent quota with -32029, naming it and the delay', async () => {
     const jack = await apiKeyFor(replicas, 'jack');
-    const call = (id: number) => {
-      const request = request2026(
+    const call = (id: number) =>
+      postMcp2026(
+        replicas.urls[id % 2],
+        jack,
         'tools/call',
         { name: 'report', arguments: { title: 'mcp' } },
         { id },
       );
-      return postMcp(replicas.urls[id % 2], request.body, {
-        authorization: `Bearer ${jack}`,
-        ...request.headers,
-      });
-    };
     const answers = await Promise.all([0, 1, 2, 3, 4, 5].map(call));
     const tasks = answers.filter((res) => res.body.result?.resultType === 'task');
     const errors = answers.filter((res) => res.body.error !== undefined);

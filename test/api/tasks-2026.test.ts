@@ -111,10 +111,12 @@ async function read(id: string, key = alice): Promise<{ status: number; body: Ta
   return { status: res.status, body: res.body as TaskBody };
 }
 
-/** What the waits read: the task as its owner sees it. */
-const bodyOf = async (id: string): Promise<TaskBody> => (await read(id)).body;
-/** Each wait spans a few poller round trips through the demo server. */
-const WAIT = { timeoutMs: 20_000, intervalMs: 100 };
+/**
+ * Reads the task as its owner sees it until its status is one of `statuses`; each wait spans a
+ * few poller round trips through the demo server.
+ */
+const untilStatus = (id: string, statuses: string | string[], timeoutMs = 20_000) =>
+  waitForStatus(async () => (await read(id)).body, statuses, { timeoutMs, intervalMs: 100 });
 
 const ENDED = ['completed', 'failed', 'cancelled'];
 
@@ -160,7 +162,7 @@ async function stats(
 it('resultType complete: the task completes with the result, no upstream task', async () => {
   const t = tag();
   const id = await submit('m-task', { immediate: true, tag: t, result: { n: 7 } });
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('completed');
   expect(task.result.structuredContent).toEqual({ n: 7 });
   expect((await stats(t)).submits).toBe(0);
@@ -169,7 +171,7 @@ it('resultType complete: the task completes with the result, no upstream task', 
 it('a task: completes with its result, polled at its pollIntervalMs', async () => {
   const t = tag();
   const id = await submit('m-task', { duration_ms: 600, poll_interval_ms: 200, tag: t });
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task).toMatchObject({ status: 'completed', error: null });
   expect(task.result.structuredContent).toMatchObject({ echo: expect.any(Object) as object });
   expect((await stats(t)).submits).toBe(1);
@@ -177,7 +179,7 @@ it('a task: completes with its result, polled at its pollIntervalMs', async () =
 
 it('a tool error ends failed / upstream_failed with content and isError kept', async () => {
   const id = await submit('m-tool-error', { fail_message: 'disk full' });
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('failed');
   expect(task.error?.code).toBe('upstream_failed');
   expect(task.error?.message).toContain('disk full');
@@ -189,7 +191,7 @@ it('a tool error ends failed / upstream_failed with content and isError kept', a
 
 it('a protocol error (JSON-RPC error inside the task) ends failed with no result', async () => {
   const id = await submit('m-protocol-error', { fail_message: 'engine exploded' });
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('failed');
   expect(task.error?.code).toBe('upstream_failed');
   expect(task.error?.message).toMatch(/engine exploded/);
@@ -199,19 +201,19 @@ it('a protocol error (JSON-RPC error inside the task) ends failed with no result
 it('cancel: tasks/cancel, then the status decides (cancelled upstream too)', async () => {
   const t = tag();
   const id = await submit('m-long', { tag: t });
-  await waitForStatus(() => bodyOf(id), 'working', WAIT);
+  await untilStatus(id, 'working');
   const res = await request(api.url)
     .post(`/v1/threads/th-2026/tasks/${id}/cancel`)
     .set('Authorization', bearer(alice));
   expect(res.status).toBe(202);
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('cancelled');
   expect((await stats(t)).cancels).toBe(1);
 });
 
 it('TTL: a task the server expires ends upstream_task_lost', async () => {
   const id = await submit('m-task', { duration_ms: 60_000, ttl_ms: 1500, poll_interval_ms: 300 });
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('failed');
   expect(task.error?.code).toBe('upstream_task_lost');
 });
@@ -219,13 +221,13 @@ it('TTL: a task the server expires ends upstream_task_lost', async () => {
 it('one question answered through the API; a second POST is harmless; another user gets 404', async () => {
   const t = tag();
   const id = await submit('m-ask1', { tag: t });
-  const waiting = await waitForStatus(() => bodyOf(id), 'input_required', WAIT);
+  const waiting = await untilStatus(id, 'input_required');
   expect(Object.keys(waiting.input_required.requests)).toEqual(['confirm']);
   expect(waiting.input_required.requests.confirm.method).toBe('elicitation/create');
   expect((await answer(id, { confirm: YES }, bob)).status).toBe(404);
   expect((await answer(id, { confirm: YES })).status).toBe(202);
   expect((await answer(id, { confirm: YES })).status).toBe(202);
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('completed');
   expect(task.result.structuredContent).toMatchObject({ answers: { confirm: YES } });
   expect((await stats(t)).answers).toEqual({ confirm: 1 });
@@ -236,7 +238,7 @@ it('one question answered through the API; a second POST is harmless; another us
 it('two questions: the first answer keeps it input_required for the other', async () => {
   const t = tag();
   const id = await submit('m-ask2', { tag: t });
-  const waiting = await waitForStatus(() => bodyOf(id), 'input_required', WAIT);
+  const waiting = await untilStatus(id, 'input_required');
   expect(Object.keys(waiting.input_required.requests).sort()).toEqual(['confirm', 'name']);
   const partial = await answer(id, { name: { action: 'accept', content: { name: 'Ada' } } });
   expect(partial.status).toBe(202);
@@ -250,7 +252,7 @@ it('two questions: the first answer keeps it input_required for the other', asyn
   expect(still.body.status).toBe('input_required');
   expect(Object.keys(still.body.input_required.requests)).toEqual(['confirm']);
   expect((await answer(id, { confirm: YES })).status).toBe(202);
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('completed');
   expect((await stats(t)).answers).toEqual({ name: 1, confirm: 1 });
 });
@@ -258,12 +260,12 @@ it('two questions: the first answer keeps it input_required for the other', asyn
 it('a multi-round-trip call: questions before any task, the call retried with the answers', async () => {
   const t = tag();
   const id = await submit('m-mrtr', { tag: t, duration_ms: 300 });
-  const waiting = await waitForStatus(() => bodyOf(id), 'input_required', WAIT);
+  const waiting = await untilStatus(id, 'input_required');
   expect(Object.keys(waiting.input_required.requests)).toEqual(['approval']);
   expect((await stats(t)).submits).toBe(0);
   const res = await answer(id, { approval: { action: 'accept', content: { approve: true } } });
   expect(res.status).toBe(202);
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('completed');
   expect(task.result.structuredContent).toMatchObject({ approved: true });
   expect((await stats(t)).submits).toBe(1);
@@ -282,10 +284,10 @@ it('a multi-round-trip call: questions before any task, the call retried with th
 it('a multi-round-trip call that answers complete after the round ends with that result', async () => {
   const t = tag();
   const id = await submit('m-mrtr', { tag: t, then: 'complete' });
-  await waitForStatus(() => bodyOf(id), 'input_required', WAIT);
+  await untilStatus(id, 'input_required');
   const res = await answer(id, { approval: { action: 'accept', content: { approve: true } } });
   expect(res.status).toBe(202);
-  const task = await waitForStatus(() => bodyOf(id), ENDED, WAIT);
+  const task = await untilStatus(id, ENDED);
   expect(task.status).toBe('completed');
   expect(task.result.structuredContent).toMatchObject({ approved: true });
   expect((await stats(t)).submits).toBe(0);
@@ -293,10 +295,10 @@ it('a multi-round-trip call that answers complete after the round ends with that
 
 it('a task lost by an upstream restart ends upstream_task_lost', async () => {
   const id = await submit('r-long', {});
-  await waitForStatus(() => bodyOf(id), 'working', WAIT);
+  await untilStatus(id, 'working');
   await restartable.stop();
   restartable = await startDemoServer(['--port', String(restartablePort)]);
-  const task = await waitForStatus(() => bodyOf(id), ENDED, { ...WAIT, timeoutMs: 30_000 });
+  const task = await untilStatus(id, ENDED, 30_000);
   expect(task.status).toBe('failed');
   expect(task.error?.code).toBe('upstream_task_lost');
 });
@@ -304,7 +306,7 @@ it('a task lost by an upstream restart ends upstream_task_lost', async () => {
 it('a poller killed between storing an answer and sending it: delivered once after takeover', async () => {
   const t = tag();
   const id = await submit('m-ask1', { tag: t });
-  await waitForStatus(() => bodyOf(id), 'input_required', WAIT);
+  await untilStatus(id, 'input_required');
   poller.pause();
   try {
     expect((await answer(id, { confirm: YES })).status).toBe(202);
@@ -313,7 +315,7 @@ it('a poller killed between storing an answer and sending it: delivered once aft
   }
   expect((await stats(t)).answers).toEqual({});
   poller = await startPoller({ databaseUrl: api.db.url, serversFile, env: POLLER_ENV });
-  const task = await waitForStatus(() => bodyOf(id), ENDED, { ...WAIT, timeoutMs: 30_000 });
+  const task = await untilStatus(id, ENDED, 30_000);
   expect(task.status).toBe('completed');
   expect((await stats(t)).answers).toEqual({ confirm: 1 });
 });

@@ -3,9 +3,9 @@
 // errors, removed methods, cancel acks, and the Origin, token and held-call disconnect rules.
 import { request as httpRequest } from 'node:http';
 import { signJwt } from '../helpers/api';
-import { PROTOCOL_2026, request2026, TASKS_EXTENSION } from '../helpers/mcp-2026';
+import { PROTOCOL_2026, TASKS_EXTENSION } from '../helpers/mcp-2026';
 import { waitUntil } from '../helpers/wait';
-import { FrontDoor, postMcp, startFrontDoor } from './front-door-harness';
+import { FrontDoor, postMcp, postMcp2026, startFrontDoor } from './front-door-harness';
 
 const V = PROTOCOL_2026;
 const TASKS = TASKS_EXTENSION;
@@ -19,18 +19,13 @@ afterAll(async () => {
   await fd?.close();
 });
 
-/** One 2026 request with the envelope and the headers a conforming client sends. */
-async function call2026(
+/** One 2026 request as alice (or `options.key`), with the envelope a conforming client sends. */
+function call2026(
   method: string,
   params: Record<string, unknown> = {},
   options: { declare?: boolean; key?: string; headers?: Record<string, string> } = {},
 ) {
-  const request = request2026(method, params, options);
-  return postMcp(fd.api.url, request.body, {
-    authorization: `Bearer ${options.key ?? fd.keys.alice}`,
-    ...request.headers,
-    ...options.headers,
-  });
+  return postMcp2026(fd.api.url, options.key ?? fd.keys.alice, method, params, options);
 }
 
 it('server/discover advertises the tasks extension, never the legacy tasks capability', async () => {

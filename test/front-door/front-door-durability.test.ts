@@ -6,7 +6,6 @@
 // resumes on another, without loss or repeats).
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ApiProcess, startApiProcess } from '../helpers/api';
-import { request2026 } from '../helpers/mcp-2026';
 import { waitUntil } from '../helpers/wait';
 import {
   DEMO_TOOLSETS,
@@ -14,6 +13,7 @@ import {
   SseFrame,
   openStatusStream,
   postMcp,
+  postMcp2026,
   sdkClient,
   startFrontDoor,
 } from './front-door-harness';
@@ -157,13 +157,8 @@ it('a task created on a replica that dies, with a poller killed mid-task, comple
 it("tasks/update and the companion tools answer another user's task as one that never existed", async () => {
   const bobKey = fd.keys.bob;
   const aliceKey = fd.keys.alice;
-  const call = (key: string, method: string, params: Record<string, unknown>) => {
-    const request = request2026(method, params);
-    return postMcp(second.url, request.body, {
-      authorization: `Bearer ${key}`,
-      ...request.headers,
-    });
-  };
+  const call = (key: string, method: string, params: Record<string, unknown>) =>
+    postMcp2026(second.url, key, method, params);
   const created = await call(aliceKey, 'tools/call', {
     name: 'demo-sync',
     arguments: { duration_ms: 100 },

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ApiHarness, apiKeyFor, startApi } from '../helpers/api';
+import { request2026, type Request2026Options } from '../helpers/mcp-2026';
 import { NodeProcess, startNode } from '../helpers/node-process';
 import { DEMO_ORDINARY_TOOLS, DemoServerProcess, startDemoServer } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -229,4 +230,23 @@ export async function openStatusStream(
   };
   if (res.ok) read().catch(() => undefined);
   return { status: res.status, frames, close: () => abort.abort() };
+}
+
+/**
+ * One 2026-07-28 request to `/mcp` as the holder of `key`: the envelope and the headers a
+ * conforming client sends (request2026), then `headers`, which a test may use to override them.
+ */
+export function postMcp2026(
+  apiUrl: string,
+  key: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: Request2026Options & { headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: Json }> {
+  const request = request2026(method, params, options);
+  return postMcp(apiUrl, request.body, {
+    authorization: `Bearer ${key}`,
+    ...request.headers,
+    ...options.headers,
+  });
 }

@@ -12,9 +12,14 @@ import {
   type CallToolResult,
   type ElicitRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { request2026 } from '../helpers/mcp-2026';
 import { waitUntil } from '../helpers/wait';
-import { FrontDoor, postMcp, startFrontDoor, streamingClient } from './front-door-harness';
+import {
+  FrontDoor,
+  postMcp,
+  postMcp2026,
+  startFrontDoor,
+  streamingClient,
+} from './front-door-harness';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
@@ -167,11 +172,7 @@ it("an answer to another user's question, or to a request never sent, is refused
 
 /** One declaring 2026-07-28 request with the headers a conforming client sends. */
 function call2026(method: string, params: Record<string, unknown>, key = fd.keys.alice) {
-  const request = request2026(method, params);
-  return postMcp(fd.api.url, request.body, {
-    authorization: `Bearer ${key}`,
-    ...request.headers,
-  });
+  return postMcp2026(fd.api.url, key, method, params);
 }
 
 it('2026: questions before a task exist are a round; the retry with the answers makes the task', async () => {
