@@ -3,7 +3,6 @@ import { CliUsageError, parseCliOptions, type DemoOptions } from './cli-options.
 import type { DemoContext } from './demo-context.interface';
 import { createDemoServer } from './demo-server.factory';
 import { DemoTaskStore } from './demo-task.store';
-import { startHttpServer } from './demo-http.server';
 import { JobRegistry, type PersistedState } from './job.registry';
 import { Task2026Store } from './mcp-2026/task-2026.store';
 import { tapTransport } from './message-tap.middleware';
@@ -51,6 +50,9 @@ async function main(): Promise<void> {
   if (options.transport === 'stdio') {
     stop = await startStdio(context);
   } else {
+    // Loaded only here: a stdio server (spawned per session by the pollers) skips the HTTP
+    // transport's modules, about a seventh of its start-up CPU.
+    const { startHttpServer } = await import('./demo-http.server');
     const http = await startHttpServer(context);
     stop = http.close;
     // Tests wait for exactly this line; with --port 0 it carries the real port.
