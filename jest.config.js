@@ -28,10 +28,11 @@ module.exports = {
   // processes it spawned (pollers, APIs, demo servers, Postgres), not on its own CPU. Measured
   // on a quiet machine: 2 workers took 315 s of wall time for 282 s of CPU (jest and what it
   // spawned, Postgres not counted); 4 workers take 202 s with the two cores 81 % busy (all of
-  // the machine's CPU, /proc/stat). More would queue for the same two cores: each poller, API or
-  // CLI process spends ~1.7 s of CPU loading its modules. Machines differ: on a 2-core AMD EPYC
-  // VM (2026-12-02) one run took 366 s (Node 20) and 349 s (Node 24) with a load average near 6,
-  // and a poller or API start there costs 1.4 to 1.8 s of CPU.
+  // the machine's CPU, /proc/stat). More would queue for the same two cores. Machines differ: on
+  // a 2-core AMD EPYC VM (2026-12-02) a run takes 494 to 527 s (Node 20); jest and what it spawns
+  // use 750 to 800 s of CPU (1.5 of the 2 cores) and the Postgres server most of the rest. A
+  // start there costs, idle, to its ready line: poller 1.05 s of CPU, API 1.2 s, CLI 0.84 s, a
+  // stdio demo server 0.39 s; a run starts about 50 APIs, 25 CLIs and 100 demo servers.
   maxWorkers: 4,
   // Longest files first, also in a fresh clone with no duration cache (see the file).
   testSequencer: '<rootDir>/test/helpers/slow-first.sequencer.js',
