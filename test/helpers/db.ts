@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Client, Pool } from 'pg';
 import { Database } from '@app/persistence';
 import { useFixture } from './fixture';
@@ -18,8 +19,7 @@ export interface TestDatabase {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = required('TEST_ADMIN_DATABASE_URL');
   const template = required('TEST_TEMPLATE_DATABASE');
-  const runPid = template.replace('mtg_tpl_', '');
-  const name = `mtg_t_${runPid}_${randomBytes(5).toString('hex')}`;
+  const name = clonePrefix(template) + randomBytes(5).toString('hex');
   await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
   const url = withDatabase(adminUrl, name);
   const pool = new Pool({ connectionString: url, max: 10 });
@@ -63,6 +63,53 @@ export function testPool(url: string, max: number): Pool {
   const pool = new Pool({ connectionString: url, max });
   pool.on('error', () => undefined);
   return pool;
+}
+
+// A run's databases are named after its jest process: `mtg_tpl_<host>_<pid>` (the migrated
+// template) and `mtg_t_<host>_<pid>_<random>` (one clone per test file). The host tag keeps apart
+// the runs of other hosts or containers sharing the server, whose pids mean nothing here.
+const TEMPLATE_PREFIX = 'mtg_tpl_';
+const CLONE_PREFIX = 'mtg_t_';
+const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+
+/** The template database of the `jest` run with process id `pid` on this host. */
+export function templateDatabaseName(pid: number): string {
+  return `${TEMPLATE_PREFIX}${HOST_TAG}_${pid}`;
+}
+
+/** What the names of `template`'s clones start with. */
+export function clonePrefix(template: string): string {
+  return `${CLONE_PREFIX}${template.slice(TEMPLATE_PREFIX.length)}_`;
+}
+
+/**
+ * Drops the databases of this host's earlier runs whose jest process is gone: a run killed
+ * before its global teardown leaves its template and the clones of the files it was running.
+ * Returns their names. A live run's databases (its process still exists) are left alone.
+ */
+export async function dropDeadRunDatabases(admin: Client): Promise<string[]> {
+  const owner = new RegExp(`^(?:${TEMPLATE_PREFIX}|${CLONE_PREFIX})${HOST_TAG}_(\\d+)(?:_|$)`);
+  const { rows } = await admin.query<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE datname ~ $1 ORDER BY datname`,
+    [owner.source],
+  );
+  const dropped: string[] = [];
+  for (const { datname } of rows) {
+    if (isRunning(Number(owner.exec(datname)![1]))) continue;
+    await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    dropped.push(datname);
+  }
+  return dropped;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, as another user's process.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export function withDatabase(url: string, database: string): string {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createDataSource, runMigrations } from '@app/persistence';
 import { startEmbeddedPostgres } from '@app/dev-db';
 import { MIGRATIONS } from '../../migrations';
-import { withDatabase } from './db';
+import { dropDeadRunDatabases, templateDatabaseName, withDatabase } from './db';
 
 /**
  * Once per `jest` run: a Postgres to test against (DATABASE_URL, or an embedded server when it is
@@ -24,10 +24,13 @@ export default async function globalSetup(): Promise<void> {
     (globalThis as Record<string, unknown>).__embeddedPostgres = embedded;
     adminUrl = embedded.url;
   }
-  const template = `mtg_tpl_${process.pid}`;
+  const template = templateDatabaseName(process.pid);
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   try {
+    const leftovers = await dropDeadRunDatabases(admin);
+    if (leftovers.length > 0)
+      process.stderr.write(`dropped ${leftovers.length} database(s) left by killed test runs\n`);
     await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${template}`);
   } finally {

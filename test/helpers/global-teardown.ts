@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { clonePrefix } from './db';
 
 /** Drops the run's template database and stops the embedded server, if one was started. */
 export default async function globalTeardown(): Promise<void> {
@@ -9,8 +10,8 @@ export default async function globalTeardown(): Promise<void> {
     await admin.connect();
     try {
       const rows = await admin.query<{ datname: string }>(
-        `SELECT datname FROM pg_database WHERE datname LIKE $1`,
-        [`mtg_t_${process.pid}_%`],
+        `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
+        [clonePrefix(template)],
       );
       for (const row of rows.rows)
         await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`);

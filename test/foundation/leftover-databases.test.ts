@@ -1,0 +1,42 @@
+// Guards the suite's own hygiene (README.md, "Two commands"): the databases a killed `jest` run
+// left behind are dropped by the next run's setup, and a live run's never are.
+import { spawn } from 'node:child_process';
+import { Client } from 'pg';
+import { clonePrefix, dropDeadRunDatabases, templateDatabaseName } from '../helpers/db';
+
+/** The pid of a process that existed and has exited (and been reaped) since. */
+async function exitedPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
+
+async function existing(admin: Client, names: string[]): Promise<string[]> {
+  const { rows } = await admin.query<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE datname = ANY($1) ORDER BY datname`,
+    [names],
+  );
+  return rows.map((row) => row.datname);
+}
+
+it("drops the template and clones of a run whose process is gone, and keeps a live run's", async () => {
+  const admin = new Client({ connectionString: process.env.TEST_ADMIN_DATABASE_URL });
+  await admin.connect();
+  const deadTemplate = templateDatabaseName(await exitedPid());
+  const deadClone = `${clonePrefix(deadTemplate)}0123456789`;
+  // This worker stands in for a live run: its process exists.
+  const liveClone = `${clonePrefix(templateDatabaseName(process.pid))}0123456789`;
+  const made = [deadTemplate, deadClone, liveClone];
+  try {
+    for (const name of made) await admin.query(`CREATE DATABASE ${name}`);
+    const dropped = await dropDeadRunDatabases(admin);
+    expect(dropped).toEqual(expect.arrayContaining([deadTemplate, deadClone]));
+    expect(dropped).not.toContain(liveClone);
+    // Nor this run's own template, whose clones every other test file is using.
+    expect(dropped).not.toContain(process.env.TEST_TEMPLATE_DATABASE);
+    expect(await existing(admin, made)).toEqual([liveClone]);
+  } finally {
+    for (const name of made) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+});
