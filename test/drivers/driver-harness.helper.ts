@@ -154,7 +154,8 @@ export function registry(pool: UpstreamPool): DriverRegistry {
 
 /**
  * Polls until the snapshot is terminal or `stop` says so, failing at the deadline (with the last
- * snapshot seen); a poll that throws is retried until then, as {@link waitUntil} does.
+ * snapshot seen). As the poller does, a poll that fails transiently (a timeout, a dropped
+ * session) is retried until then, and one that fails permanently ends it at once.
  */
 export async function pollUntil(
   poll: () => Promise<TaskSnapshot>,
@@ -162,17 +163,24 @@ export async function pollUntil(
   timeoutMs = 15_000,
 ): Promise<{ last: TaskSnapshot; seen: TaskSnapshot[] }> {
   const seen: TaskSnapshot[] = [];
-  const last = await waitUntil(
-    async () => {
-      const snapshot = await poll();
+  const ended = await waitUntil(
+    async (): Promise<{ last: TaskSnapshot } | { error: unknown } | undefined> => {
+      let snapshot: TaskSnapshot;
+      try {
+        snapshot = await poll();
+      } catch (error) {
+        if (error instanceof PermanentTaskError) return { error };
+        throw error;
+      }
       seen.push(snapshot);
-      return stop(snapshot) ? snapshot : undefined;
+      return stop(snapshot) ? { last: snapshot } : undefined;
     },
     () => `a matching snapshot (last seen: ${JSON.stringify(seen.at(-1))})`,
     timeoutMs,
     100,
   );
-  return { last, seen };
+  if ('error' in ended) throw ended.error;
+  return { last: ended.last, seen };
 }
 
 /** demo_stats for one tag, read through the pool's own session. */
