@@ -13,8 +13,9 @@ export interface TestDatabase {
 }
 
 /**
- * A fresh, migrated database for one test file, cloned from the run's template (fast: a file
- * copy, no migrations). Uses DATABASE_URL's server, or the embedded one the run started.
+ * A fresh, migrated database for one test file, cloned from the run's template (no migration
+ * runs: Postgres copies the template's blocks, about 0.1 s). Uses DATABASE_URL's server, or the
+ * embedded one the run started.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = required('TEST_ADMIN_DATABASE_URL');
