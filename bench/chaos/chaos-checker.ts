@@ -7,6 +7,8 @@ import { upstreamViolations, webhookViolations } from './upstream.check';
 export interface ChaosVerdict {
   violations: Map<string, string[]>;
   excused: Map<string, number>;
+  /** How many accepted tasks a fault reached, however they ended. */
+  reached: number;
 }
 
 export function checkInvariants(evidence: ChaosEvidence): ChaosVerdict {
@@ -21,5 +23,5 @@ export function checkInvariants(evidence: ChaosEvidence): ChaosVerdict {
     ['terminal rows unchanged since first seen', evidence.terminalChanges],
     ['every terminal event delivered to the webhook receiver', webhookViolations(evidence)],
   ]);
-  return { violations, excused: final.excused };
+  return { violations, excused: final.excused, reached: final.reached };
 }

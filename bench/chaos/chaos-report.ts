@@ -40,6 +40,7 @@ export function printReport(
   );
   const excused = [...verdict.excused].map(([why, n]) => `${why} ${n}`).join(', ');
   out(`honest crash outcomes: ${excused || 'none'}`);
+  out(`tasks a fault reached: ${verdict.reached}`);
   const claims = [...evidence.audit.values()]
     .flat()
     .filter((r) => r.new_token && r.new_token !== r.old_token);

@@ -20,6 +20,11 @@ export interface FinalStateReport {
   violations: string[];
   /** e.g. "outcome_uncertain after poller-kill" → count. */
   excused: Map<string, number>;
+  /**
+   * The accepted tasks a fault reached (the same windows and targets as the excuses), however
+   * they ended: what the excused outcomes are a share of.
+   */
+  reached: number;
 }
 
 /**
@@ -31,7 +36,7 @@ export interface FinalStateReport {
  *   restarted (native tasks live in its memory), or the poller owning its stdio child.
  */
 export function finalStateViolations(evidence: ChaosEvidence): FinalStateReport {
-  const report: FinalStateReport = { violations: [], excused: new Map() };
+  const report: FinalStateReport = { violations: [], excused: new Map(), reached: 0 };
   for (const driven of evidence.driven) {
     const { plan } = driven;
     if (driven.taskId === undefined) {
@@ -48,11 +53,13 @@ export function finalStateViolations(evidence: ChaosEvidence): FinalStateReport 
       report.violations.push(`${label}: not terminal after the drain (${task.status})`);
       continue;
     }
+    const faults = faultsOn(driven, task, evidence);
+    if (faults.cause || faults.lost) report.reached++;
     const { expected } = plan;
     if (task.status === expected.status && (!expected.code || task.error_code === expected.code)) {
       continue;
     }
-    const excuse = honestExcuse(driven, task, evidence);
+    const excuse = honestExcuse(driven, task, faults);
     if (excuse) {
       report.excused.set(excuse, (report.excused.get(excuse) ?? 0) + 1);
       continue;
@@ -75,13 +82,18 @@ export function finalStateViolations(evidence: ChaosEvidence): FinalStateReport 
   return report;
 }
 
-function honestExcuse(
+/**
+ * The faults that reached a task: `cause`, one that may have broken its call (its holder killed
+ * or paused, Postgres restarted, its upstream restarted or hung, within the task's claimed
+ * life), and `lost`, one that took a native task's state with it (the upstream or pinned poller
+ * that held it).
+ */
+function faultsOn(
   driven: DrivenTask,
   task: FinalTask,
   evidence: ChaosEvidence,
-): string | undefined {
+): { cause?: FaultEvent; lost?: FaultEvent } {
   const { toolset } = driven.plan;
-  if (task.status !== 'failed') return undefined;
   const claims = (evidence.audit.get(task.id) ?? []).filter(isClaim);
   const from = (claims[0]?.at.getTime() ?? task.completed_at!.getTime()) - SLACK_MS;
   const to = task.completed_at!.getTime() + SLACK_MS;
@@ -109,6 +121,27 @@ function honestExcuse(
     if (e.kind === 'upstream-restart') return toolset.upstream === 'a';
     return toolset.upstream === 'b';
   });
+  const lost =
+    toolset.contract === 'mcp-tasks'
+      ? evidence.faults.find(
+          (e) =>
+            hit(e) &&
+            ((toolset.upstream === 'a' && e.kind === 'upstream-restart') ||
+              (toolset.upstream === 'stdio' &&
+                (e.kind === 'poller-kill' || e.kind === 'poller-pause') &&
+                e.target === task.pinned_worker_id)),
+        )
+      : undefined;
+  return { cause, lost };
+}
+
+function honestExcuse(
+  driven: DrivenTask,
+  task: FinalTask,
+  { cause, lost }: { cause?: FaultEvent; lost?: FaultEvent },
+): string | undefined {
+  const { toolset } = driven.plan;
+  if (task.status !== 'failed') return undefined;
   // retryOnCrash toolsets are re-run after a crash, except when a cancel meets the dead holder's
   // call: crash-rules.ts then ends them outcome_uncertain too (nothing left to cancel or repeat).
   const uncertainAllowed = !toolset.retryOnCrash || task.cancel_requested_at !== null;
@@ -124,16 +157,8 @@ function honestExcuse(
   ) {
     return NO_FAULT_TIMEOUT;
   }
-  if (task.error_code === 'upstream_task_lost' && toolset.contract === 'mcp-tasks') {
-    const lost = evidence.faults.find(
-      (e) =>
-        hit(e) &&
-        ((toolset.upstream === 'a' && e.kind === 'upstream-restart') ||
-          (toolset.upstream === 'stdio' &&
-            (e.kind === 'poller-kill' || e.kind === 'poller-pause') &&
-            e.target === task.pinned_worker_id)),
-    );
-    if (lost) return `upstream_task_lost after ${lost.kind}`;
+  if (task.error_code === 'upstream_task_lost' && lost) {
+    return `upstream_task_lost after ${lost.kind}`;
   }
   return undefined;
 }

@@ -67,3 +67,16 @@ it('allows two in a short run', () => {
   expect(finalStateViolations(evidence(148, 2)).violations).toEqual([]);
   expect(finalStateViolations(evidence(147, 3)).violations).toHaveLength(1);
 });
+
+it('counts the tasks a fault reached, however they ended, apart from those it excused', () => {
+  // Tasks live from 0 to 1000 ms (no claims recorded: from their end); a Postgres restart within
+  // that window reaches every one of them, and one that starts 29 s after they ended reaches none.
+  const during = evidence(3, 1);
+  during.faults = [{ kind: 'pg-restart', target: 'postgres', start: 500, end: 700 }];
+  const report = finalStateViolations(during);
+  expect(report.reached).toBe(4);
+  expect([...report.excused]).toEqual([['outcome_uncertain after pg-restart', 1]]);
+  const later = evidence(3, 1);
+  later.faults = [{ kind: 'pg-restart', target: 'postgres', start: 30_000, end: 30_500 }];
+  expect(finalStateViolations(later).reached).toBe(0);
+});
