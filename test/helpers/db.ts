@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { Client, Pool } from 'pg';
 import { Database } from '@app/persistence';
 import { useFixture } from './fixture';
+import { isRunning } from './leftovers';
 
 export interface TestDatabase {
   /** Connection URL of this test's own database (migrated). */
@@ -101,16 +102,6 @@ export async function dropDeadRunDatabases(admin: Client): Promise<string[]> {
     dropped.push(datname);
   }
   return dropped;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, as another user's process.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function withDatabase(url: string, database: string): string {

@@ -5,6 +5,7 @@ import { createDataSource, runMigrations } from '@app/persistence';
 import { startEmbeddedPostgres } from '@app/dev-db';
 import { MIGRATIONS } from '../../migrations';
 import { dropDeadRunDatabases, templateDatabaseName, withDatabase } from './db';
+import { removeDeadFixtureFolders } from './leftovers';
 
 /**
  * Once per `jest` run: a Postgres to test against (DATABASE_URL, or an embedded server when it is
@@ -15,6 +16,7 @@ export default async function globalSetup(): Promise<void> {
   // API, CLI and demo-server starts compile each file once, not each start (a poller's module
   // loading: ~0.33 s of CPU instead of ~0.45 s on Node 24). Node 20 ignores the variable.
   process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'mcp-task-gateway-test-compile-cache');
+  removeDeadFixtureFolders(join(__dirname, '..', '..', '.data'));
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const embedded = await startEmbeddedPostgres({

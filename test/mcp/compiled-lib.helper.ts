@@ -2,10 +2,11 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformFileSync } from '@swc/core';
+import { fixtureFolder } from '../helpers/leftovers';
 import { ROOT } from '../helpers/processes';
 import { FIXTURES } from './mcp-test.helper';
 
-const OUT = join(ROOT, '.data', `mcp-test-${process.pid}`);
+const OUT = fixtureFolder(join(ROOT, '.data'), process.pid);
 
 function compileDir(source: string, target: string): void {
   mkdirSync(target, { recursive: true });

@@ -1,8 +1,13 @@
-// Guards the suite's own hygiene (README.md, "Two commands"): the databases a killed `jest` run
-// left behind are dropped by the next run's setup, and a live run's never are.
+// Guards the suite's own hygiene (README.md, "Two commands"): the databases and fixture folders
+// that earlier `jest` runs left behind are removed by the next run's setup, and a live run's
+// never are.
 import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { Client } from 'pg';
 import { clonePrefix, dropDeadRunDatabases, templateDatabaseName } from '../helpers/db';
+import { fixtureFolder, removeDeadFixtureFolders } from '../helpers/leftovers';
 
 /** The pid of a process that existed and has exited (and been reaped) since. */
 async function exitedPid(): Promise<number> {
@@ -38,5 +43,21 @@ it("drops the template and clones of a run whose process is gone, and keeps a li
   } finally {
     for (const name of made) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
+  }
+});
+
+it("removes the fixture folders of workers whose process is gone, and keeps a live one's", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mtg-leftovers-'));
+  try {
+    const dead = fixtureFolder(dataDir, await exitedPid());
+    const live = fixtureFolder(dataDir, process.pid);
+    const other = join(dataDir, 'postgres');
+    for (const folder of [dead, live, other])
+      mkdirSync(join(folder, 'fixtures'), { recursive: true });
+    expect(removeDeadFixtureFolders(dataDir)).toEqual([basename(dead)]);
+    expect(readdirSync(dataDir).sort()).toEqual([basename(live), 'postgres']);
+    expect(existsSync(dead)).toBe(false);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
