@@ -71,3 +71,23 @@ export async function awaitAttemptLines(
     return enough(lines) ? lines : undefined;
   }, `the attempt lines of ${taskId}`);
 }
+
+/**
+ * Waits until each poller has logged `server` ready (connected and initialized). A poller is
+ * "ready" (claiming) before its upstream connections are: an attempt claimed in between ends
+ * `transient_error` and waits out the error backoff, which on a loaded machine can outlast a
+ * test's deadline. Tests that count attempts or race pollers for rows wait for this first.
+ */
+export async function awaitUpstreamReady(pollers: PollerProcess[], server: string): Promise<void> {
+  await waitUntil(
+    () =>
+      pollers.every((p) => p.logs.some((l) => l.server === server && l.to === 'ready'))
+        ? true
+        : undefined,
+    () =>
+      `upstream "${server}" ready on every poller; their last lines: ${JSON.stringify(
+        pollers.map((p) => p.logs.slice(-6).map((l) => [l.msg, l.reason ?? l.err])),
+      )}`,
+    30_000,
+  );
+}

@@ -8,6 +8,7 @@ import {
   startPoller,
   writeServersFile,
 } from '../helpers/processes';
+import { awaitUpstreamReady } from '../helpers/poller-logs';
 import { useOwnPostgres } from '../helpers/postgres-process';
 import { waitUntil } from '../helpers/wait';
 
@@ -31,10 +32,7 @@ it('stores a handle that arrives while Postgres is down, once it is back within 
   });
   // The poller's session with the upstream first: a connect to the frozen server below would
   // time out (connectTimeoutMs 1 s) before the database is down, and the submit not go out.
-  await waitUntil(
-    () => (poller.logs.some((l) => l.server === 'demo' && l.to === 'ready') ? true : undefined),
-    'the upstream session ready',
-  );
+  await awaitUpstreamReady([poller], 'demo');
   // The upstream holds the submit (frozen) until the database is down.
   demo.child.kill('SIGSTOP');
   const [id] = await insertFleetTasks(db, [

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { deadAfterMs } from '@app/config';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
-import { attemptLines, awaitAttemptLines } from '../helpers/poller-logs';
+import { attemptLines, awaitAttemptLines, awaitUpstreamReady } from '../helpers/poller-logs';
 import {
   demoStdioEntry,
   PollerProcess,
@@ -66,6 +66,9 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
     fleet.poller(serversFile, { env }),
     fleet.poller(serversFile, { env }),
   ]);
+  // Both sessions first: a submit claimed by a poller still connecting ends transient_error
+  // there (the other poller then "touched" the row) and waits out the error backoff.
+  await awaitUpstreamReady(pollers, 'local');
   const [id] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'native',
@@ -74,12 +77,14 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
       input: { duration_ms: 120_000, poll_interval_ms: 100, tag: 'pinned' },
     },
   ]);
+  let seen: PinnedRow | undefined;
   const submitted = await waitUntil(
     async () => {
-      const row = await pinnedRow(id);
-      return row.remote_task_id !== null ? row : undefined;
+      const row = (seen = await pinnedRow(id));
+      // An ended task is returned too, so the assertions below name what happened to it.
+      return row.remote_task_id !== null || row.completed_at !== null ? row : undefined;
     },
-    'the native task to be created',
+    () => `the native task to be created (the row: ${JSON.stringify(seen)})`,
     20_000,
   );
   const owner = pollers.find((p) => p.workerId === submitted.pinned_worker_id);

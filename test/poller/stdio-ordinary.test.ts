@@ -1,7 +1,7 @@
 // Guards ordinary toolsets on a stdio server under several pollers: each task stays with the poller whose child holds its job, so none is lost.
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
-import { attemptLines } from '../helpers/poller-logs';
+import { attemptLines, awaitUpstreamReady } from '../helpers/poller-logs';
 import {
   DEMO_ORDINARY_TOOLS,
   demoStdioEntry,
@@ -52,6 +52,8 @@ it('two pollers, one stdio ordinary toolset: every task completes, polled only b
     fleet.poller(serversFile, { env }),
   ]);
   const [first, second] = pollers;
+  // Both sessions first: a row claimed by a poller still connecting waits out the error backoff.
+  await awaitUpstreamReady(pollers, 'local');
   for (const poller of pollers) {
     for (const pid of stdioChildrenOf(poller.child.pid!)) stdioChildren.add(pid);
   }
