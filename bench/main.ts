@@ -17,6 +17,7 @@ import { frontDoorBench } from './front-door.bench';
 import { leaseEngineBench } from './lease-engine.bench';
 import { memoryBench } from './memory.bench';
 import { recoveryBench } from './recovery.bench';
+import { startCostBench } from './start-cost.bench';
 import { steadyPollingBench } from './steady-polling.bench';
 import { rewriteDocsTable } from './lib/docs-table';
 import { describeMachine } from './lib/machine';
@@ -37,6 +38,7 @@ const BENCHMARKS: Benchmark[] = [
   apiSubmitBench,
   submitQuotaBench,
   endToEndBench,
+  startCostBench,
 ];
 
 async function main(): Promise<void> {

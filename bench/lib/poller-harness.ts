@@ -68,8 +68,11 @@ export interface PollerEnv {
   nodeOptions?: string;
 }
 
-/** The real poller (dist/apps/poller/src/main.js); resolves once /healthz/ready answers 200. */
-export async function startPoller(env: PollerEnv): Promise<RunningPoller> {
+/**
+ * The real poller (dist/apps/poller/src/main.js); resolves once /healthz/ready answers 200, asked
+ * every `readyPollMs`.
+ */
+export async function startPoller(env: PollerEnv, readyPollMs = 200): Promise<RunningPoller> {
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: the poller runs under `node --cpu-prof` (written when it stops).
   const profileDir = process.env.BENCH_CPU_PROF;
@@ -103,7 +106,7 @@ export async function startPoller(env: PollerEnv): Promise<RunningPoller> {
       await stopChild(child);
       throw new Error('poller not ready within 30 s');
     }
-    await sleep(200);
+    await sleep(readyPollMs);
   }
   return { child, pid: child.pid!, metricsUrl, stop: () => stopChild(child) };
 }

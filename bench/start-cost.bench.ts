@@ -1,0 +1,196 @@
+/**
+ * What each of the gateway's processes costs to start: CPU (user + system, from /proc) and wall
+ * time from spawn until it can do its work. Pods pay this on every rollout and reschedule, and
+ * `npm test` pays it about 300 times a run (pollers, APIs, CLIs and demo servers), a large share
+ * of the suite's CPU (docs/benchmarks.md, "Process start").
+ *
+ * Ready means: the API printed "api listening"; the poller answered /healthz/ready; a stdio demo
+ * server answered `initialize`; an HTTP demo server printed its URL. The CLI (`migrate --check`,
+ * the apps' init container) is measured to its exit, from this process's reaped-children CPU.
+ * The kinds take turns within each round, so a change in the machine's load touches all of them.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { performance } from 'node:perf_hooks';
+import { startApi } from './lib/api-process';
+import { createBenchDatabase } from './lib/bench-db';
+import {
+  cpuSeconds,
+  startDemoServer,
+  startPoller,
+  stopChild,
+  writeToolsetFile,
+} from './lib/poller-harness';
+import { DEMO_SERVER_MAIN } from './lib/poller-gate';
+import { exited } from './lib/spawn';
+import { median, round } from './lib/stats';
+import { Benchmark, ResultRow } from './lib/types';
+
+const CLI_MAIN = join(__dirname, '..', 'apps', 'cli', 'src', 'main.js');
+
+const KINDS = [
+  'poller',
+  'api',
+  'cli migrate --check',
+  'demo server (stdio)',
+  'demo server (http)',
+] as const;
+type Kind = (typeof KINDS)[number];
+
+/** One start: CPU and wall milliseconds to ready (to exit for the CLI). */
+interface Start {
+  kind: Kind;
+  cpuMs: number;
+  wallMs: number;
+}
+
+export const startCostBench: Benchmark = {
+  name: 'start-cost',
+  title: 'Process start: CPU and wall time to ready, per kind of process',
+  async run(ctx) {
+    const rounds = ctx.quick ? 5 : 15;
+    const bench = await createBenchDatabase(ctx.adminUrl, 'start', 1);
+    // The pollers' upstream: one HTTP demo server for the whole run, started before the clock.
+    const upstream = await startDemoServer();
+    const starts: Start[] = [];
+    try {
+      const toolsetFile = writeToolsetFile(8);
+      const measure: Record<Kind, () => Promise<Omit<Start, 'kind'>>> = {
+        poller: () =>
+          timed(async () => {
+            const poller = await startPoller(
+              {
+                databaseUrl: bench.url,
+                demoUrl: upstream.url,
+                toolsetFile,
+                leaseMs: 30_000,
+                pollIntervalMs: 1_000,
+                minPollIntervalMs: 100,
+                slots: 16,
+              },
+              20,
+            );
+            return { pid: poller.pid, stop: poller.stop };
+          }),
+        api: () =>
+          timed(async () => {
+            const api = await startApi(bench.url);
+            return { pid: api.pid, stop: api.stop };
+          }),
+        'cli migrate --check': () => cliToExit(bench.url),
+        'demo server (stdio)': () => timed(stdioDemoInitialized),
+        'demo server (http)': () =>
+          timed(async () => {
+            const demo = await startDemoServer();
+            return { pid: demo.pid, stop: demo.stop };
+          }),
+      };
+      for (let round = 0; round < rounds; round++) {
+        for (const kind of KINDS) starts.push({ kind, ...(await measure[kind]()) });
+        ctx.log(`round ${round + 1}/${rounds} done`);
+      }
+    } finally {
+      await upstream.stop();
+      await bench.drop();
+    }
+    return {
+      status: 'ok',
+      settings: {
+        rounds,
+        node: process.version,
+        env: "the benchmarks' own (API: NODE_ENV=production, JSON logs at info)",
+      },
+      rows: KINDS.flatMap((kind) => summarize(kind, starts)),
+      runs: starts,
+    };
+  },
+};
+
+function summarize(kind: Kind, starts: Start[]): ResultRow[] {
+  const mine = starts.filter((s) => s.kind === kind);
+  const to = kind.startsWith('cli') ? 'to exit' : 'to ready';
+  return [
+    { metric: `${kind}: CPU ${to}`, value: round(median(mine.map((s) => s.cpuMs))), unit: 'ms' },
+    { metric: `${kind}: wall ${to}`, value: round(median(mine.map((s) => s.wallMs))), unit: 'ms' },
+  ];
+}
+
+/** Runs `start` (which resolves once its process is ready), reads that process's CPU, stops it. */
+async function timed(
+  start: () => Promise<{ pid: number; stop(): Promise<void> }>,
+): Promise<Omit<Start, 'kind'>> {
+  const begun = performance.now();
+  const started = await start();
+  const wallMs = performance.now() - begun;
+  const cpuMs = cpuSeconds(started.pid) * 1000;
+  await started.stop();
+  return { cpuMs, wallMs };
+}
+
+/**
+ * A stdio demo server as a poller spawns one, until it answers `initialize`; stopped by closing
+ * its stdin, as the poller does.
+ */
+async function stdioDemoInitialized(): Promise<{ pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [DEMO_SERVER_MAIN, '--transport', 'stdio'], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const answered = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no initialize answer in 20 s')), 20_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (/"id":1\b/.test(line)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`stdio demo server exited (${code})`)));
+  });
+  child.stdin.write(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'start-cost-bench', version: '1' },
+      },
+    }) + '\n',
+  );
+  await answered;
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      child.stdin.end();
+      await exited(child, 5_000);
+      await stopChild(child);
+    },
+  };
+}
+
+/**
+ * `migrate --check` to its exit. Its CPU is read from this process's reaped-children counters
+ * (cutime + cstime), which grow by exactly the child's CPU when it is waited for: nothing else
+ * this process started ends meanwhile.
+ */
+async function cliToExit(databaseUrl: string): Promise<Omit<Start, 'kind'>> {
+  const before = reapedChildrenSeconds();
+  const begun = performance.now();
+  const child = spawn(process.execPath, [CLI_MAIN, 'migrate', '--check'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    stdio: 'ignore',
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const wallMs = performance.now() - begun;
+  if (code !== 0) throw new Error(`migrate --check exited with ${code}`);
+  return { cpuMs: (reapedChildrenSeconds() - before) * 1000, wallMs };
+}
+
+/** cutime + cstime of this process: the CPU of its children that have exited and been reaped. */
+function reapedChildrenSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
