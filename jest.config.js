@@ -28,11 +28,13 @@ module.exports = {
   // processes it spawned (pollers, APIs, demo servers, Postgres), not on its own CPU. Measured
   // on a quiet machine: 2 workers took 315 s of wall time for 282 s of CPU (jest and what it
   // spawned, Postgres not counted); 4 workers take 202 s with the two cores 81 % busy (all of
-  // the machine's CPU, /proc/stat). More would queue for the same two cores. Machines differ: on
-  // a 2-core AMD EPYC VM (2026-12-02) a run takes 494 to 527 s (Node 20); jest and what it spawns
-  // use 750 to 800 s of CPU (1.5 of the 2 cores) and the Postgres server most of the rest. A
-  // start there costs, idle, to its ready line: poller 1.05 s of CPU, API 1.2 s, CLI 0.84 s, a
-  // stdio demo server 0.39 s; a run starts about 50 APIs, 25 CLIs and 100 demo servers.
+  // the machine's CPU, /proc/stat). Machines of one kind differ: AMD EPYC VMs took 494 to 527 s
+  // on one host and 210 to 215 s on another (2026-12-02, 82 to 87 % busy). On the faster one
+  // 5 workers took 193 s and 6 took 185 s (93 and 97 % busy), but both failed a test: their
+  // peak of processes and pools ran the machine's Postgres out of connections (max_connections
+  // 100; "too many clients", answered 503 by the API), where 4 workers peak at about 68. A run
+  // starts about 85 pollers, 47 APIs, 25 CLIs and 160 demo servers; what each start costs is
+  // `npm run bench -- --only start-cost` (docs/benchmarks.md, "Process start").
   maxWorkers: 4,
   // Longest files first, also in a fresh clone with no duration cache (see the file).
   testSequencer: '<rootDir>/test/helpers/slow-first.sequencer.js',
