@@ -12,19 +12,13 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { demoStdioCommand } from '../test/helpers/processes';
 import { startApi } from './lib/api-process';
 import { createBenchDatabase } from './lib/bench-db';
-import {
-  cpuSeconds,
-  startDemoServer,
-  startPoller,
-  stopChild,
-  writeToolsetFile,
-} from './lib/poller-harness';
-import { DEMO_SERVER_MAIN } from './lib/poller-gate';
-import { exited } from './lib/spawn';
+import { cpuSeconds, startDemoServer, startPoller, writeToolsetFile } from './lib/poller-harness';
 import { median, round } from './lib/stats';
 import { Benchmark, ResultRow } from './lib/types';
 
@@ -130,44 +124,14 @@ async function timed(
 }
 
 /**
- * A stdio demo server as a poller spawns one, until it answers `initialize`; stopped by closing
- * its stdin, as the poller does.
+ * A stdio demo server as a poller spawns one, until it has answered `initialize` (the SDK client's
+ * handshake, as the poller's); stopped as the poller stops one, by closing the session.
  */
 async function stdioDemoInitialized(): Promise<{ pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [DEMO_SERVER_MAIN, '--transport', 'stdio'], {
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  const answered = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no initialize answer in 20 s')), 20_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (/"id":1\b/.test(line)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`stdio demo server exited (${code})`)));
-  });
-  child.stdin.write(
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'start-cost-bench', version: '1' },
-      },
-    }) + '\n',
-  );
-  await answered;
-  return {
-    pid: child.pid!,
-    stop: async () => {
-      child.stdin.end();
-      await exited(child, 5_000);
-      await stopChild(child);
-    },
-  };
+  const transport = new StdioClientTransport({ ...demoStdioCommand(), stderr: 'ignore' });
+  const client = new Client({ name: 'start-cost-bench', version: '1' });
+  await client.connect(transport);
+  return { pid: transport.pid!, stop: () => client.close() };
 }
 
 /**
