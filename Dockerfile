@@ -1,6 +1,6 @@
 # One image for every deployable; the container arguments choose which one runs:
-#   node dist/apps/api/src/main.js | node dist/apps/poller/src/main.js
-#   node dist/apps/cli/src/main.js migrate [--wait] | node dist/apps/demo-server/src/main.js --transport http
+#   node dist/apps/api/main.js | node dist/apps/poller/main.js
+#   node dist/apps/cli/main.js migrate [--wait] | node dist/apps/demo-server/main.js --transport http
 # Built on Node.js 24 LTS (Node 20 reached end of life in April 2026); the code itself keeps
 # running on Node 20 too (package.json `engines`, CI runs the tests on both).
 # Pinned to a patch-level tag so a rebuild never silently changes the runtime; bump deliberately.
@@ -14,8 +14,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 # Everything tsconfig.build.json compiles; .dockerignore keeps node_modules, dist and secrets out.
+# `npm run build` is tsc, then one bundled file per deployable (scripts/bundle-apps.ts).
 COPY . .
-RUN npx tsc -p tsconfig.build.json && npx tsc-alias -p tsconfig.build.json
+RUN npm run build
 
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
@@ -52,4 +53,4 @@ EXPOSE 3000 9464 9465 3001
 # docker-compose and Kubernetes define their own. Kubernetes manifests set `args`, never
 # `command`, so tini stays PID 1.
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/apps/api/src/main.js"]
+CMD ["node", "dist/apps/api/main.js"]

@@ -56,7 +56,7 @@ export const apiSubmitBench: Benchmark = {
       clients: `${CLIENTS} users, one API key each, round-robin`,
       generator:
         'bench/workers/open-loop.worker.ts, its own process, keep-alive node:http; latency from each request’s scheduled instant',
-      api: 'dist/apps/api/src/main.js, LOG_LEVEL=info LOG_FORMAT=json, NODE_ENV=production',
+      api: 'dist/apps/api/main.js, LOG_LEVEL=info LOG_FORMAT=json, NODE_ENV=production',
     };
     if (missing) return { status: 'skipped', reason: missing, settings, rows: [], runs: [] };
     const runs: Run[] = [];

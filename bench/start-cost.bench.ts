@@ -8,6 +8,11 @@
  * server answered `initialize`; an HTTP demo server printed its URL. The CLI (`migrate --check`,
  * the apps' init container) is measured to its exit, from this process's reaped-children CPU.
  * The kinds take turns within each round, so a change in the machine's load touches all of them.
+ *
+ * Each kind starts in both forms the build makes: the bundle that runs (dist/apps/<app>/main.js,
+ * scripts/bundle-apps.ts) and tsc's unbundled entry (dist/apps/<app>/src/main.js), one right
+ * after the other (which goes first alternates by round); the ratio is the median of the rounds'
+ * bundle / unbundled CPU.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -22,7 +27,14 @@ import { cpuSeconds, startDemoServer, startPoller, writeToolsetFile } from './li
 import { median, round } from './lib/stats';
 import { Benchmark, ResultRow } from './lib/types';
 
-const CLI_MAIN = join(__dirname, '..', 'apps', 'cli', 'src', 'main.js');
+const APPS = join(__dirname, '..', 'apps');
+
+/** The two forms of each app the build writes, and the file each form runs. */
+const FORMS = ['bundle', 'unbundled'] as const;
+type Form = (typeof FORMS)[number];
+function mainOf(app: 'api' | 'poller' | 'demo-server' | 'cli', form: Form): string {
+  return form === 'bundle' ? join(APPS, app, 'main.js') : join(APPS, app, 'src', 'main.js');
+}
 
 const KINDS = [
   'poller',
@@ -36,6 +48,8 @@ type Kind = (typeof KINDS)[number];
 /** One start: CPU and wall milliseconds to ready (to exit for the CLI). */
 interface Start {
   kind: Kind;
+  form: Form;
+  round: number;
   cpuMs: number;
   wallMs: number;
 }
@@ -51,8 +65,9 @@ export const startCostBench: Benchmark = {
     const starts: Start[] = [];
     try {
       const toolsetFile = writeToolsetFile(8);
-      const measure: Record<Kind, () => Promise<Omit<Start, 'kind'>>> = {
-        poller: () =>
+      type Measured = Omit<Start, 'kind' | 'form' | 'round'>;
+      const measure: Record<Kind, (form: Form) => Promise<Measured>> = {
+        poller: (form) =>
           timed(async () => {
             const poller = await startPoller(
               {
@@ -63,26 +78,31 @@ export const startCostBench: Benchmark = {
                 pollIntervalMs: 1_000,
                 minPollIntervalMs: 100,
                 slots: 16,
+                main: mainOf('poller', form),
               },
               20,
             );
             return { pid: poller.pid, stop: poller.stop };
           }),
-        api: () =>
+        api: (form) =>
           timed(async () => {
-            const api = await startApi(bench.url);
+            const api = await startApi(bench.url, {}, mainOf('api', form));
             return { pid: api.pid, stop: api.stop };
           }),
-        'cli migrate --check': () => cliToExit(bench.url),
-        'demo server (stdio)': () => timed(stdioDemoInitialized),
-        'demo server (http)': () =>
+        'cli migrate --check': (form) => cliToExit(bench.url, mainOf('cli', form)),
+        'demo server (stdio)': (form) => timed(() => stdioDemoInitialized(form)),
+        'demo server (http)': (form) =>
           timed(async () => {
-            const demo = await startDemoServer();
+            const demo = await startDemoServer(false, mainOf('demo-server', form));
             return { pid: demo.pid, stop: demo.stop };
           }),
       };
       for (let round = 0; round < rounds; round++) {
-        for (const kind of KINDS) starts.push({ kind, ...(await measure[kind]()) });
+        const order = round % 2 === 0 ? FORMS : [...FORMS].reverse();
+        for (const kind of KINDS) {
+          for (const form of order)
+            starts.push({ kind, form, round, ...(await measure[kind](form)) });
+        }
         ctx.log(`round ${round + 1}/${rounds} done`);
       }
     } finally {
@@ -103,18 +123,34 @@ export const startCostBench: Benchmark = {
 };
 
 function summarize(kind: Kind, starts: Start[]): ResultRow[] {
-  const mine = starts.filter((s) => s.kind === kind);
   const to = kind.startsWith('cli') ? 'to exit' : 'to ready';
-  return [
-    { metric: `${kind}: CPU ${to}`, value: round(median(mine.map((s) => s.cpuMs))), unit: 'ms' },
-    { metric: `${kind}: wall ${to}`, value: round(median(mine.map((s) => s.wallMs))), unit: 'ms' },
-  ];
+  const of = (form: Form) => starts.filter((s) => s.kind === kind && s.form === form);
+  const rows: ResultRow[] = FORMS.flatMap((form) => {
+    const label = form === 'bundle' ? kind : `${kind}, unbundled`;
+    const mine = of(form);
+    return [
+      { metric: `${label}: CPU ${to}`, value: round(median(mine.map((s) => s.cpuMs))), unit: 'ms' },
+      {
+        metric: `${label}: wall ${to}`,
+        value: round(median(mine.map((s) => s.wallMs))),
+        unit: 'ms',
+      },
+    ];
+  });
+  const unbundled = new Map(of('unbundled').map((s) => [s.round, s.cpuMs]));
+  const ratios = of('bundle').map((s) => s.cpuMs / unbundled.get(s.round)!);
+  rows.push({
+    metric: `${kind}: CPU, bundle / unbundled`,
+    value: round(median(ratios), 3),
+    unit: '×',
+  });
+  return rows;
 }
 
 /** Runs `start` (which resolves once its process is ready), reads that process's CPU, stops it. */
 async function timed(
   start: () => Promise<{ pid: number; stop(): Promise<void> }>,
-): Promise<Omit<Start, 'kind'>> {
+): Promise<Omit<Start, 'kind' | 'form' | 'round'>> {
   const begun = performance.now();
   const started = await start();
   const wallMs = performance.now() - begun;
@@ -127,8 +163,12 @@ async function timed(
  * A stdio demo server as a poller spawns one, until it has answered `initialize` (the SDK client's
  * handshake, as the poller's); stopped as the poller stops one, by closing the session.
  */
-async function stdioDemoInitialized(): Promise<{ pid: number; stop(): Promise<void> }> {
-  const transport = new StdioClientTransport({ ...demoStdioCommand(), stderr: 'ignore' });
+async function stdioDemoInitialized(form: Form): Promise<{ pid: number; stop(): Promise<void> }> {
+  const command =
+    form === 'bundle'
+      ? demoStdioCommand()
+      : { command: process.execPath, args: [mainOf('demo-server', form), '--transport', 'stdio'] };
+  const transport = new StdioClientTransport({ ...command, stderr: 'ignore' });
   const client = new Client({ name: 'start-cost-bench', version: '1' });
   await client.connect(transport);
   return { pid: transport.pid!, stop: () => client.close() };
@@ -139,10 +179,13 @@ async function stdioDemoInitialized(): Promise<{ pid: number; stop(): Promise<vo
  * (cutime + cstime), which grow by exactly the child's CPU when it is waited for: nothing else
  * this process started ends meanwhile.
  */
-async function cliToExit(databaseUrl: string): Promise<Omit<Start, 'kind'>> {
+async function cliToExit(
+  databaseUrl: string,
+  main: string,
+): Promise<Omit<Start, 'kind' | 'form' | 'round'>> {
   const before = reapedChildrenSeconds();
   const begun = performance.now();
-  const child = spawn(process.execPath, [CLI_MAIN, 'migrate', '--check'], {
+  const child = spawn(process.execPath, [main, 'migrate', '--check'], {
     env: { ...process.env, DATABASE_URL: databaseUrl },
     stdio: 'ignore',
   });

@@ -8,7 +8,7 @@ export class ApiReplica {
   constructor(private readonly databaseUrl: string) {}
 
   async start(): Promise<void> {
-    this.process = startNode('apps/api/src/main.js', [], {
+    this.process = startNode('apps/api/main.js', [], {
       DATABASE_URL: this.databaseUrl,
       PORT: '0',
       METRICS_PORT: '0',

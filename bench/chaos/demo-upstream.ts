@@ -25,11 +25,7 @@ export class DemoUpstream {
 
   async start(): Promise<void> {
     const args = ['--transport', 'http', '--port', String(this.port)];
-    this.process = startNode('apps/demo-server/src/main.js', [
-      ...args,
-      '--state-file',
-      this.stateFile,
-    ]);
+    this.process = startNode('apps/demo-server/main.js', [...args, '--state-file', this.stateFile]);
     await this.process.waitForLine(/demo-server listening on http:/, 15_000);
   }
 

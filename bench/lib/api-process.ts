@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stopChild } from './poller-harness';
 
-const API_MAIN = join(__dirname, '..', '..', 'apps', 'api', 'src', 'main.js');
+const API_MAIN = join(__dirname, '..', '..', 'apps', 'api', 'main.js');
 
 export interface RunningApi {
   url: string;
@@ -13,18 +13,19 @@ export interface RunningApi {
 }
 
 /**
- * The real API (dist/apps/api/src/main.js) as deployed: JSON logs at info, production mode, no
+ * The real API (dist/apps/api/main.js) as deployed: JSON logs at info, production mode, no
  * per-user submit limit (a benchmark is one user offering thousands of submits). With
  * BENCH_CPU_PROF=<dir> it runs under `node --cpu-prof` (the profile is written at its exit).
  */
 export async function startApi(
   databaseUrl: string,
   env: Record<string, string> = {},
+  main = API_MAIN,
 ): Promise<RunningApi> {
   const profileDir = process.env.BENCH_CPU_PROF;
   const child = spawn(
     process.execPath,
-    [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), API_MAIN],
+    [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), main],
     {
       env: {
         ...process.env,

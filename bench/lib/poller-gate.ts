@@ -3,8 +3,8 @@ import { join } from 'node:path';
 
 /** dist/, the compiled build (this file is dist/bench/lib/poller-gate.js). */
 export const DIST = join(__dirname, '..', '..');
-export const POLLER_MAIN = join(DIST, 'apps', 'poller', 'src', 'main.js');
-export const DEMO_SERVER_MAIN = join(DIST, 'apps', 'demo-server', 'src', 'main.js');
+export const POLLER_MAIN = join(DIST, 'apps', 'poller', 'main.js');
+export const DEMO_SERVER_MAIN = join(DIST, 'apps', 'demo-server', 'main.js');
 const CLAIM_LOOP = join(DIST, 'apps', 'poller', 'src', 'claim-loop.service.js');
 
 /**

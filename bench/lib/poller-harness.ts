@@ -25,8 +25,11 @@ export interface RunningPoller extends Running {
  * The demo server over Streamable HTTP on a free port; resolves once it prints its URL. With
  * `jsonResponse` it answers each POST with one JSON body, without it with an SSE stream.
  */
-export async function startDemoServer(jsonResponse = false): Promise<RunningDemo> {
-  const args = [DEMO_SERVER_MAIN, '--transport', 'http', '--port', '0'];
+export async function startDemoServer(
+  jsonResponse = false,
+  main = DEMO_SERVER_MAIN,
+): Promise<RunningDemo> {
+  const args = [main, '--transport', 'http', '--port', '0'];
   if (jsonResponse) args.push('--json-response');
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
   const url = await new Promise<string>((resolve, reject) => {
@@ -66,10 +69,12 @@ export interface PollerEnv {
   slots: number;
   /** Node flags for the poller, e.g. the heap cap the deployment sets. */
   nodeOptions?: string;
+  /** The file to run: the bundle (default) or another build of the poller. */
+  main?: string;
 }
 
 /**
- * The real poller (dist/apps/poller/src/main.js); resolves once /healthz/ready answers 200, asked
+ * The real poller (dist/apps/poller/main.js); resolves once /healthz/ready answers 200, asked
  * every `readyPollMs`.
  */
 export async function startPoller(env: PollerEnv, readyPollMs = 200): Promise<RunningPoller> {
@@ -77,7 +82,7 @@ export async function startPoller(env: PollerEnv, readyPollMs = 200): Promise<Ru
   // BENCH_CPU_PROF=<dir>: the poller runs under `node --cpu-prof` (written when it stops).
   const profileDir = process.env.BENCH_CPU_PROF;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...profile, POLLER_MAIN], {
+  const child = spawn(process.execPath, [...profile, env.main ?? POLLER_MAIN], {
     env: {
       ...process.env,
       DATABASE_URL: env.databaseUrl,

@@ -12,7 +12,7 @@ it.each([
   ],
   ['AUTH_JWKS_URL without either', { AUTH_JWKS_URL: 'https://idp.invalid/jwks.json' }],
 ])('%s: the API and the poller refuse to boot, exit 78, naming the variables', async (_, env) => {
-  for (const app of ['apps/api/src/main.js', 'apps/poller/src/main.js']) {
+  for (const app of ['apps/api/main.js', 'apps/poller/main.js']) {
     const child = startNode(app, [], {
       DATABASE_URL,
       PORT: '0',

@@ -10,7 +10,7 @@ const api = useApi({ catalog: [] });
 async function cli(
   ...args: string[]
 ): Promise<{ code: number | null; out: string[]; err: string[] }> {
-  const child = startNode('apps/cli/src/main.js', ['keys', ...args], {
+  const child = startNode('apps/cli/main.js', ['keys', ...args], {
     DATABASE_URL: api.db.url,
     LOG_LEVEL: 'silent',
   });

@@ -124,4 +124,12 @@ it('declares the response headers the API sends, and 405 with Allow on every ope
 it('serves a browsable page at /docs', async () => {
   const page = await request(api.url).get('/docs').expect(200);
   expect(page.headers['content-type']).toMatch(/text\/html/);
+  // Its script comes from swagger-ui-dist's own folder (kept out of the API's bundle for that).
+  const script = /src="\.?\/?((?:docs\/)?swagger-ui-bundle\.js)"/.exec(page.text)?.[1];
+  expect(script).toBeDefined();
+  const asset = await request(api.url)
+    .get(`/docs/${script!.replace(/^docs\//, '')}`)
+    .expect(200);
+  expect(asset.headers['content-type']).toMatch(/javascript/);
+  expect(asset.text.length).toBeGreaterThan(100_000);
 });

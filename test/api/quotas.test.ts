@@ -51,7 +51,7 @@ async function quotasCli(
   db: TestDatabase,
   args: string[],
 ): Promise<{ code: number | null; rows: unknown[] }> {
-  const cli = startNode('apps/cli/src/main.js', ['quotas', ...args], { DATABASE_URL: db.url });
+  const cli = startNode('apps/cli/main.js', ['quotas', ...args], { DATABASE_URL: db.url });
   const code = await cli.exited;
   return { code, rows: cli.lines.map((line) => JSON.parse(line) as unknown) };
 }

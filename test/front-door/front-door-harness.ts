@@ -79,7 +79,7 @@ export async function startFrontDoor(
   );
   const pollers: NodeProcess[] = [];
   const addPoller = (): NodeProcess => {
-    const poller = startNode('apps/poller/src/main.js', [], {
+    const poller = startNode('apps/poller/main.js', [], {
       DATABASE_URL: api.db.url,
       MCP_SERVERS_FILE: serversFile,
       METRICS_PORT: '0',

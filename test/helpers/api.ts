@@ -37,7 +37,7 @@ export async function startApiProcess(
   databaseUrl: string,
   env: Record<string, string> = {},
 ): Promise<ApiProcess> {
-  const child = startNode('apps/api/src/main.js', [], {
+  const child = startNode('apps/api/main.js', [], {
     DATABASE_URL: databaseUrl,
     PORT: '0',
     METRICS_PORT: '0',
@@ -128,13 +128,9 @@ export async function createKeyWithCli(
   userId: string,
   name = 'test',
 ): Promise<string> {
-  const cli = startNode(
-    'apps/cli/src/main.js',
-    ['keys', 'create', '--user', userId, '--name', name],
-    {
-      DATABASE_URL: databaseUrl,
-    },
-  );
+  const cli = startNode('apps/cli/main.js', ['keys', 'create', '--user', userId, '--name', name], {
+    DATABASE_URL: databaseUrl,
+  });
   const code = await cli.exited;
   if (code !== 0) throw new Error(`keys create exited ${String(code)}: ${cli.stderr.join('\n')}`);
   const key = cli.lines.at(-1)?.trim();

@@ -19,9 +19,9 @@ export const ROOT = join(
 );
 const DIST = join(ROOT, 'dist', 'apps');
 /** The compiled poller entry point (build first: `npm run build`). */
-export const POLLER_MAIN = join(DIST, 'poller', 'src', 'main.js');
+export const POLLER_MAIN = join(DIST, 'poller', 'main.js');
 /** The compiled demo MCP server entry point. */
-export const DEMO_SERVER_MAIN = join(DIST, 'demo-server', 'src', 'main.js');
+export const DEMO_SERVER_MAIN = join(DIST, 'demo-server', 'main.js');
 
 /**
  * How to launch the demo server on stdio, with its extra `args`: the command of every stdio
@@ -277,7 +277,7 @@ export interface PollerOptions {
 
 let pollerCount = 0;
 
-/** Spawns `dist/apps/poller/src/main.js` and (by default) waits until it is ready and claiming. */
+/** Spawns `dist/apps/poller/main.js` and (by default) waits until it is ready and claiming. */
 export async function startPoller(options: PollerOptions): Promise<PollerProcess> {
   assertBuilt(POLLER_MAIN);
   const metricsPort = await freePort();

@@ -64,7 +64,7 @@ afterAll(async () => {
 /* eslint-disable @typescript-eslint/no-explicit-any -- the CLI's JSON lines, read field by field */
 /** `npm run admin -- …` as an operator runs it: exit code and its JSON lines. */
 async function admin(...args: string[]): Promise<{ code: number | null; rows: any[] }> {
-  const cli = startNode('apps/cli/src/main.js', ['admin', ...args, '--actor', 'alice'], {
+  const cli = startNode('apps/cli/main.js', ['admin', ...args, '--actor', 'alice'], {
     DATABASE_URL: api.db.url,
   });
   const code = await cli.exited;

@@ -48,7 +48,9 @@ describe('Dockerfile', () => {
   it('builds with npm ci and ships production dependencies only', () => {
     expect(dockerfile).toMatch(/npm ci(?! --omit)/);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
-    expect(runtime).toMatch(/CMD \["node", "dist\/apps\/api\/src\/main\.js"\]/);
+    // tsc and then the bundles the containers run (scripts/bundle-apps.ts).
+    expect(dockerfile).toMatch(/^RUN npm run build$/m);
+    expect(runtime).toMatch(/CMD \["node", "dist\/apps\/api\/main\.js"\]/);
     expect(runtime).not.toMatch(/npm (ci|install)(?!.*--omit=dev)/);
   });
 
@@ -107,7 +109,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs migrate once, before the api and the pollers', () => {
-    expect(services.migrate.command).toEqual(['node', 'dist/apps/cli/src/main.js', 'migrate']);
+    expect(services.migrate.command).toEqual(['node', 'dist/apps/cli/main.js', 'migrate']);
     expect(services.migrate.restart).toBe('no');
     expect(services.migrate.depends_on.postgres.condition).toBe('service_healthy');
     for (const app of ['api', 'poller']) {
@@ -135,7 +137,7 @@ describe('docker-compose.yml', () => {
   it('starts the demo server over HTTP and points the pollers at it', () => {
     expect(services['demo-server'].command).toEqual(
       expect.arrayContaining([
-        'dist/apps/demo-server/src/main.js',
+        'dist/apps/demo-server/main.js',
         '--transport',
         'http',
         '--port',

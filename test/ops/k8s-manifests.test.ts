@@ -193,7 +193,7 @@ describe('k8s workloads', () => {
       const init = (podSpec(d).initContainers ?? []).map((c: Doc) => (c.args ?? []).join(' '));
       expect({
         d: d.metadata.name,
-        waits: init.includes('node dist/apps/cli/src/main.js migrate --wait'),
+        waits: init.includes('node dist/apps/cli/main.js migrate --wait'),
       }).toEqual({
         d: d.metadata.name,
         waits: true,

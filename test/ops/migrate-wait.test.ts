@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { withDatabase } from '../helpers/db';
 import { startNode } from '../helpers/node-process';
 
-const CLI = 'apps/cli/src/main.js';
+const CLI = 'apps/cli/main.js';
 const admin = (): string => {
   const url = process.env.TEST_ADMIN_DATABASE_URL;
   if (!url) throw new Error('TEST_ADMIN_DATABASE_URL is not set (jest global setup)');

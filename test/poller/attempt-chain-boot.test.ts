@@ -16,7 +16,7 @@ it('exits 78 naming LEASE_MS, the server, the toolset, the phase and the numbers
       taskToolsets: [{ name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required' }],
     },
   });
-  const child = startNode('apps/poller/src/main.js', [], {
+  const child = startNode('apps/poller/main.js', [], {
     DATABASE_URL,
     MCP_SERVERS_FILE: serversFile,
     LEASE_MS: '3000',

@@ -77,7 +77,7 @@ runMain('start', async () => {
   };
   const demo = startChild(
     'demo-server',
-    join(DIST, 'demo-server', 'src', 'main.js'),
+    join(DIST, 'demo-server', 'main.js'),
     [
       '--transport',
       'http',
@@ -97,12 +97,12 @@ runMain('start', async () => {
       process.env.MCP_SERVERS_FILE ?? join(ROOT, 'deploy', 'local', 'mcp-servers.json'),
   };
   children.push(
-    startChild('poller', join(DIST, 'poller', 'src', 'main.js'), [], {
+    startChild('poller', join(DIST, 'poller', 'main.js'), [], {
       ...appEnv,
       METRICS_PORT: process.env.POLLER_METRICS_PORT ?? '9465',
     }),
   );
-  children.push(startChild('api', join(DIST, 'api', 'src', 'main.js'), [], appEnv));
+  children.push(startChild('api', join(DIST, 'api', 'main.js'), [], appEnv));
   for (const child of children) {
     void child.exited.then((code) => {
       if (stopping) return;

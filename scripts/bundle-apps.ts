@@ -1,0 +1,58 @@
+// The last build step (`npm run build`): each deployed process as one file, dist/apps/<app>/main.js,
+// bundled by esbuild from tsc's output (which already carries the decorator metadata Nest needs).
+// Why: a process loads one file instead of about 1,400 modules, each found, read and wrapped on
+// its own; docs/benchmarks.md ("Process start") has the figures. tsc's unbundled entry
+// (dist/apps/<app>/src/main.js) is left in place and runs the same program.
+import { build } from 'esbuild';
+import { join } from 'node:path';
+
+const DIST = join(__dirname, '..');
+
+/** The processes that are deployed or spawned many times; `npm start`'s launcher is not one. */
+const BUNDLED_APPS = ['api', 'poller', 'demo-server', 'cli'] as const;
+
+/**
+ * Left to Node's own `require` at run time, each for a reason:
+ * - Nest's optional packages, which it loads in a try/catch and we do not install, and
+ *   `pg-native`, which pg loads only when asked to;
+ * - `typeorm`: required lazily, by the migrator only (libs/persistence/src/data-source.ts);
+ * - `swagger-ui-dist`: serves its files from its own folder, found through `__dirname`;
+ * - `pino` and `thread-stream`: their transports start workers from files beside their own code
+ *   (the gateway's logs use no transport today; kept out so that adding one keeps working).
+ */
+const EXTERNAL = [
+  '@nestjs/microservices',
+  '@nestjs/websockets',
+  'class-transformer/storage',
+  'pg-native',
+  'typeorm',
+  'swagger-ui-dist',
+  'pino',
+  'thread-stream',
+];
+
+async function main(): Promise<void> {
+  await Promise.all(
+    BUNDLED_APPS.map((app) =>
+      build({
+        entryPoints: [join(DIST, 'apps', app, 'src', 'main.js')],
+        outfile: join(DIST, 'apps', app, 'main.js'),
+        bundle: true,
+        platform: 'node',
+        target: 'node20',
+        format: 'cjs',
+        // Nest and the logs name classes (logger contexts, provider names in errors).
+        keepNames: true,
+        // Chained to tsc's maps, so `node --enable-source-maps` points at the TypeScript.
+        sourcemap: 'linked',
+        external: EXTERNAL,
+        logLevel: 'error',
+      }),
+    ),
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bundle-apps: ${String(error)}\n`);
+  process.exit(1);
+});
