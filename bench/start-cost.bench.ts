@@ -9,10 +9,11 @@
  * the apps' init container) is measured to its exit, from this process's reaped-children CPU.
  * The kinds take turns within each round, so a change in the machine's load touches all of them.
  *
- * Each kind starts in both forms the build makes: the bundle that runs (dist/apps/<app>/main.js,
- * scripts/bundle-apps.ts) and tsc's unbundled entry (dist/apps/<app>/src/main.js), one right
- * after the other (which goes first alternates by round); the ratio is the median of the rounds'
- * bundle / unbundled CPU.
+ * Each kind starts in three forms, one right after the other (the order turns by round): the
+ * bundle as it runs (dist/apps/<app>/main.js, the loader that turns on Node's compile cache, then
+ * bundle.js; scripts/bundle-apps.ts), the bundle without that cache (bundle.js run directly), and
+ * tsc's unbundled entry (dist/apps/<app>/src/main.js). The ratios are medians of the rounds'
+ * ratios of CPU. On Node 20, which has no compile cache, the first two forms run the same code.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,11 +30,16 @@ import { Benchmark, ResultRow } from './lib/types';
 
 const APPS = join(__dirname, '..', 'apps');
 
-/** The two forms of each app the build writes, and the file each form runs. */
-const FORMS = ['bundle', 'unbundled'] as const;
+/** The forms of each app the build writes, and the file each form runs. */
+const FORMS = ['bundle', 'bundle without the compile cache', 'unbundled'] as const;
 type Form = (typeof FORMS)[number];
+const FILE_OF: Record<Form, string> = {
+  bundle: 'main.js',
+  'bundle without the compile cache': 'bundle.js',
+  unbundled: join('src', 'main.js'),
+};
 function mainOf(app: 'api' | 'poller' | 'demo-server' | 'cli', form: Form): string {
-  return form === 'bundle' ? join(APPS, app, 'main.js') : join(APPS, app, 'src', 'main.js');
+  return join(APPS, app, FILE_OF[form]);
 }
 
 const KINDS = [
@@ -98,7 +104,7 @@ export const startCostBench: Benchmark = {
           }),
       };
       for (let round = 0; round < rounds; round++) {
-        const order = round % 2 === 0 ? FORMS : [...FORMS].reverse();
+        const order = FORMS.map((_, i) => FORMS[(i + round) % FORMS.length]);
         for (const kind of KINDS) {
           for (const form of order)
             starts.push({ kind, form, round, ...(await measure[kind](form)) });
@@ -126,7 +132,7 @@ function summarize(kind: Kind, starts: Start[]): ResultRow[] {
   const to = kind.startsWith('cli') ? 'to exit' : 'to ready';
   const of = (form: Form) => starts.filter((s) => s.kind === kind && s.form === form);
   const rows: ResultRow[] = FORMS.flatMap((form) => {
-    const label = form === 'bundle' ? kind : `${kind}, unbundled`;
+    const label = form === 'bundle' ? kind : `${kind}, ${form}`;
     const mine = of(form);
     return [
       { metric: `${label}: CPU ${to}`, value: round(median(mine.map((s) => s.cpuMs))), unit: 'ms' },
@@ -137,13 +143,17 @@ function summarize(kind: Kind, starts: Start[]): ResultRow[] {
       },
     ];
   });
-  const unbundled = new Map(of('unbundled').map((s) => [s.round, s.cpuMs]));
-  const ratios = of('bundle').map((s) => s.cpuMs / unbundled.get(s.round)!);
-  rows.push({
-    metric: `${kind}: CPU, bundle / unbundled`,
-    value: round(median(ratios), 3),
-    unit: '×',
-  });
+  const ratio = (to: Form, label: string): ResultRow => {
+    const base = new Map(of(to).map((s) => [s.round, s.cpuMs]));
+    const ratios = of('bundle').map((s) => s.cpuMs / base.get(s.round)!);
+    return {
+      metric: `${kind}: CPU, bundle / ${label}`,
+      value: round(median(ratios), 3),
+      unit: '×',
+    };
+  };
+  rows.push(ratio('bundle without the compile cache', 'without the cache'));
+  rows.push(ratio('unbundled', 'unbundled'));
   return rows;
 }
 
