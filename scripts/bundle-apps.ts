@@ -1,11 +1,11 @@
-// The last build step (`npm run build`): each deployed process as one file, dist/apps/<app>/bundle.js,
-// bundled by esbuild from tsc's output (which already carries the decorator metadata Nest needs),
-// and started by dist/apps/<app>/main.js, a two-line loader that first turns on Node's compile
-// cache. Why: a process loads one file instead of about 1,400 modules, each found, read and
-// wrapped on its own, and on Node 22.1 or later (the image's Node 24) it also reuses V8's code for
-// that file from the cache instead of compiling 2 to 8 MB again; docs/benchmarks.md ("Process
-// start") has the figures. tsc's unbundled entry (dist/apps/<app>/src/main.js) is left in place
-// and runs the same program.
+// The last build step (`npm run build`): each deployed process as one file,
+// dist/apps/<app>/bundle.js, bundled by esbuild from tsc's output (which already carries the
+// decorator metadata Nest needs), and started by dist/apps/<app>/main.js, a two-line loader that
+// first turns on Node's compile cache. Why: a process loads one file instead of about 1,400
+// modules, each found, read and wrapped on its own, and on Node 22.1 or later (the image's Node
+// 24) it also reuses V8's code for that file from the cache instead of compiling 2 to 8 MB again;
+// docs/benchmarks.md ("Process start") has the figures. tsc's unbundled entry
+// (dist/apps/<app>/src/main.js) is left in place and runs the same program.
 import { build } from 'esbuild';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -41,7 +41,8 @@ const EXTERNAL = [
  * `enableCompileCache` never throws (a directory it cannot write leaves the cache off) and does
  * not exist before Node 22.1, where the bundle runs as it is. The cache's directory is Node's
  * choice: NODE_COMPILE_CACHE when set, else node-compile-cache in the temporary directory;
- * NODE_DISABLE_COMPILE_CACHE=1 turns it off (docs/operations.md, "Process start").
+ * NODE_DISABLE_COMPILE_CACHE=1 turns it off (docs/operations.md, "Process start and Node's
+ * compile cache").
  */
 const LOADER = `'use strict';
 // Written by scripts/bundle-apps.ts: Node's compile cache on, then the app (bundle.js).
