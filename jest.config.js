@@ -35,9 +35,9 @@ module.exports = {
   // 100; "too many clients", answered 503 by the API), where 4 workers peak at about 68. On a
   // slow host (2026-12-02, start costs 2.2 times the fast one's) 4 workers took 453 s, and 457 s
   // with the machine 98.5 % busy, where 5 workers took 598 s: there the CPU is the limit, and a
-  // fifth worker only adds contention. A run starts about 85 pollers, 47 APIs, 25 CLIs and 160 demo
-  // servers; what each start costs is `npm run bench -- --only start-cost` (docs/benchmarks.md,
-  // "Process start").
+  // fifth worker only adds contention. A run starts about 85 pollers, 47 APIs, 25 CLIs and 160
+  // demo servers; what each start costs is `npm run bench -- --only start-cost`
+  // (docs/benchmarks.md, "Process start").
   maxWorkers: 4,
   // Longest files first, also in a fresh clone with no duration cache (see the file).
   testSequencer: '<rootDir>/test/helpers/slow-first.sequencer.js',

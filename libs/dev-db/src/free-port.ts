@@ -4,8 +4,8 @@ import { createServer } from 'node:net';
 
 /** The lowest port handed out when nothing in the kernel's ephemeral range is used. */
 const FLOOR = 20_000;
-/** Linux's default ephemeral range, for a system that does not say its own. */
-const DEFAULT_EPHEMERAL: readonly [number, number] = [32_768, 60_999];
+/** The low end of Linux's default ephemeral range, for a system that does not say its own. */
+const DEFAULT_EPHEMERAL_LOW = 32_768;
 const ATTEMPTS = 50;
 
 /**
@@ -19,7 +19,7 @@ const ATTEMPTS = 50;
  * take it. When the range leaves no room below it, the kernel picks, as before.
  */
 export async function freePort(): Promise<number> {
-  const [ephemeralLow] = ephemeralRange();
+  const ephemeralLow = ephemeralRangeLow();
   if (ephemeralLow - FLOOR >= 1_000) {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const candidate = FLOOR + randomInt(ephemeralLow - FLOOR);
@@ -31,20 +31,17 @@ export async function freePort(): Promise<number> {
   return picked;
 }
 
-/** The kernel's ephemeral port range, from /proc where there is one. */
-function ephemeralRange(): readonly [number, number] {
+/** The low end of the kernel's ephemeral port range, from /proc where there is one. */
+function ephemeralRangeLow(): number {
   try {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
-      .trim()
-      .split(/\s+/)
-      .map(Number);
-    if (Number.isInteger(low) && Number.isInteger(high) && low > 0 && high >= low) {
-      return [low, high];
-    }
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    if (Number.isInteger(low) && low > 0) return low;
   } catch {
     // Not Linux, or /proc is not mounted: assume the default.
   }
-  return DEFAULT_EPHEMERAL;
+  return DEFAULT_EPHEMERAL_LOW;
 }
 
 /** Listens on `port` (0: any) and closes again; the port it had, or undefined if it was taken. */
