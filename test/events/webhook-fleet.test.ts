@@ -113,16 +113,22 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
   );
   const taskIds = new Set(submitted);
 
-  // Mid-run: the victim holds a webhook delivery lease while some tasks are still active.
+  // Mid-run: the victim holds a webhook delivery lease while some tasks are still active. It is
+  // frozen (SIGSTOP) before its leases are read and killed frozen, so it cannot finish a held
+  // delivery between the read and the kill (a run on a 2-core host once lost every held one
+  // that way); only a write already sent when it froze can still land.
   const [victim, survivor] = pollers;
   const heldAtKill = await waitUntil(
     async () => {
+      victim.pause();
       const held = await webhookLeasesOf(victim);
       const [{ active }] = await api.db.db.query<{ active: number }>(
         `SELECT count(*)::int AS active FROM tasks
           WHERE status NOT IN ('completed', 'failed', 'cancelled')`,
       );
-      return held.length > 0 && active > 0 ? held : undefined;
+      if (held.length > 0 && active > 0) return held;
+      victim.resume();
+      return undefined;
     },
     'the victim poller to hold a webhook lease mid-run',
     20_000,
@@ -243,7 +249,7 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
   }
 
   // The deliveries the victim held were finished by the survivor on a later claim (one may have
-  // been recorded by the victim in the instant between the lease query and the kill).
+  // been recorded by a write the victim had sent just before it froze).
   const rescued = await api.db.db.query<{ attempts: number; status: string }>(
     `SELECT attempts, status FROM webhook_deliveries WHERE id = ANY($1::bigint[])`,
     [heldAtKill],
