@@ -213,6 +213,18 @@ describe('force-fail is fenced like every write', () => {
       .set('Authorization', adminAuth)
       .send({});
     expect(badReason.status).toBe(422);
+
+    // The user's cancel ends the held call (the operator's fail could not): left running, it
+    // would hold the poller's drain in the next test for the rest of its 15 s.
+    const cancel = await request(api.url)
+      .post(`/v1/threads/admin-thread/tasks/${held}/cancel`)
+      .set('Authorization', userAuth);
+    expect(cancel.status).toBe(202);
+    await waitUntil(
+      async () => ((await taskRow(held)).status === 'cancelled' ? true : undefined),
+      'the held call cancelled',
+      20_000,
+    );
   }, 60_000);
 });
 
