@@ -1,8 +1,11 @@
 // Guards the API's own lifecycle: readiness answers 503 (not 200, not a 500) while its database
 // refuses connections and recovers with it; after SIGTERM readiness answers 503 while the other
 // routes still serve for SHUTDOWN_DELAY_MS (docs/operations.md, "Grace periods"); SIGTERM ends
-// open event streams, still answers a submit held by `Prefer: wait` (the accepted task is not
-// lost), then exits.
+// open event streams, answers a submit held by `Prefer: wait` at once (the accepted task is not
+// lost), closes the keep-alive connections clients leave idle, then exits.
+import { Agent, get } from 'node:http';
+import { connect } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import request from 'supertest';
 import { adminQuery } from '../helpers/db';
 import { SseClient } from '../helpers/sse';
@@ -59,43 +62,41 @@ it('SIGTERM ends open event streams, answers a held Prefer: wait submit, then ex
   const key = await apiKeyFor(api, 'alice');
   const stream = await SseClient.open(`${api.url}/v1/threads/t1/events`, key);
   expect(stream.res.statusCode).toBe(200);
-  let answered = false;
-  // Ended by the API at shutdown, ahead of the held submit: an open stream would otherwise keep
-  // the HTTP server (and the process) open until the client left.
-  const streamEnded = new Promise<boolean>((resolve) =>
-    stream.res.once('end', () => resolve(answered)),
-  );
-  // No poller runs: the task stays queued, so the submit is held for its whole wait.
+  // Ended by the API at shutdown: an open stream would otherwise keep the HTTP server (and the
+  // process) open until the client left.
+  const streamEnded = new Promise<void>((resolve) => stream.res.once('end', () => resolve()));
+  // No poller runs: the task stays queued, so only the shutdown can end the hold before its 30 s.
   const held = request(api.url)
     .post('/v1/threads/t1/tasks')
     .set('Authorization', bearer(key))
-    .set('Prefer', 'wait=10')
+    .set('Prefer', 'wait=30')
     .send({ toolset: 'report', arguments: { title: 'held' } })
-    .then((res) => {
-      answered = true;
-      return res;
-    });
+    .then((res) => res); // supertest sends when `then` is called: now, not at the await below
   await waitUntil(async () => {
     const rows = await api!.db.db.query(`SELECT 1 FROM tasks WHERE thread_id = 't1'`);
     return rows.length > 0 ? true : undefined;
   }, 'the held submit to be stored');
+  const signalledAt = Date.now();
   const exited = api.process.kill('SIGTERM');
   const answer = await held;
+  // Well before the 30 s the client asked for: the hold ended with the shutdown, not its wait.
+  expect(Date.now() - signalledAt).toBeLessThan(15_000);
   expect(answer.status).toBe(201);
+  expect(answer.headers['preference-applied']).toBe('wait=30');
   expect(answer.body.status).toBe('queued');
   const [row] = await api.db.db.query<{ id: string; status: string }>(
     `SELECT id, status FROM tasks WHERE thread_id = 't1'`,
   );
   expect(row).toEqual({ id: answer.body.task_id, status: 'queued' });
-  expect(await streamEnded).toBe(false);
+  await streamEnded;
   // Nest re-raises the signal once its shutdown hooks ran: the status a shell shows as 143.
   await exited;
   expect([api.process.child.exitCode, api.process.child.signalCode]).toEqual([null, 'SIGTERM']);
 });
 
 it('after SIGTERM readiness answers 503 while other requests are still served, then it exits', async () => {
-  // Long enough to outlast a loaded machine's probing; the exit below waits for it to end.
-  api = await startApi({ SHUTDOWN_DELAY_MS: '15000' });
+  // Long enough to outlast a loaded machine's three requests; the exit below waits for it to end.
+  api = await startApi({ SHUTDOWN_DELAY_MS: '6000' });
   await publishCatalog(api, [catalogEntry()]);
   const key = await apiKeyFor(api, 'alice');
   const ready = () => fetch(`${api!.url}/healthz/ready`);
@@ -114,4 +115,43 @@ it('after SIGTERM readiness answers 503 while other requests are still served, t
   expect((await fetch(`${api.url}/healthz/live`)).status).toBe(200);
   await exited;
   expect([api.process.child.exitCode, api.process.child.signalCode]).toEqual([null, 'SIGTERM']);
+});
+
+it('SIGTERM closes connections clients leave open instead of waiting for them', async () => {
+  api = await startApi();
+  const { port } = new URL(api.url);
+  // Open before any request, as a proxy's pool or a pre-connecting client leaves one: Node's
+  // server.close() does not count it as idle and leaves it open, so it would hold the exit.
+  const silent = connect(Number(port), '127.0.0.1');
+  const silentClosed = new Promise<void>((done) => silent.once('close', () => done()));
+  silent.on('error', () => undefined);
+  await new Promise<void>((done) => silent.once('connect', () => done()));
+  // And one kept alive after its answer, with no idle timeout on the client's side.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    // Wrapped: a promise resolved with a promise would wait for the close itself.
+    const { keptClosed } = await new Promise<{ keptClosed: Promise<void> }>((resolve, reject) => {
+      get(`${api!.url}/healthz/live`, { agent }, (res) => {
+        expect(res.statusCode).toBe(200);
+        const socket = res.socket;
+        const closed = new Promise<void>((done) => socket.once('close', () => done()));
+        res.resume();
+        res.once('end', () => resolve({ keptClosed: closed }));
+      }).once('error', reject);
+    });
+    const exited = api.process.kill('SIGTERM');
+    // Bounded, so a server that waits for its clients fails here instead of hanging the test
+    // (the `finally` below then closes the connections, and the process can exit).
+    const timer = new AbortController();
+    const closedByServer = await Promise.race([
+      Promise.all([silentClosed, keptClosed, exited]).then(() => true),
+      delay(10_000, false, { signal: timer.signal }).catch(() => false),
+    ]);
+    timer.abort();
+    expect(closedByServer).toBe(true);
+    expect([api.process.child.exitCode, api.process.child.signalCode]).toEqual([null, 'SIGTERM']);
+  } finally {
+    agent.destroy();
+    silent.destroy();
+  }
 });

@@ -2,7 +2,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { MAX_WAIT_SECONDS } from '../../apps/api/src/tasks/prefer-wait';
 import { runTool, toolAvailable } from '../helpers/external-tool';
 
 const ROOT = join(__dirname, '..', '..');
@@ -136,13 +135,13 @@ describe('k8s workloads', () => {
     );
   });
 
-  it('gives the API its shutdown delay, the longest Prefer: wait and 5 s for closing as grace', () => {
+  it('gives the API its shutdown delay, 30 s for requests in flight and 5 s for closing as grace', () => {
     const api = byComponent('api');
     const env = (podSpec(api).containers[0].env ?? []) as Doc[];
     const delayMs = Number(env.find((e) => e.name === 'SHUTDOWN_DELAY_MS')?.value);
     expect(delayMs).toBeGreaterThan(0);
     expect(podSpec(api).terminationGracePeriodSeconds).toBeGreaterThanOrEqual(
-      delayMs / 1000 + MAX_WAIT_SECONDS + 5,
+      delayMs / 1000 + 30 + 5,
     );
   });
 

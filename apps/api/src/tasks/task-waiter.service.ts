@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TaskStatus } from '@app/common';
 import { TaskRepository, TaskRow } from '@app/persistence';
@@ -12,27 +12,52 @@ const MAX_CHECK_MS = 200;
  * Holds a submit (`Prefer: wait=N`) until its task leaves `queued` or N seconds pass. It
  * re-reads the row on a short, growing interval: a waiter costs one indexed primary-key read
  * per check, and the API needs no LISTEN connection per replica. The status change itself comes
- * from a poller, through the database.
+ * from a poller, through the database. When the API closes, every hold ends at once and answers
+ * the task as last read (the wait is a preference; docs/operations.md, "Grace periods").
  */
 @Injectable()
-export class TaskWaiter {
+export class TaskWaiter implements OnModuleDestroy {
+  /** One per hold in progress: aborted when its caller goes away or the app closes. */
+  private readonly holds = new Set<AbortController>();
+  private closed = false;
+
   constructor(private readonly tasks: TaskRepository) {}
 
+  /** The app is closing: every hold answers now, and a later one does not wait. */
+  onModuleDestroy(): void {
+    this.closed = true;
+    for (const hold of this.holds) hold.abort();
+  }
+
   /**
-   * The task as last read: no longer queued, or still queued at the deadline (or when the
-   * caller went away, signalled by `abort`).
+   * The task as last read: no longer queued, or still queued at the deadline, when the caller
+   * went away (signalled by `abort`) or when the app closes.
    */
   async waitWhileQueued(task: TaskRow, seconds: number, abort?: AbortSignal): Promise<TaskRow> {
+    const hold = new AbortController();
+    const onAbort = (): void => hold.abort();
+    abort?.addEventListener('abort', onAbort, { once: true });
+    this.holds.add(hold);
+    if (this.closed || abort?.aborted) hold.abort();
+    try {
+      return await this.poll(task, seconds, hold.signal);
+    } finally {
+      this.holds.delete(hold);
+      abort?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async poll(task: TaskRow, seconds: number, stop: AbortSignal): Promise<TaskRow> {
     const deadline = Date.now() + seconds * 1000;
     let current = task;
     let gap = FIRST_CHECK_MS;
     while (current.status === TaskStatus.Queued) {
       const left = deadline - Date.now();
-      if (left <= 0 || abort?.aborted) break;
+      if (left <= 0 || stop.aborted) break;
       try {
-        await delay(Math.min(gap, left), undefined, { signal: abort });
+        await delay(Math.min(gap, left), undefined, { signal: stop });
       } catch {
-        break; // aborted: the client is gone
+        break; // the client is gone, or the app is closing
       }
       gap = Math.min(MAX_CHECK_MS, Math.ceil(gap * 1.5));
       const fresh = await this.tasks.findForUser(task.userId, task.id, task.threadId);
