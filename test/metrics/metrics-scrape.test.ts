@@ -73,7 +73,12 @@ beforeAll(async () => {
   poller = await startPoller({
     databaseUrl: api.db.url,
     serversFile,
-    env: { WORKER_SLOTS: String(WORKER_SLOTS), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+    env: {
+      WORKER_SLOTS: String(WORKER_SLOTS),
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      // The backlog gauges move within a test's wait, not once per 15 s scrape interval.
+      BACKLOG_SAMPLE_INTERVAL_MS: '500',
+    },
   });
   auth = bearer(await createKeyWithCli(api.db.url, USER));
   await receiver.start();

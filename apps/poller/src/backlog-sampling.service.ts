@@ -1,15 +1,15 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
+import { SETTINGS, Settings } from '@app/config';
 import { BacklogSampler, GatewayMetrics } from '@app/metrics';
 import { FleetRepository, WorkerRepository } from '@app/persistence';
 import { WorkerRegistryService } from './worker-registry.service';
 
-/** One sample per Prometheus scrape interval: gauges move no faster than they are read. */
-const SAMPLE_INTERVAL_MS = 15_000;
-
 /**
  * Feeds mcp_tasks_backlog, mcp_tasks_oldest_due_age_seconds and mcp_tasks_workers_alive from
- * one cheap query on a timer (never per scrape), through the metrics library's sampler.
+ * one cheap query on a timer (never per scrape), through the metrics library's sampler; the
+ * timer is BACKLOG_SAMPLE_INTERVAL_MS (15 s, one Prometheus scrape interval: the gauges move no
+ * faster than they are read).
  */
 @Injectable()
 export class BacklogSamplingService {
@@ -21,12 +21,13 @@ export class BacklogSamplingService {
     registry: WorkerRegistryService,
     metrics: GatewayMetrics,
     log: PinoLogger,
+    @Inject(SETTINGS) settings: Settings,
   ) {
     this.sampler = new BacklogSampler({
       query: () => fleet.sampleBacklog(),
       countAliveWorkers: () => workers.countAlive(registry.deadAfterMs),
       metrics,
-      intervalMs: SAMPLE_INTERVAL_MS,
+      intervalMs: settings.worker.backlogSampleIntervalMs,
       onError: (error) => log.warn({ err: error }, 'backlog sample failed'),
     });
   }

@@ -45,6 +45,8 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(0) DRAIN_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(10) HEARTBEAT_INTERVAL_MS = 5000;
   @Transform(toInt) @IsInt() @Min(10) CLAIM_FALLBACK_INTERVAL_MS = 5000;
+  /** Backlog gauges' sampling period: one query per sample, never one per scrape. */
+  @Transform(toInt) @IsInt() @Min(100) BACKLOG_SAMPLE_INTERVAL_MS = 15000;
   /** Least time between two task claims unless the last was full (docs/leases.md, "Wake-ups"). */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000) CLAIM_MIN_GAP_MS = 20;
   /** Group commit window (docs/leases.md, "Group commit"); 0 writes each write alone. */

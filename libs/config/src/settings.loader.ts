@@ -120,6 +120,7 @@ function toSettings(dto: EnvSchema): Settings {
       heartbeatIntervalMs: dto.HEARTBEAT_INTERVAL_MS,
       deadAfterMs: deadAfterMs(dto.HEARTBEAT_INTERVAL_MS),
       claimFallbackIntervalMs: dto.CLAIM_FALLBACK_INTERVAL_MS,
+      backlogSampleIntervalMs: dto.BACKLOG_SAMPLE_INTERVAL_MS,
       claimMinGapMs: dto.CLAIM_MIN_GAP_MS,
       writeBatchWindowMs: dto.WRITE_BATCH_WINDOW_MS,
       writeBatchMax: dto.WRITE_BATCH_MAX,

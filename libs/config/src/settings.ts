@@ -32,6 +32,8 @@ export interface Settings {
      */
     deadAfterMs: number;
     claimFallbackIntervalMs: number;
+    /** How often the backlog gauges are sampled from the database (one query per sample). */
+    backlogSampleIntervalMs: number;
     /**
      * The least time between two task claim statements unless the last one was full (docs/
      * leases.md, "Wake-ups"): rows that fall due one by one are claimed together; 0: no gap.
