@@ -4,8 +4,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freePort } from '@app/dev-db';
 import { waitUntil } from './wait';
 
@@ -161,8 +159,16 @@ export async function startDemoServer(
   };
 }
 
-/** Calls demo_stats on the server at `url` with a short-lived client. */
+/**
+ * Calls demo_stats on the server at `url` with a short-lived client. The SDK's client is loaded
+ * here, not with this file: jest loads a file's modules afresh for every test file, and the
+ * client with its schemas is about 0.2 s of a worker's CPU that most test files never use.
+ */
 export async function demoStats(url: string, tag?: string): Promise<DemoStats> {
+  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
   const client = new Client({ name: 'fleet-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
   try {
