@@ -2,7 +2,8 @@
 // refuses connections and recovers with it; after SIGTERM readiness answers 503 while the other
 // routes still serve for SHUTDOWN_DELAY_MS (docs/operations.md, "Grace periods"); SIGTERM ends
 // open event streams, answers a submit held by `Prefer: wait` at once (the accepted task is not
-// lost), closes the keep-alive connections clients leave idle, then exits.
+// lost) and an MCP call held inline with its task ID (the task goes on), closes the connections
+// clients leave open, then exits.
 import { Agent, get } from 'node:http';
 import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -18,6 +19,7 @@ import {
   startApi,
 } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
+import { sdkClient } from '../front-door/front-door-harness';
 
 let api: ApiHarness | undefined;
 afterEach(async () => {
@@ -153,5 +155,38 @@ it('SIGTERM closes connections clients leave open instead of waiting for them', 
   } finally {
     agent.destroy();
     silent.destroy();
+  }
+});
+
+it('SIGTERM answers an MCP call held inline with its task ID; the task is not cancelled', async () => {
+  api = await startApi();
+  await publishCatalog(api, [catalogEntry()]);
+  const key = await apiKeyFor(api, 'alice');
+  const client = await sdkClient(api.url, key);
+  try {
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toContain('report');
+    // No poller runs: the task stays queued, so only the shutdown can end the hold before
+    // MCP_MAX_HOLD_MS (120 s).
+    const held = client.callTool({ name: 'report', arguments: { title: 'held inline' } });
+    const row = await waitUntil(async () => {
+      const rows = await api!.db.db.query<{ id: string }>(`SELECT id FROM tasks`);
+      return rows[0];
+    }, 'the held call to be stored as a task');
+    const signalledAt = Date.now();
+    const exited = api.process.kill('SIGTERM');
+    const answer = await held;
+    expect(Date.now() - signalledAt).toBeLessThan(15_000);
+    expect(answer.isError).toBe(true);
+    expect(answer.structuredContent).toEqual({ task_id: row.id, status: 'queued' });
+    expect(JSON.stringify(answer.content)).toContain('shutting down; it continues durably');
+    await exited;
+    const [after] = await api.db.db.query<{ status: string }>(
+      `SELECT status FROM tasks WHERE id = $1`,
+      [row.id],
+    );
+    expect(after.status).toBe('queued');
+  } finally {
+    await client.close().catch(() => undefined);
   }
 });

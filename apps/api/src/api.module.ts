@@ -11,6 +11,7 @@ import { ApiKeyCache } from './auth/api-key-cache';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier.service';
 import { DrainState } from './health/drain-state';
+import { HeldRequests } from './health/held-requests';
 import { HealthController } from './health/health.controller';
 import { ApiMetricsServer } from './http/api-metrics.server';
 import { StatusController } from './status/status.controller';
@@ -73,6 +74,7 @@ export class ApiModule {
       ],
       providers: [
         DrainState,
+        HeldRequests,
         TracingFlush,
         ApiKeyCache,
         TokenVerifier,

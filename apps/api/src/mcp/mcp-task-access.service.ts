@@ -11,6 +11,7 @@ import { TaskInputService } from '../tasks/task-input.service';
 import { TaskQueryService } from '../tasks/task-query.service';
 import { TaskSubmitService } from '../tasks/task-submit.service';
 import { TaskTiming } from './mcp-task.view';
+import { HeldRequests } from '../health/held-requests';
 
 /** First re-read of a held task after this; each gap then grows by half, up to the cap. */
 const FIRST_CHECK_MS = 25;
@@ -46,6 +47,7 @@ export class McpTaskAccess {
     private readonly submitter: TaskSubmitService,
     private readonly query: TaskQueryService,
     private readonly inputs: TaskInputService,
+    private readonly held: HeldRequests,
   ) {
     this.timing = { ttlMs: settings.retention.days * DAY_MS, pollIntervalMs: POLL_INTERVAL_MS };
   }
@@ -120,24 +122,39 @@ export class McpTaskAccess {
     }
   }
 
+  /** True once the app is closing: a wait that ended early may have ended for that reason. */
+  get closing(): boolean {
+    return this.held.closing;
+  }
+
   /**
-   * Re-reads the task until `done` holds for it (or it has ended), the time is up, or `abort`
-   * fires; answers the task as last read. One primary-key read per check, on a growing interval.
+   * Re-reads the task until `done` holds for it (or it has ended), the time is up, `abort` fires
+   * or the app closes; answers the task as last read. One primary-key read per check, on a
+   * growing interval.
    */
-  async waitFor(
+  waitFor(
     task: TaskRow,
     done: (row: TaskRow) => boolean,
     abort?: AbortSignal,
     maxMs?: number,
   ): Promise<TaskRow> {
     const deadline = Date.now() + (maxMs ?? this.settings.mcp.maxHoldMs);
+    return this.held.hold(abort, (stop) => this.reread(task, done, deadline, stop));
+  }
+
+  private async reread(
+    task: TaskRow,
+    done: (row: TaskRow) => boolean,
+    deadline: number,
+    stop: AbortSignal,
+  ): Promise<TaskRow> {
     let current = task;
     let gap = FIRST_CHECK_MS;
     while (!isTerminal(current.status) && !done(current)) {
       const left = deadline - Date.now();
-      if (left <= 0 || abort?.aborted) break;
+      if (left <= 0 || stop.aborted) break;
       try {
-        await delay(Math.min(gap, left), undefined, { signal: abort });
+        await delay(Math.min(gap, left), undefined, { signal: stop });
       } catch {
         break;
       }

@@ -55,12 +55,15 @@ export class McpToolCalls {
       return { content: [{ type: 'text', text: 'The call was cancelled.' }], isError: true };
     }
     const seconds = Math.round(this.settings.mcp.maxHoldMs / 1000);
+    const why = this.access.closing
+      ? 'still running, and the gateway replica holding this call is shutting down'
+      : `still running after ${seconds} s`;
     return {
       content: [
         {
           type: 'text',
           text:
-            `The task ${task.id} is still running after ${seconds} s; it continues durably. ` +
+            `The task ${task.id} is ${why}; it continues durably. ` +
             `Read it with tasks/get, ${COMPANION_TOOLS.get.name}, or GET /v1/threads/${task.threadId}/tasks/${task.id}.`,
         },
       ],

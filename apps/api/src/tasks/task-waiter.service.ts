@@ -1,7 +1,8 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TaskStatus } from '@app/common';
 import { TaskRepository, TaskRow } from '@app/persistence';
+import { HeldRequests } from '../health/held-requests';
 
 /** First re-read after this; then each gap grows by half, up to the cap. */
 const FIRST_CHECK_MS = 20;
@@ -12,39 +13,22 @@ const MAX_CHECK_MS = 200;
  * Holds a submit (`Prefer: wait=N`) until its task leaves `queued` or N seconds pass. It
  * re-reads the row on a short, growing interval: a waiter costs one indexed primary-key read
  * per check, and the API needs no LISTEN connection per replica. The status change itself comes
- * from a poller, through the database. When the API closes, every hold ends at once and answers
- * the task as last read (the wait is a preference; docs/operations.md, "Grace periods").
+ * from a poller, through the database. When the API closes, the hold ends at once and answers
+ * the task as last read (the wait is a preference; {@link HeldRequests}).
  */
 @Injectable()
-export class TaskWaiter implements OnModuleDestroy {
-  /** One per hold in progress: aborted when its caller goes away or the app closes. */
-  private readonly holds = new Set<AbortController>();
-  private closed = false;
-
-  constructor(private readonly tasks: TaskRepository) {}
-
-  /** The app is closing: every hold answers now, and a later one does not wait. */
-  onModuleDestroy(): void {
-    this.closed = true;
-    for (const hold of this.holds) hold.abort();
-  }
+export class TaskWaiter {
+  constructor(
+    private readonly tasks: TaskRepository,
+    private readonly held: HeldRequests,
+  ) {}
 
   /**
    * The task as last read: no longer queued, or still queued at the deadline, when the caller
    * went away (signalled by `abort`) or when the app closes.
    */
-  async waitWhileQueued(task: TaskRow, seconds: number, abort?: AbortSignal): Promise<TaskRow> {
-    const hold = new AbortController();
-    const onAbort = (): void => hold.abort();
-    abort?.addEventListener('abort', onAbort, { once: true });
-    this.holds.add(hold);
-    if (this.closed || abort?.aborted) hold.abort();
-    try {
-      return await this.poll(task, seconds, hold.signal);
-    } finally {
-      this.holds.delete(hold);
-      abort?.removeEventListener('abort', onAbort);
-    }
+  waitWhileQueued(task: TaskRow, seconds: number, abort?: AbortSignal): Promise<TaskRow> {
+    return this.held.hold(abort, (stop) => this.poll(task, seconds, stop));
   }
 
   private async poll(task: TaskRow, seconds: number, stop: AbortSignal): Promise<TaskRow> {
