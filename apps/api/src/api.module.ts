@@ -21,7 +21,6 @@ import { TaskInputController } from './tasks/task-input.controller';
 import { TaskInputService } from './tasks/task-input.service';
 import { TaskQueryService } from './tasks/task-query.service';
 import { TaskSubmitService } from './tasks/task-submit.service';
-import { TaskWaiter } from './tasks/task-waiter.service';
 import { ThreadTasksController } from './tasks/thread-tasks.controller';
 import { ThreadsController } from './tasks/threads.controller';
 import { UserTasksController } from './tasks/user-tasks.controller';
@@ -82,7 +81,6 @@ export class ApiModule {
         ApiMetricsServer,
         ToolsetCatalog,
         ArgumentsValidator,
-        TaskWaiter,
         TaskPresenter,
         TaskSubmitService,
         TaskQueryService,

@@ -1,10 +1,31 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { TaskRow } from '@app/persistence';
+
+/** One hold: what it waits for, how it re-reads its task, and until when. */
+export interface Hold {
+  /** The task as the hold starts. */
+  task: TaskRow;
+  /** Whether the hold goes on for the task as last read. */
+  waiting: (row: TaskRow) => boolean;
+  /** Reads the task again; null when it is gone (the hold then answers what it had). */
+  read: () => Promise<TaskRow | null>;
+  /** When the hold ends at the latest (`Date.now()` milliseconds). */
+  deadline: number;
+  /** The first re-read comes after this; each gap then grows by half, up to `maxCheckMs`. */
+  firstCheckMs: number;
+  maxCheckMs: number;
+  /** Fires when the caller went away. */
+  abort?: AbortSignal;
+}
 
 /**
- * The requests this replica is holding open while a task moves (a `Prefer: wait` submit, an MCP
- * call answered inline, `tasks/result`, a round's wait). When the app closes every hold ends at
- * once and answers what it has, so no hold keeps the process, or its client, waiting past the
- * shutdown delay (docs/operations.md, "Grace periods"). Ending a hold this way is not the
+ * The requests this replica holds open while a task moves (a `Prefer: wait` submit, an MCP call
+ * answered inline, `tasks/result`, a round's wait). A hold re-reads its task on a short, growing
+ * interval: one primary-key read per check, and no LISTEN connection per replica (the change
+ * itself comes from a poller, through the database). When the app closes every hold ends at once
+ * and answers the task as last read, so no hold keeps the process, or its client, waiting past
+ * the shutdown delay (docs/operations.md, "Grace periods"). Ending a hold this way is not the
  * client's cancel: the task goes on.
  */
 @Injectable()
@@ -19,28 +40,45 @@ export class HeldRequests implements OnModuleDestroy {
   }
 
   /**
-   * Runs `wait` with a signal that fires when `abort` (the caller went away) does or when the app
-   * closes; a hold that starts while the app is closing gets a fired signal.
+   * Holds until the task as last read is no longer `waiting`, the deadline passes, the caller
+   * goes away or the app closes (a hold that starts while it closes does not wait); answers the
+   * task as last read.
    */
-  async hold<T>(
-    abort: AbortSignal | undefined,
-    wait: (stop: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    const hold = new AbortController();
-    const onAbort = (): void => hold.abort();
-    abort?.addEventListener('abort', onAbort, { once: true });
-    this.holds.add(hold);
-    if (this.closed || abort?.aborted) hold.abort();
+  async hold(hold: Hold): Promise<TaskRow> {
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort();
+    hold.abort?.addEventListener('abort', onAbort, { once: true });
+    this.holds.add(stop);
+    if (this.closed || hold.abort?.aborted) stop.abort();
     try {
-      return await wait(hold.signal);
+      return await reread(hold, stop.signal);
     } finally {
-      this.holds.delete(hold);
-      abort?.removeEventListener('abort', onAbort);
+      this.holds.delete(stop);
+      hold.abort?.removeEventListener('abort', onAbort);
     }
   }
 
   onModuleDestroy(): void {
     this.closed = true;
-    for (const hold of this.holds) hold.abort();
+    for (const stop of this.holds) stop.abort();
   }
+}
+
+async function reread(hold: Hold, stop: AbortSignal): Promise<TaskRow> {
+  let current = hold.task;
+  let gap = hold.firstCheckMs;
+  while (hold.waiting(current)) {
+    const left = hold.deadline - Date.now();
+    if (left <= 0 || stop.aborted) break;
+    try {
+      await delay(Math.min(gap, left), undefined, { signal: stop });
+    } catch {
+      break; // the caller is gone, or the app is closing
+    }
+    gap = Math.min(hold.maxCheckMs, Math.ceil(gap * 1.5));
+    const fresh = await hold.read();
+    if (!fresh) break;
+    current = fresh;
+  }
+  return current;
 }

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { setTimeout as delay } from 'node:timers/promises';
 import { isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { Database, TaskRepository, TaskRow, listTaskPage } from '@app/persistence';
@@ -129,8 +128,7 @@ export class McpTaskAccess {
 
   /**
    * Re-reads the task until `done` holds for it (or it has ended), the time is up, `abort` fires
-   * or the app closes; answers the task as last read. One primary-key read per check, on a
-   * growing interval.
+   * or the app closes; answers the task as last read.
    */
   waitFor(
     task: TaskRow,
@@ -138,31 +136,14 @@ export class McpTaskAccess {
     abort?: AbortSignal,
     maxMs?: number,
   ): Promise<TaskRow> {
-    const deadline = Date.now() + (maxMs ?? this.settings.mcp.maxHoldMs);
-    return this.held.hold(abort, (stop) => this.reread(task, done, deadline, stop));
-  }
-
-  private async reread(
-    task: TaskRow,
-    done: (row: TaskRow) => boolean,
-    deadline: number,
-    stop: AbortSignal,
-  ): Promise<TaskRow> {
-    let current = task;
-    let gap = FIRST_CHECK_MS;
-    while (!isTerminal(current.status) && !done(current)) {
-      const left = deadline - Date.now();
-      if (left <= 0 || stop.aborted) break;
-      try {
-        await delay(Math.min(gap, left), undefined, { signal: stop });
-      } catch {
-        break;
-      }
-      gap = Math.min(MAX_CHECK_MS, Math.ceil(gap * 1.5));
-      const fresh = await this.tasks.findForUser(task.userId, task.id);
-      if (!fresh) break;
-      current = fresh;
-    }
-    return current;
+    return this.held.hold({
+      task,
+      waiting: (row) => !isTerminal(row.status) && !done(row),
+      read: () => this.tasks.findForUser(task.userId, task.id),
+      deadline: Date.now() + (maxMs ?? this.settings.mcp.maxHoldMs),
+      firstCheckMs: FIRST_CHECK_MS,
+      maxCheckMs: MAX_CHECK_MS,
+      abort,
+    });
   }
 }

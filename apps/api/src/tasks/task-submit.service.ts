@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { TaskStatus } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { GatewayMetrics, SubmitRefusalReason } from '@app/metrics';
 import { CatalogEntry, QuotaName, SubmitQuota, TaskRepository, TaskRow } from '@app/persistence';
 import { TraceCarrier, startSubmitSpan } from '@app/tracing';
+import { HeldRequests } from '../health/held-requests';
 import { ProblemException } from '../problem/problem.exception';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import { ArgumentsValidator } from './arguments-validator.service';
 import { parseSubmitBody, requestHash } from './submit-request';
-import { TaskWaiter } from './task-waiter.service';
 
 /** The metric reason of each quota's refusals. */
 const QUOTA_REASONS: Readonly<Record<QuotaName, SubmitRefusalReason>> = {
@@ -59,7 +60,7 @@ export class TaskSubmitService {
     private readonly tasks: TaskRepository,
     private readonly catalog: ToolsetCatalog,
     private readonly validator: ArgumentsValidator,
-    private readonly waiter: TaskWaiter,
+    private readonly held: HeldRequests,
     private readonly metrics: GatewayMetrics,
     @Inject(SETTINGS) settings: Settings,
   ) {
@@ -175,9 +176,26 @@ export class TaskSubmitService {
     }
     if (result.kind === 'created') this.metrics.submitted.inc({ toolset: entry.name });
     const task = command.waitSeconds
-      ? await this.waiter.waitWhileQueued(result.task, command.waitSeconds, command.abort)
+      ? await this.waitWhileQueued(result.task, command.waitSeconds, command.abort)
       : result.task;
     return { created: result.kind === 'created', task, entry };
+  }
+
+  /**
+   * `Prefer: wait`: the task as last read, no longer queued, or still queued when the wait ends,
+   * the caller goes away or the app closes. At most 200 ms late after the task leaves `queued`.
+   */
+  private waitWhileQueued(task: TaskRow, seconds: number, abort?: AbortSignal): Promise<TaskRow> {
+    return this.held.hold({
+      task,
+      waiting: (row) => row.status === TaskStatus.Queued,
+      // A thread deleted meanwhile reads as gone: the answer is then the task as created.
+      read: () => this.tasks.findForUser(task.userId, task.id, task.threadId),
+      deadline: Date.now() + seconds * 1000,
+      firstCheckMs: 20,
+      maxCheckMs: 200,
+      abort,
+    });
   }
 
   /** Counts a refusal by reason (`mcp_tasks_submit_refusals_total`) and hands the error back. */
