@@ -3,21 +3,21 @@ import type { Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { DrainState } from './health/drain-state';
-import { KeepAliveCloser } from './http/keep-alive-closer';
+import { ConnectionCloser } from './http/connection-closer';
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
 /**
  * SIGTERM/SIGINT: readiness answers 503 at once, while the API keeps serving every other request
  * for `delayMs` (SHUTDOWN_DELAY_MS), so load balancers take the replica out before its port
- * closes; then the app closes (event streams end, held requests answer, every keep-alive
- * connection ends once it has nothing left to answer, the pool closes) and the signal is raised
- * again, so the exit status is the signal's (143 for SIGTERM). A second signal
- * is ignored, as with Nest's `enableShutdownHooks()`, which would close the port at once.
+ * closes; then the app closes (event streams end, held requests answer, every open connection
+ * closes once it has nothing left to answer, the pool closes) and the signal is raised again, so
+ * the exit status is the signal's (143 for SIGTERM). A second signal is ignored, as with Nest's
+ * `enableShutdownHooks()`, which would close the port at once.
  */
 export function installShutdownSignals(app: INestApplication, delayMs: number, log: Logger): void {
   let closing = false;
-  const connections = new KeepAliveCloser(app.getHttpServer() as Server);
+  const connections = new ConnectionCloser(app.getHttpServer() as Server);
   const onSignal = (signal: NodeJS.Signals): void => {
     if (closing) return;
     closing = true;
@@ -25,7 +25,7 @@ export function installShutdownSignals(app: INestApplication, delayMs: number, l
     log.info({ signal, delayMs }, 'shutting down: not ready, still serving until the delay ends');
     delay(delayMs)
       .then(() => {
-        connections.start();
+        connections.closeWhenAnswered();
         return app.close();
       })
       .then(
