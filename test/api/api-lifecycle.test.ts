@@ -19,7 +19,7 @@ import {
   startApi,
 } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
-import { sdkClient } from '../front-door/front-door-harness';
+import { sdkClient } from '../helpers/mcp-client';
 
 let api: ApiHarness | undefined;
 afterEach(async () => {

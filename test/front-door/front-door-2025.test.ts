@@ -9,13 +9,8 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { waitUntil } from '../helpers/wait';
-import {
-  FrontDoor,
-  postMcp,
-  sdkClient,
-  startFrontDoor,
-  streamingClient,
-} from './front-door-harness';
+import { FrontDoor, postMcp, startFrontDoor } from './front-door-harness';
+import { sdkClient, streamingClient } from '../helpers/mcp-client';
 
 let fd: FrontDoor;
 let alice: Client;

@@ -14,9 +14,9 @@ import {
   openStatusStream,
   postMcp,
   postMcp2026,
-  sdkClient,
   startFrontDoor,
 } from './front-door-harness';
+import { sdkClient } from '../helpers/mcp-client';
 
 let fd: FrontDoor;
 let second: ApiProcess;

@@ -13,13 +13,8 @@ import {
   type ElicitRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { waitUntil } from '../helpers/wait';
-import {
-  FrontDoor,
-  postMcp,
-  postMcp2026,
-  startFrontDoor,
-  streamingClient,
-} from './front-door-harness';
+import { FrontDoor, postMcp, postMcp2026, startFrontDoor } from './front-door-harness';
+import { streamingClient } from '../helpers/mcp-client';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
