@@ -2,8 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { ConnectionCloser } from '@app/metrics';
 import { DrainState } from './health/drain-state';
-import { ConnectionCloser } from './http/connection-closer';
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 

@@ -1,4 +1,5 @@
 export { BacklogSampler } from './backlog-sampler';
+export { ConnectionCloser } from './connection-closer';
 export { DatabaseProbe } from './database-probe';
 export { GatewayMetrics } from './gateway-metrics';
 export { METRIC_DEFINITIONS, METRIC_NAMES } from './metric-names';

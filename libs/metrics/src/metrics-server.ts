@@ -1,6 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
+import { ConnectionCloser } from './connection-closer';
 
 /** What a health route answers: an HTTP status and an optional JSON body. */
 export interface RouteResult {
@@ -23,7 +24,7 @@ export interface MetricsServerOptions {
 export interface MetricsServer {
   /** The bound port (useful when started on port 0). */
   readonly port: number;
-  /** Stops accepting connections and closes idle keep-alive ones; resolves once closed. */
+  /** Stops accepting connections and closes each once it has nothing to answer; resolves then. */
   close(): Promise<void>;
 }
 
@@ -51,6 +52,7 @@ export async function startMetricsServer(
   });
   // A scrape is one short request; keep-alive sockets held by Prometheus must not delay exit.
   server.keepAliveTimeout = 5_000;
+  const connections = new ConnectionCloser(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, options.host, () => {
@@ -58,7 +60,10 @@ export async function startMetricsServer(
       resolve();
     });
   });
-  return { port: (server.address() as AddressInfo).port, close: () => closeServer(server) };
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => closeServer(server, connections),
+  };
 }
 
 async function handle(
@@ -93,9 +98,9 @@ function send(res: ServerResponse, status: number, body: unknown, headOnly = fal
   res.end(headOnly ? undefined : text);
 }
 
-function closeServer(server: Server): Promise<void> {
+function closeServer(server: Server, connections: ConnectionCloser): Promise<void> {
   return new Promise((resolve, reject) => {
     server.close((err) => (err ? reject(err) : resolve()));
-    server.closeIdleConnections();
+    connections.closeWhenAnswered();
   });
 }

@@ -8,10 +8,12 @@ import type { Socket } from 'node:net';
  * pre-connecting client leaves such connections): the server then waits for the client to close
  * it, for good if the client never does (on Node 20, over ten minutes in a test before it was
  * stopped). From {@link closeWhenAnswered} on, a connection with nothing to answer is closed at
- * once and a busy one as soon as its last answer has been sent (held `Prefer: wait` submits and
- * event streams end first; docs/operations.md, "Grace periods"): its written bytes are flushed,
- * then the socket is destroyed, whatever the client does. A connection accepted after that, in
- * the moment before the port closes, is refused as the closed port would refuse it.
+ * once and a busy one as soon as its last answer has been sent (the API's held `Prefer: wait`
+ * submits and event streams end first; docs/operations.md, "Grace periods"): its written bytes
+ * are flushed, then the socket is destroyed, whatever the client does. A connection accepted
+ * after that, in the moment before the port closes, is refused as the closed port would refuse
+ * it. Every HTTP server of the gateway closes through it: the API's port and each process's
+ * metrics and health port (`startMetricsServer`).
  */
 export class ConnectionCloser {
   /** Open connections, each with its requests not yet answered. */
