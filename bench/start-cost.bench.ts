@@ -10,10 +10,10 @@
  * The kinds take turns within each round, so a change in the machine's load touches all of them.
  *
  * Each kind starts in three forms, one right after the other (the order turns by round): the
- * bundle as it runs (dist/apps/<app>/main.js, the loader that turns on Node's compile cache, then
- * bundle.js; scripts/bundle-apps.ts), the bundle without that cache (bundle.js run directly), and
- * tsc's unbundled entry (dist/apps/<app>/src/main.js). The ratios are medians of the rounds'
- * ratios of CPU. On Node 20, which has no compile cache, the first two forms run the same code.
+ * bundle as it runs (dist/apps/<app>/main.js, the loader that runs bundle.js with V8's code of it
+ * kept from an earlier start; scripts/app-loader.ts), the bundle without that cache (bundle.js run
+ * directly), and tsc's unbundled entry (dist/apps/<app>/src/main.js). The ratios are medians of
+ * the rounds' ratios of CPU. A start that finds no kept code writes it (the first, on a new build).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -31,11 +31,11 @@ import { Benchmark, ResultRow } from './lib/types';
 const APPS = join(__dirname, '..', 'apps');
 
 /** The forms of each app the build writes, and the file each form runs. */
-const FORMS = ['bundle', 'bundle without the compile cache', 'unbundled'] as const;
+const FORMS = ['bundle', 'bundle without the code cache', 'unbundled'] as const;
 type Form = (typeof FORMS)[number];
 const FILE_OF: Record<Form, string> = {
   bundle: 'main.js',
-  'bundle without the compile cache': 'bundle.js',
+  'bundle without the code cache': 'bundle.js',
   unbundled: join('src', 'main.js'),
 };
 function mainOf(app: 'api' | 'poller' | 'demo-server' | 'cli', form: Form): string {
@@ -152,7 +152,7 @@ function summarize(kind: Kind, starts: Start[]): ResultRow[] {
       unit: '×',
     };
   };
-  rows.push(ratio('bundle without the compile cache', 'without the cache'));
+  rows.push(ratio('bundle without the code cache', 'without the cache'));
   rows.push(ratio('unbundled', 'unbundled'));
   return rows;
 }

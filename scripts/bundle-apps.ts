@@ -1,13 +1,12 @@
 // The last build step (`npm run build`): each deployed process as one file,
 // dist/apps/<app>/bundle.js, bundled by esbuild from tsc's output (which already carries the
-// decorator metadata Nest needs), and started by dist/apps/<app>/main.js, a two-line loader that
-// first turns on Node's compile cache. Why: a process loads one file instead of about 1,400
-// modules, each found, read and wrapped on its own, and on Node 22.1 or later (the image's Node
-// 24) it also reuses V8's code for that file from the cache instead of compiling 2 to 8 MB again;
-// docs/benchmarks.md ("Process start") has the figures. tsc's unbundled entry
+// decorator metadata Nest needs), and started by dist/apps/<app>/main.js, the loader
+// (scripts/app-loader.ts) that runs the bundle with V8's code for it kept on disk between starts.
+// Why: a process loads one file instead of about 1,400 modules, each found, read and wrapped on
+// its own, and a start of a build that ran before reuses the compiled code instead of compiling
+// 2 to 8 MB again; docs/benchmarks.md ("Process start") has the figures. tsc's unbundled entry
 // (dist/apps/<app>/src/main.js) is left in place and runs the same program.
 import { build } from 'esbuild';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const DIST = join(__dirname, '..');
@@ -22,7 +21,9 @@ const BUNDLED_APPS = ['api', 'poller', 'demo-server', 'cli'] as const;
  * - `typeorm`: required lazily, by the migrator only (libs/persistence/src/data-source.ts);
  * - `swagger-ui-dist`: serves its files from its own folder, found through `__dirname`;
  * - `pino` and `thread-stream`: their transports start workers from files beside their own code
- *   (the gateway's logs use no transport today; kept out so that adding one keeps working).
+ *   (the gateway's logs use no transport today; kept out so that adding one keeps working);
+ * - `load-esm`: Nest's way to `import()` an ES module by name (file-type, for upload validation);
+ *   the bundle has no `import()` of its own (below), so it stays a file Node loads.
  */
 const EXTERNAL = [
   '@nestjs/microservices',
@@ -33,22 +34,8 @@ const EXTERNAL = [
   'swagger-ui-dist',
   'pino',
   'thread-stream',
+  'load-esm',
 ];
-
-/**
- * The entry each deployment runs. The cache must be on before the bundle is required: Node
- * compiles a file whole when it loads it, so turning it on inside the bundle would be too late.
- * `enableCompileCache` never throws (a directory it cannot write leaves the cache off) and does
- * not exist before Node 22.1, where the bundle runs as it is. The cache's directory is Node's
- * choice: NODE_COMPILE_CACHE when set, else node-compile-cache in the temporary directory;
- * NODE_DISABLE_COMPILE_CACHE=1 turns it off (docs/operations.md, "Process start and Node's
- * compile cache").
- */
-const LOADER = `'use strict';
-// Written by scripts/bundle-apps.ts: Node's compile cache on, then the app (bundle.js).
-require('node:module').enableCompileCache?.();
-require('./bundle.js');
-`;
 
 async function main(): Promise<void> {
   await Promise.all(
@@ -65,9 +52,22 @@ async function main(): Promise<void> {
         // Chained to tsc's maps, so `node --enable-source-maps` points at the TypeScript.
         sourcemap: 'linked',
         external: EXTERNAL,
+        // `import()` of a built-in (the OTLP exporter's http, node:crypto) becomes `require`.
+        // The loader runs the bundle through node:vm, and on Node 20 a script compiled from
+        // kept code has no dynamic-import callback: its `import()` would fail.
+        supported: { 'dynamic-import': false },
         logLevel: 'error',
       });
-      await writeFile(join(DIST, 'apps', app, 'main.js'), LOADER);
+      // The entry beside it: scripts/app-loader.ts, which runs bundle.js with its code cache.
+      await build({
+        entryPoints: [join(DIST, 'scripts', 'app-loader.js')],
+        outfile: join(DIST, 'apps', app, 'main.js'),
+        bundle: true,
+        platform: 'node',
+        target: 'node20',
+        format: 'cjs',
+        logLevel: 'error',
+      });
     }),
   );
 }

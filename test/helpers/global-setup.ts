@@ -12,9 +12,9 @@ import { removeDeadFixtureFolders } from './leftovers';
  * unset) and a migrated template database that each test file clones (test/helpers/db.ts).
  */
 export default async function globalSetup(): Promise<void> {
-  // Node 22.1+ keeps the compiled code of every module it loads here, so the suite's ~300 poller,
-  // API, CLI and demo-server starts compile each file once, not each start (a poller's module
-  // loading: ~0.33 s of CPU instead of ~0.45 s on Node 24). Node 20 ignores the variable.
+  // The bundles' loader keeps V8's code of each app here after its first start (scripts/
+  // app-loader.ts), so the suite's ~300 poller, API, CLI and demo-server starts compile each
+  // bundle about once, not each start; Node 24 also keeps the unbundled fixtures' code here.
   process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'mcp-task-gateway-test-compile-cache');
   removeDeadFixtureFolders(join(__dirname, '..', '..', '.data'));
   let adminUrl = process.env.DATABASE_URL;

@@ -291,7 +291,7 @@ export async function startPoller(options: PollerOptions): Promise<PollerProcess
   const child = spawn(process.execPath, [POLLER_MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
-      // Set by the global setup: Node 24's compile cache (Node 20 ignores it).
+      // Set by the global setup: where the bundles keep their compiled code between starts.
       ...(process.env.NODE_COMPILE_CACHE && { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }),
       ...FAST_POLLER_ENV,
       DATABASE_URL: options.databaseUrl,
