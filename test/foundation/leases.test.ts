@@ -2,7 +2,7 @@
 // claimed twice while its lease lives, an expired claimer lands no write, expired leases are
 // claimable again by the same claim statement.
 import { Phase, TaskStatus } from '@app/common';
-import { TaskLeaseRepository } from '@app/persistence';
+import { FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { useTestDatabase } from '../helpers/db';
 import { NodeProcess, startNode } from '../helpers/node-process';
 import { waitUntil } from '../helpers/wait';
@@ -116,6 +116,24 @@ it('a live lease is not claimable; an expired one is, by the same statement', as
   );
   await expect(leases.release(first[0].lease)).rejects.toThrow(/lease lost/);
   await leases.release(second[0].lease);
+});
+
+it('the earliest due time after a claim counts a row due since the claim began, not one before it', async () => {
+  // Due 2 s ago: before a claim that began 1 s ago, so that claim left it (held, or its
+  // server saturated); waking for it would spin.
+  await insertTasks(t.db, 1, { status: 'working', dueInMs: -2_000 });
+  const fleet = new FleetRepository(t.db);
+  expect(await fleet.earliestDueMs(1_000)).toBeNull();
+  // Due 500 ms ago: after that claim began, so it could not see it. Wake at once (0), where
+  // asking only for future due times would have said "nothing" and left it to the fallback.
+  await insertTasks(t.db, 1, { status: 'working', dueInMs: -500 });
+  expect(await fleet.earliestDueMs(1_000)).toBe(0);
+  expect(await fleet.earliestDueMs(0)).toBeNull();
+  // A future due time is the time left until it.
+  await insertTasks(t.db, 1, { status: 'working', dueInMs: 60_000 });
+  const dueIn = await fleet.earliestDueMs(0);
+  expect(dueIn).toBeGreaterThan(50_000);
+  expect(dueIn).toBeLessThanOrEqual(60_000);
 });
 
 it('claims only as many rows as free slots, in due order', async () => {

@@ -99,8 +99,8 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
     return { items, again: filledServer, leftBehind };
   }
 
-  earliestDueMs(): Promise<number | null> {
-    return this.fleet.earliestFutureDueMs();
+  earliestDueMs(sinceClaimMs: number): Promise<number | null> {
+    return this.fleet.earliestDueMs(sinceClaimMs);
   }
 
   /** Keyed by claim, not task: a row claimed again after a lost lease is another item. */

@@ -15,18 +15,23 @@ class ScriptedWork implements LeasedWork<Item> {
   flags: Array<{ again?: boolean; leftBehind?: boolean }> = [];
   readonly givenBack: string[] = [];
   earliest: number | null = null;
+  /** The `sinceClaimMs` of each earliest-due read. */
+  readonly earliestAsked: number[] = [];
+  /** How long each claim statement takes (fake time). */
+  claimMs = 0;
   failures = 0;
   readonly claims: Array<{ at: number; limit: number }> = [];
   readonly runs = new Map<string, (nextDueInMs?: number) => void>();
   readonly signals = new Map<string, AbortSignal>();
 
-  claim(limit: number): Promise<ClaimedBatch<Item>> {
+  async claim(limit: number): Promise<ClaimedBatch<Item>> {
     this.claims.push({ at: Date.now(), limit });
+    if (this.claimMs > 0) await new Promise((resolve) => setTimeout(resolve, this.claimMs));
     if (this.failures > 0) {
       this.failures -= 1;
-      return Promise.reject(new Error('database down'));
+      throw new Error('database down');
     }
-    return Promise.resolve({ items: this.due.splice(0, limit), ...this.flags.shift() });
+    return { items: this.due.splice(0, limit), ...this.flags.shift() };
   }
 
   giveBack(item: Item): Promise<void> {
@@ -34,7 +39,8 @@ class ScriptedWork implements LeasedWork<Item> {
     return Promise.resolve();
   }
 
-  earliestDueMs(): Promise<number | null> {
+  earliestDueMs(sinceClaimMs: number): Promise<number | null> {
+    this.earliestAsked.push(sinceClaimMs);
     return Promise.resolve(this.earliest);
   }
 
@@ -105,6 +111,20 @@ it('wakes at the earliest due time the database reports (a lease expiry), not th
   expect(work.claims).toHaveLength(1);
   await jest.advanceTimersByTimeAsync(1);
   expect(work.claims).toHaveLength(2);
+});
+
+it('asks for the earliest due time from when its claim began, so rows due during a slow claim count', async () => {
+  const work = new ScriptedWork();
+  work.claimMs = 400;
+  work.earliest = 3000;
+  start(work, 4, 60_000);
+  await jest.advanceTimersByTimeAsync(400);
+  expect(work.earliestAsked).toEqual([400]);
+  // The next claim, at the due time it was given, asks from its own start.
+  work.claimMs = 0;
+  await jest.advanceTimersByTimeAsync(3000);
+  expect(work.claims).toHaveLength(2);
+  expect(work.earliestAsked).toEqual([400, 0]);
 });
 
 it("wakes at a settled item's next due time while nothing else is known", async () => {

@@ -136,7 +136,8 @@ export class LeasedWorkEngine<T> {
             this.dueMaybe = true;
             continue;
           }
-          const dueInMs = await work.earliestDueMs?.();
+          // Asked from when the claim began, so a row that fell due while it ran is not missed.
+          const dueInMs = await work.earliestDueMs?.(this.now() - this.lastClaimAt);
           if (dueInMs !== undefined && dueInMs !== null) this.wake.wakeAt(this.now() + dueInMs);
         } catch (error) {
           const retryInMs = this.backoff.failed();

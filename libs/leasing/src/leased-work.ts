@@ -19,11 +19,14 @@ export interface LeasedWork<T> {
   /** Claims at most `limit` due rows under this process's worker ID. May reject (database down). */
   claim(limit: number): Promise<ClaimedBatch<T>>;
   /**
-   * Milliseconds from now until the earliest due time still in the future, by the database
-   * clock, or null when none. A lease that expires is such a due time: a worker that wakes at it
-   * rescues a dead worker's rows within the poll interval of the expiry (leases.md, invariant 3).
+   * Milliseconds from now until the earliest due time after the last claim statement began
+   * (`sinceClaimMs` ago; 0 for one that fell due since), by the database clock, or null when
+   * none. A lease that expires is such a due time: a worker that wakes at it rescues a dead
+   * worker's rows within the poll interval of the expiry (leases.md, invariant 3). Rows due
+   * before the claim and left by it are not counted: the claim did not take them, so waking for
+   * them would spin.
    */
-  earliestDueMs?(): Promise<number | null>;
+  earliestDueMs?(sinceClaimMs: number): Promise<number | null>;
   /** The claim's identity (its lease token): a row claimed again after a lost lease is another item. */
   key(item: T): string;
   /**

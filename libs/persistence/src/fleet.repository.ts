@@ -3,7 +3,7 @@ import { TASKS_DUE_CHANNEL } from './task.repository';
 import {
   BACKLOG_SAMPLE_SQL,
   DELETE_EXPIRED_BATCH_SQL,
-  EARLIEST_FUTURE_DUE_SQL,
+  EARLIEST_DUE_SINCE_SQL,
 } from './sql/fleet.sql';
 
 /** One row of the backlog sample (numbers arrive as strings from pg's bigint/numeric). */
@@ -21,11 +21,14 @@ export interface BacklogSampleRow {
 export class FleetRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** Milliseconds until the earliest future due time (database clock), or null when none. */
-  async earliestFutureDueMs(): Promise<number | null> {
+  /**
+   * Milliseconds until the earliest due time later than `sinceMs` ago (database clock; 0 when
+   * that time has passed), or null when none.
+   */
+  async earliestDueMs(sinceMs: number): Promise<number | null> {
     const rows = await this.db.query<{ due_in_ms: string | number | null }>(
-      EARLIEST_FUTURE_DUE_SQL,
-      [],
+      EARLIEST_DUE_SINCE_SQL,
+      [Math.max(0, Math.round(sinceMs))],
       'mcp_tasks_earliest_due',
     );
     const value = rows[0]?.due_in_ms;

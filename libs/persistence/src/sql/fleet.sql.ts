@@ -5,14 +5,19 @@
  */
 
 /**
- * Milliseconds from the database's now until the earliest due time still in the future (rows
- * due already are either being claimed by someone else or belong to saturated servers; waking
- * for them would spin). One index probe on tasks_due_idx.
+ * Milliseconds from the database's now until the earliest due time later than $1 ms ago, when
+ * the caller's last claim statement began (negative when it has passed; the caller wakes at
+ * once). Rows due before that are not counted: that claim left them (someone else holds them, or
+ * their servers are saturated), and waking for them would spin. A row that fell due while the
+ * claim ran is counted: the claim did not see it, and without this it would wait for the
+ * fallback interval. The bound is a duration on the database's own clock, so no worker's clock
+ * enters it. One index probe on tasks_due_idx.
  */
-export const EARLIEST_FUTURE_DUE_SQL = `
+export const EARLIEST_DUE_SINCE_SQL = `
 SELECT extract(epoch FROM min(next_attempt_at) - now()) * 1000 AS due_in_ms
   FROM tasks
- WHERE next_attempt_at IS NOT NULL AND next_attempt_at > now()`;
+ WHERE next_attempt_at IS NOT NULL
+   AND next_attempt_at > now() - make_interval(secs => $1::int / 1000.0)`;
 
 /**
  * Backlog gauges: due rows per phase and the age of the oldest. Bounded by a LIMIT so a huge
