@@ -36,20 +36,29 @@ interface CacheFile {
 run();
 
 function run(): void {
-  const source = readFileSync(BUNDLE, 'utf8');
-  const cache = cacheFileFor(source);
-  if (!cache) {
+  const folder = cacheFolder();
+  if (!folder) {
     debug('code cache off');
     module.require(BUNDLE);
     return;
   }
   // Node's own cache (22.1+) for the few packages the bundle leaves to `require` (typeorm, which
-  // the migrator loads): the same folder rules, and Node's own subfolder in it.
+  // the migrator loads): in NODE_COMPILE_CACHE when set, else in Node's default folder.
   (nodeModule as unknown as NodeCompileCache).enableCompileCache?.(
     process.env.NODE_COMPILE_CACHE || undefined,
   );
+  const source = readFileSync(BUNDLE);
+  const cache: CacheFile = {
+    // One file per bundle on disk, so two checkouts or builds side by side do not evict each other.
+    path: join(
+      folder,
+      `${basename(__dirname)}-${zlib.crc32(BUNDLE).toString(16).padStart(8, '0')}.bin`,
+    ),
+    crc: zlib.crc32(source),
+    sourceBytes: source.length,
+  };
   const cachedData = readCache(cache);
-  const script = new vm.Script(wrap(source), {
+  const script = new vm.Script(wrap(source.toString('utf8')), {
     filename: BUNDLE,
     cachedData,
   });
@@ -89,13 +98,13 @@ function wrap(source: string): string {
 }
 
 /**
- * Where this bundle's code is kept, or nothing when the cache is off: NODE_DISABLE_COMPILE_CACHE=1,
+ * The folder where this bundle's code is kept, or nothing when the cache is off: NODE_DISABLE_COMPILE_CACHE=1,
  * `--enable-source-maps` (Node maps the stacks of files it loads itself, not of node:vm scripts),
  * a Node without zlib.crc32 (before 20.15), or a folder that is not this user's alone. The folder
  * is this user's own, in NODE_COMPILE_CACHE or else straight in the temporary directory (whose
  * sticky bit keeps other users from moving it), one per Node version.
  */
-function cacheFileFor(source: string): CacheFile | undefined {
+function cacheFolder(): string | undefined {
   if (
     process.env.NODE_DISABLE_COMPILE_CACHE === '1' ||
     (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled ||
@@ -118,14 +127,7 @@ function cacheFileFor(source: string): CacheFile | undefined {
   } catch {
     return undefined;
   }
-  // One file per bundle on disk, so two checkouts or builds side by side do not evict each other.
-  const app = basename(__dirname);
-  const where = zlib.crc32(BUNDLE).toString(16).padStart(8, '0');
-  return {
-    path: join(folder, `${app}-${where}.bin`),
-    crc: zlib.crc32(source),
-    sourceBytes: Buffer.byteLength(source),
-  };
+  return folder;
 }
 
 /** The kept code when it was made from this very source, else nothing. */

@@ -50,8 +50,8 @@ export async function startMetricsServer(
   const server = createServer((req, res) => {
     void handle(req, res, routes, registry.contentType, options.onError);
   });
-  // A scrape is one short request; keep-alive sockets held by Prometheus must not delay exit.
-  server.keepAliveTimeout = 5_000;
+  // Keep-alive sockets held by Prometheus, or connections that never sent a request, must not
+  // delay exit: close() closes each once it has nothing left to answer.
   const connections = new ConnectionCloser(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
