@@ -97,7 +97,6 @@ export class TaskLeaseRepository {
       (leases) =>
         this.sendBatch(
           SUBMIT_STARTED_BATCH_SQL,
-          'mcp_tasks_submit_started_batch',
           leases.map((lease) => ({ lease })),
           leases.map((lease) => ({ id: lease.taskId, token: lease.token })),
         ),
@@ -325,7 +324,7 @@ export class TaskLeaseRepository {
         leases.map((lease) => lease.token),
         ...terminalParams(snapshot),
       ],
-      'mcp_tasks_finish_many',
+      // No statement name: a batch is planned for its own size (see `sendBatch`).
     );
     const applied = rows.map((row) => row.id);
     const landed = new Set(applied);
@@ -432,7 +431,7 @@ export class TaskLeaseRepository {
       ),
       delay_ms: nextDelayMs,
     }));
-    return this.sendBatch(APPLY_POLL_BATCH_SQL, 'mcp_tasks_apply_poll_batch', items, rows);
+    return this.sendBatch(APPLY_POLL_BATCH_SQL, items, rows);
   }
 
   private async sendHandles(items: HandleWrite[]): Promise<boolean[]> {
@@ -451,7 +450,7 @@ export class TaskLeaseRepository {
         new_input_required: v[7],
       };
     });
-    return this.sendBatch(SUBMITTED_BATCH_SQL, 'mcp_tasks_submitted_batch', items, rows);
+    return this.sendBatch(SUBMITTED_BATCH_SQL, items, rows);
   }
 
   private async sendTerminals(items: TerminalWrite[]): Promise<boolean[]> {
@@ -473,7 +472,7 @@ export class TaskLeaseRepository {
         has_guard: guarded,
       };
     });
-    return this.sendBatch(FINISH_BATCH_SQL, 'mcp_tasks_finish_batch', items, rows);
+    return this.sendBatch(FINISH_BATCH_SQL, items, rows);
   }
 
   private async sendRenewals(items: Renewal[]): Promise<(RenewalOutcome | undefined)[]> {
@@ -485,7 +484,6 @@ export class TaskLeaseRepository {
     const renewed = await this.db.query<RenewalRow & { id: string; token: string }>(
       RENEW_WATCHING_CANCEL_BATCH_SQL,
       [storableJson(rows)],
-      'mcp_tasks_renew_batch',
     );
     const byClaim = new Map(renewed.map((row) => [claimKey(row.id, row.token), row]));
     return items.map(({ lease }) => {
@@ -498,18 +496,20 @@ export class TaskLeaseRepository {
    * One statement for the batch; per item, whether its row passed its fence. Matched by claim
    * (task and token): two claims of one task in a batch (a stale item beside the row's new
    * claim) are told apart.
+   *
+   * Batches are sent as unnamed statements, so Postgres plans each for its own size. A named
+   * (prepared) one gets a generic plan after five runs, which cannot know how many rows the
+   * array or JSON parameter holds: for `finishMany` of 500 rows it joined them by a nested loop
+   * over every live lease (`tasks_leased_idx`), 249,500 rows compared and dropped, and the
+   * burn-down's finishes cost twice the database CPU (docs/benchmarks.md, "What the profiles
+   * showed"). Planning a batch costs well under a millisecond.
    */
   private async sendBatch(
     sql: string,
-    name: string,
     items: readonly { lease: TaskLease }[],
     rows: readonly object[],
   ): Promise<boolean[]> {
-    const landed = await this.db.query<{ id: string; token: string }>(
-      sql,
-      [storableJson(rows)],
-      name,
-    );
+    const landed = await this.db.query<{ id: string; token: string }>(sql, [storableJson(rows)]);
     const claims = new Set(landed.map((row) => claimKey(row.id, row.token)));
     return items.map(({ lease }) => claims.has(claimKey(lease.taskId, lease.token)));
   }
