@@ -61,8 +61,8 @@ export const claimGrowthBench: Benchmark = {
         }
       }
       const plan = await bench.db.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN (ANALYZE, BUFFERS) SELECT id FROM tasks
-          WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= now()
+        `EXPLAIN (ANALYZE, BUFFERS) SELECT task_id FROM task_leases
+          WHERE lease_token IS NULL AND next_attempt_at <= now()
           ORDER BY next_attempt_at LIMIT ${CLAIM_ROWS} FOR UPDATE SKIP LOCKED`,
       );
       ctx.log(
@@ -98,6 +98,7 @@ async function grow(bench: BenchDatabase, count: number): Promise<void> {
     dueToMs: 3_600_000,
   });
   await bench.db.query('VACUUM ANALYZE tasks');
+  await bench.db.query('VACUUM ANALYZE task_leases');
   await bench.db.query('CHECKPOINT');
 }
 
@@ -123,10 +124,10 @@ async function measureClaims(
     if (claimed.length !== CLAIM_ROWS)
       throw new Error(`claimed ${claimed.length}, expected ${CLAIM_ROWS}`);
     await bench.db.query(
-      `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+      `UPDATE task_leases SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
               next_attempt_at = now()
          FROM unnest($1::text[], $2::uuid[]) AS u(id, token)
-        WHERE tasks.id = u.id AND tasks.lease_token = u.token`,
+        WHERE task_leases.task_id = u.id AND task_leases.lease_token = u.token`,
       [claimed.map((c) => c.lease.taskId), claimed.map((c) => c.lease.token)],
     );
   }

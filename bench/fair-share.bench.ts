@@ -85,18 +85,19 @@ async function runScenario(
   scenario: Scenario,
   windowMs: number,
 ): Promise<ScenarioRun> {
-  await bench.db.query('TRUNCATE tasks');
+  await bench.db.query('TRUNCATE tasks CASCADE');
   if (scenario !== 'alone') {
     await bench.db.query(
-      `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                          next_attempt_at)
+      `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)
        SELECT 'task_' || md5(random()::text || g), 'noisy', 'thread-1', 'demo-sync', 'sync-call', 'demo',
-              'queued', '{}'::jsonb, now() - interval '1 minute'
+              'queued', '{}'::jsonb
          FROM generate_series(1, $1::int) AS g`,
       [FLOOD],
     );
+    await bench.db.query(`UPDATE task_leases SET next_attempt_at = now() - interval '1 minute'`);
   }
   await bench.db.query('VACUUM ANALYZE tasks');
+  await bench.db.query('VACUUM ANALYZE task_leases');
   const fair = scenario !== 'flood-due-order';
   let stop = false;
   const quietLags: number[] = [];
@@ -119,10 +120,9 @@ async function runScenario(
     const started = Date.now();
     while (Date.now() - started < windowMs) {
       await bench.db.query(
-        `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                            next_attempt_at)
+        `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)
          VALUES ('task_' || md5(random()::text || $1), 'quiet', 'thread-1', 'demo-sync', 'sync-call', 'demo',
-                 'queued', '{}'::jsonb, now())`,
+                 'queued', '{}'::jsonb)`,
         [quietSubmitted],
       );
       quietSubmitted += 1;
@@ -137,7 +137,7 @@ async function runScenario(
   // A quiet task never claimed in the window counts with its age at the end.
   const unclaimed = await bench.db.query<{ age_ms: number }>(
     `SELECT extract(epoch FROM now() - created_at) * 1000 AS age_ms
-       FROM tasks WHERE user_id = 'quiet' AND claim_count = 0`,
+       FROM task_rows WHERE user_id = 'quiet' AND claim_count = 0`,
   );
   const lags = [...quietLags, ...unclaimed.map((row) => Number(row.age_ms))];
   return {

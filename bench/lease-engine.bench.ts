@@ -127,16 +127,16 @@ export const leaseEngineBench: Benchmark = {
 };
 
 async function burnLease(bench: BenchDatabase, config: Config, rows: number): Promise<number> {
-  await bench.db.query('TRUNCATE tasks');
+  await bench.db.query('TRUNCATE tasks CASCADE');
   // Due over the last minute, in random order, like a backlog that built up.
   await loadTasks(bench.db, { count: rows, status: 'working', dueFromMs: -60_000, dueToMs: 0 });
-  await settle(bench, 'tasks');
+  await settle(bench, 'tasks, task_leases');
   const done = await runWorkers('workers/lease-burn.worker.js', config.processes, {
     ...config.env,
     DATABASE_URL: bench.url,
   });
   const left = await bench.db.query<{ n: string }>(
-    `SELECT count(*) AS n FROM tasks WHERE next_attempt_at IS NOT NULL`,
+    `SELECT count(*) AS n FROM task_rows WHERE next_attempt_at IS NOT NULL`,
   );
   const processed = done.reduce((sum, d) => sum + d.processed, 0);
   const lost = done.reduce((sum, d) => sum + d.lost, 0);

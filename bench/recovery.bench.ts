@@ -57,9 +57,10 @@ export const recoveryBench: Benchmark = {
         // Kill at a moment the victim holds claims (it polls ~1,000 rows/s, so this is quick).
         const deadline = Date.now() + 30_000;
         for (;;) {
-          const held = await bench.db.query(`SELECT 1 FROM tasks WHERE lease_owner = $1 LIMIT 1`, [
-            worker[0].id,
-          ]);
+          const held = await bench.db.query(
+            `SELECT 1 FROM task_rows WHERE lease_owner = $1 LIMIT 1`,
+            [worker[0].id],
+          );
           if (held.length > 0 || Date.now() > deadline) break;
           await sleep(5);
         }
@@ -73,7 +74,7 @@ export const recoveryBench: Benchmark = {
           expires_ms: string;
         }>(
           `SELECT id, claim_count, extract(epoch FROM lease_expires_at) * 1000 AS expires_ms
-             FROM tasks WHERE lease_owner = $1 AND lease_token IS NOT NULL`,
+             FROM task_rows WHERE lease_owner = $1 AND lease_token IS NOT NULL`,
           [worker[0].id],
         );
         const expiresAt = new Map(orphans.map((o) => [o.id, Number(o.expires_ms)]));
@@ -82,7 +83,7 @@ export const recoveryBench: Benchmark = {
         const until = Date.now() + settings.leaseMs * 4;
         while (orphans.length > 0 && Date.now() < until) {
           const moved = await bench.db.query<{ id: string }>(
-            `SELECT t.id FROM tasks t JOIN unnest($1::text[], $2::int[]) AS o(id, claims)
+            `SELECT t.id FROM task_rows t JOIN unnest($1::text[], $2::int[]) AS o(id, claims)
                 ON t.id = o.id WHERE t.claim_count > o.claims`,
             [orphans.map((o) => o.id), orphans.map((o) => o.claim_count)],
           );

@@ -74,12 +74,13 @@ async function oneRun(
   const plain = await timed(submits, (i) => submit(`plain-${i % 50}`));
   const quota = await timed(submits, (i) => submit(`light-${i % 50}`, QUOTA));
   await bench.db.query(
-    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, next_attempt_at)
-     SELECT 'heavy_' || g, 'heavy', 't', 'bench', 'ordinary', 'srv', '{}', now() + interval '1 hour'
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input)
+     SELECT 'heavy_' || g, 'heavy', 't', 'bench', 'ordinary', 'srv', '{}'
        FROM generate_series(1, $1) AS g`,
     [HEAVY_ACTIVE],
   );
   await bench.db.query('VACUUM ANALYZE tasks');
+  await bench.db.query('VACUUM ANALYZE task_leases');
   const heavy = await timed(submits, () => submit('heavy', QUOTA));
   const oneUser = await throughput(submits, () => submit('together', QUOTA));
   const manyUsers = await throughput(submits, (worker) => submit(`apart-${worker}`, QUOTA));

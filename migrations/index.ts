@@ -11,6 +11,7 @@ import { TaskDeadlines1796430000000 } from './1796430000000-TaskDeadlines';
 import { SubmitTaskFunction1796440000000 } from './1796440000000-SubmitTaskFunction';
 import { EventSnapshotScrub1796450000000 } from './1796450000000-EventSnapshotScrub';
 import { SubmitNotifyAfterCommit1796460000000 } from './1796460000000-SubmitNotifyAfterCommit';
+import { LeaseTable1796470000000 } from './1796470000000-LeaseTable';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   SubmitTaskFunction1796440000000,
   EventSnapshotScrub1796450000000,
   SubmitNotifyAfterCommit1796460000000,
+  LeaseTable1796470000000,
 ];

@@ -144,7 +144,7 @@ describe('task view', () => {
 
 describe('no leaks', () => {
   it('never answers with a remote ID, session, server, lease, worker, input, hash or secret', async () => {
-    const rows = await api.db.db.query(`SELECT * FROM tasks`);
+    const rows = await api.db.db.query(`SELECT * FROM task_rows`);
     const secrets = new Set<string>(
       [key, JWT_SECRET, api.db.url, new URL(api.db.url).password].filter(Boolean),
     );

@@ -209,7 +209,7 @@ describe('real answers match the document', () => {
     const [taskId] = await insertTasks(api.db.db, 1, { userId: USER, threadId: THREAD });
     await api.db.db.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [taskId]);
     await api.db.db.query(
-      `UPDATE tasks SET status = 'completed', completed_at = now(), next_attempt_at = NULL
+      `UPDATE tasks SET status = 'completed', completed_at = now()
         WHERE id = $1`,
       [taskId],
     );

@@ -104,7 +104,7 @@ describe('active-task quota across two API replicas', () => {
 
     // Once a task ends, the next submit fits again.
     await replicas.db.db.query(
-      `UPDATE tasks SET status = 'cancelled', next_attempt_at = NULL, completed_at = now()
+      `UPDATE tasks SET status = 'cancelled', completed_at = now()
         WHERE id = $1`,
       [ids[0]],
     );

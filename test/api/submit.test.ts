@@ -136,7 +136,7 @@ describe('Prefer: wait', () => {
       10_000,
     );
     await api.db.db.query(
-      `UPDATE tasks SET status = 'failed', error_code = 'submit_rejected', error_message = 'no', completed_at = now(), next_attempt_at = NULL WHERE id = $1`,
+      `UPDATE tasks SET status = 'failed', error_code = 'submit_rejected', error_message = 'no', completed_at = now() WHERE id = $1`,
       [id],
     );
     const c = await capped;

@@ -69,7 +69,7 @@ it('stores a partial answer durably, 202 with the task still waiting for the res
     name: { response: NAME, received_at: expect.any(String) as string },
   });
   const [due] = await api.db.db.query<{ due: boolean }>(
-    `SELECT next_attempt_at <= now() AS due FROM tasks WHERE id = $1`,
+    `SELECT next_attempt_at <= now() AS due FROM task_rows WHERE id = $1`,
     [id],
   );
   expect(due.due).toBe(true);

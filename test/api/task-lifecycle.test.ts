@@ -116,7 +116,7 @@ describe('after the runs', () => {
   it('never showed a remote ID, session, server name, lease or worker ID', async () => {
     const secrets = new Set<string>([UPSTREAM_SERVER]);
     for (const row of await api.db.db.query(
-      `SELECT remote_task_id, remote_session_id, lease_owner, lease_token, pinned_worker_id FROM tasks`,
+      `SELECT remote_task_id, remote_session_id, lease_owner, lease_token, pinned_worker_id FROM task_rows`,
     )) {
       for (const value of Object.values(row))
         if (typeof value === 'string' && value.length >= 6) secrets.add(value);

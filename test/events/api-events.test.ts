@@ -43,10 +43,9 @@ async function open(replica: ApiProcess, token: string, thread: string, last?: s
 async function drive(ids: string[]): Promise<void> {
   for (const id of ids) {
     await db.db.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [id]);
-    await db.db.query(
-      `UPDATE tasks SET status = 'completed', completed_at = now(), next_attempt_at = NULL WHERE id = $1`,
-      [id],
-    );
+    await db.db.query(`UPDATE tasks SET status = 'completed', completed_at = now() WHERE id = $1`, [
+      id,
+    ]);
   }
 }
 

@@ -22,9 +22,7 @@ async function setStatus(id: string, status: string, extra = ''): Promise<void> 
   const terminal = ['completed', 'failed', 'cancelled'].includes(status);
   await db.db.query(
     `UPDATE tasks SET status = $2 ${extra},
-            next_attempt_at = CASE WHEN $3 THEN NULL ELSE next_attempt_at END,
-            completed_at = CASE WHEN $3 THEN now() ELSE completed_at END,
-            lease_token = NULL
+            completed_at = CASE WHEN $3 THEN now() ELSE completed_at END
       WHERE id = $1`,
     [id, status, terminal],
   );

@@ -77,7 +77,7 @@ it('ends a stream at its maximum age; the client resumes with Last-Event-ID', as
 
   const second = await open(token, 'age', first.client.lastId);
   await db.db.query(
-    `UPDATE tasks SET status = 'completed', completed_at = now(), next_attempt_at = NULL
+    `UPDATE tasks SET status = 'completed', completed_at = now()
       WHERE id = $1`,
     [ids[0]],
   );

@@ -73,7 +73,7 @@ it('delivers every terminal event at least once across SIGKILLed workers', async
     await db.db.query(`UPDATE tasks SET status = 'working' WHERE id = ANY($1)`, [batch]);
     await db.db.query(
       `UPDATE tasks SET status = (ARRAY['completed', 'failed', 'cancelled'])[1 + (abs(hashtext(id)) % 3)],
-              error_code = 'upstream_failed', completed_at = now(), next_attempt_at = NULL
+              error_code = 'upstream_failed', completed_at = now()
         WHERE id = ANY($1)`,
       [batch],
     );

@@ -79,8 +79,7 @@ async function runTask(database: Database, user: string): Promise<string> {
   const [id] = await insertTasks(database, 1, { userId: user, threadId: 'th' });
   await database.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [id]);
   await database.query(
-    `UPDATE tasks SET status = 'completed', completed_at = now(), next_attempt_at = NULL
-      WHERE id = $1`,
+    `UPDATE tasks SET status = 'completed', completed_at = now() WHERE id = $1`,
     [id],
   );
   return id;

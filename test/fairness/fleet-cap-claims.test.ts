@@ -11,12 +11,12 @@ const ROUNDS = 15;
 
 beforeAll(async () => {
   await database.db.query(
-    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                        next_attempt_at)
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)
      SELECT 'task_capped_' || g, 'user-' || (g % 7), 'thread-1', 'demo-sync', 'sync-call',
-            'capped', 'queued', '{}'::jsonb, now() - interval '1 minute'
+            'capped', 'queued', '{}'::jsonb
        FROM generate_series(1, 500) AS g`,
   );
+  await database.db.query(`UPDATE task_leases SET next_attempt_at = now() - interval '1 minute'`);
 });
 
 it.each([
@@ -42,14 +42,14 @@ it.each([
         ),
       );
       const [live] = await database.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM tasks
+        `SELECT count(*)::int AS n FROM task_rows
             WHERE server = 'capped' AND lease_token IS NOT NULL AND lease_expires_at > now()`,
       );
       held.push(live.n);
       // The calls end: the leases are given back, due now, for the next round.
       await database.db.query(
-        `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-                            next_attempt_at = now() - interval '1 minute'
+        `UPDATE task_leases SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+                               next_attempt_at = now() - interval '1 minute'
             WHERE lease_token IS NOT NULL`,
       );
     }

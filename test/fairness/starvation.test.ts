@@ -24,10 +24,9 @@ it('B submits one task behind A’s 10,000: it is claimed within one claim per p
   );
   // sync-call tasks: each is claimed once, for its submit, and submit_started_at records when.
   await fleet.db.query(
-    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                        next_attempt_at)
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)
      SELECT 'task_flood' || g, 'noisy', 'thread-1', 'demo-sync', 'sync-call', 'demo', 'queued',
-            '{"duration_ms": 300}'::jsonb, now()
+            '{"duration_ms": 300}'::jsonb
        FROM generate_series(1, $1::int) AS g`,
     [FLOOD],
   );
@@ -39,10 +38,9 @@ it('B submits one task behind A’s 10,000: it is claimed within one claim per p
     return rows[0].n >= 50 ? true : undefined;
   }, 'the flood being worked on');
   await fleet.db.query(
-    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                        next_attempt_at)
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)
      VALUES ('task_quiet', 'quiet', 'thread-1', 'demo-sync', 'sync-call', 'demo', 'queued',
-             '{"duration_ms": 300}'::jsonb, now())`,
+             '{"duration_ms": 300}'::jsonb)`,
   );
   await waitUntil(
     async () => {

@@ -16,12 +16,19 @@ const WINDOW = 2000;
  */
 async function seed(user: string, count: number, fromMinutes: number, toMinutes: number) {
   await database.db.query(
-    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                        next_attempt_at)
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)
      SELECT 'task_' || md5($1 || g), $1, 'thread-1', 'demo-ordinary', 'ordinary', 'demo',
-            'queued', '{}'::jsonb,
-            now() - make_interval(mins => $3) + (g::float8 / $2) * make_interval(mins => $3 - $4)
+            'queued', '{}'::jsonb
        FROM generate_series(1, $2::int) AS g`,
+    [user, count],
+  );
+  // The due times on the lease rows the insert made, row g by the same ID.
+  await database.db.query(
+    `UPDATE task_leases
+        SET next_attempt_at = now() - make_interval(mins => $3)
+                              + (g::float8 / $2) * make_interval(mins => $3 - $4)
+       FROM generate_series(1, $2::int) AS g
+      WHERE task_id = 'task_' || md5($1 || g)`,
     [user, count, fromMinutes, toMinutes],
   );
 }
@@ -88,7 +95,9 @@ it('work-conserving: a principal alone fills every slot; a tenant groups its use
   await database.db.query(`DELETE FROM tasks`);
   await seed('carol', 50, 10, 1);
   await seed('dave', 50, 10, 1);
+  // A tenant is set at submit and is the principal of the task's lease row from then on.
   await database.db.query(`UPDATE tasks SET tenant = 'acme'`);
+  await database.db.query(`UPDATE task_leases SET principal = 'acme'`);
   const leases = new TaskLeaseRepository(database.db);
   const request = {
     workerId: 'conserving',
@@ -99,7 +108,7 @@ it('work-conserving: a principal alone fills every slot; a tenant groups its use
     fairShare: { weights: new Map([['carol', 1000]]) },
   };
   const oldest = await database.db.query<{ id: string }>(
-    `SELECT id FROM tasks ORDER BY next_attempt_at LIMIT 30`,
+    `SELECT id FROM task_rows ORDER BY next_attempt_at LIMIT 30`,
   );
   const first = await leases.claim({ ...request, limit: 30 });
   expect(first).toHaveLength(30);

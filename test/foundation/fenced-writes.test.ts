@@ -30,14 +30,13 @@ describe('one place for the fenced writes of task rows', () => {
     expect(users).toEqual(['libs/persistence/src/task-lease.repository.ts']);
   });
 
-  it('no other file writes a task row under a lease token of its own', () => {
+  it("no other file fences a write on a task's lease row", () => {
     const fencing = SOURCES.filter((path) =>
-      /UPDATE tasks\b[^`]*?lease_token\s*=\s*(\$\d|u\.token)/.test(text(path)),
+      /task_leases\.lease_token\s*=\s*(\$\d|[ub]\.token)/.test(text(path)),
     ).map(rel);
     expect(fencing.sort()).toEqual([
       'libs/persistence/src/sql/fenced-write.sql.ts',
       'libs/persistence/src/sql/finish-many.sql.ts',
-      'libs/persistence/src/task-lease.repository.ts',
     ]);
   });
 });
@@ -73,9 +72,10 @@ describe('finish and finishMany', () => {
     });
     expect(claims).toHaveLength(3);
     const [one, two, lost] = ids.map((id) => claims.find((c) => c.id === id)!);
-    await t.db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 s' WHERE id = $1`, [
-      lost.id,
-    ]);
+    await t.db.query(
+      `UPDATE task_leases SET lease_expires_at = now() - interval '1 s' WHERE task_id = $1`,
+      [lost.id],
+    );
 
     await leases.finish(one.lease, FAILED);
     const outcome = await leases.finishMany([two.lease, lost.lease], FAILED);
@@ -83,7 +83,7 @@ describe('finish and finishMany', () => {
     expect(outcome.applied).toEqual([two.id]);
     expect(outcome.lost).toEqual([lost.lease]);
     const row = async (id: string) =>
-      (await t.db.query(`SELECT ${COLUMNS} FROM tasks WHERE id = $1`, [id]))[0];
+      (await t.db.query(`SELECT ${COLUMNS} FROM task_rows WHERE id = $1`, [id]))[0];
     const single = await row(one.id);
     expect(single).toMatchObject({
       status: 'failed',

@@ -35,7 +35,9 @@ describe('group commit of fenced writes', () => {
     single = new TaskLeaseRepository(t.db);
     tasks = new TaskRepository(t.db);
   });
-  beforeEach(() => {
+  beforeEach(async () => {
+    // Each test claims every due row, so none may be left over from the one before.
+    await t.db.query(`DELETE FROM tasks`);
     sent = [];
   });
   afterAll(async () => {
@@ -63,14 +65,16 @@ describe('group commit of fenced writes', () => {
   }
 
   const row = async (id: string) =>
-    (await t.db.query(`SELECT ${COLUMNS} FROM tasks WHERE id = $1`, [id]))[0];
+    (await t.db.query(`SELECT ${COLUMNS} FROM task_rows WHERE id = $1`, [id]))[0];
 
   it('poll results: one statement, each row fenced by its own token', async () => {
     const ids = await insertTasks(t.db, 5, { status: 'working' });
     const [a, b, stolen, cancelled, reference] = await claimAll(ids);
     // Another worker took `stolen` after its lease expired (its new token written by hand: a real
     // takeover would wait out the lease); a consumer cancelled `cancelled`.
-    await t.db.query(`UPDATE tasks SET lease_token = gen_random_uuid() WHERE id = $1`, [stolen.id]);
+    await t.db.query(`UPDATE task_leases SET lease_token = gen_random_uuid() WHERE task_id = $1`, [
+      stolen.id,
+    ]);
     await consumerCancel(cancelled.id);
     const snapshot: TaskSnapshot = {
       status: TaskStatus.Working,
@@ -97,9 +101,10 @@ describe('group commit of fenced writes', () => {
     const ids = await insertTasks(t.db, 6, { status: 'working' });
     const [done, failed, stolen, guarded, done1, failed1] = await claimAll(ids);
     // `stolen`'s lease has run out, set by hand rather than waited out.
-    await t.db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 s' WHERE id = $1`, [
-      stolen.id,
-    ]);
+    await t.db.query(
+      `UPDATE task_leases SET lease_expires_at = now() - interval '1 s' WHERE task_id = $1`,
+      [stolen.id],
+    );
     await consumerCancel(guarded.id);
     const COMPLETED: TaskSnapshot = {
       status: TaskStatus.Completed,
@@ -136,17 +141,20 @@ describe('group commit of fenced writes', () => {
     const ids = await insertTasks(t.db, 4, { status: 'working' });
     const [held, stolen, cancelled, overdue] = await claimAll(ids);
     // Another worker's token on `stolen`, written by hand as above.
-    await t.db.query(`UPDATE tasks SET lease_token = gen_random_uuid() WHERE id = $1`, [stolen.id]);
+    await t.db.query(`UPDATE task_leases SET lease_token = gen_random_uuid() WHERE task_id = $1`, [
+      stolen.id,
+    ]);
     await consumerCancel(cancelled.id);
-    // The deadline sweep asks for `overdue`'s cancel. Its deadline is set by hand: insertTasks
-    // has no toolset to take one from, as the API's submit does.
+    // The deadline sweep asks for `overdue`'s cancel. Its deadline is set by hand, on the task
+    // and its lease row: insertTasks has no toolset to take one from, as the API's submit does.
     await t.db.query(`UPDATE tasks SET deadline_at = now() WHERE id = $1`, [overdue.id]);
+    await t.db.query(`UPDATE task_leases SET deadline_at = now() WHERE task_id = $1`, [overdue.id]);
     const swept = await new TaskDeadlineRepository(t.db).requestOverdueCancels(10);
     expect(swept.map((task) => task.id)).toEqual([overdue.id]);
     const expiry = async (id: string) =>
       (
         await t.db.query<{ ms: number }>(
-          `SELECT extract(epoch FROM lease_expires_at - now()) * 1000 AS ms FROM tasks
+          `SELECT extract(epoch FROM lease_expires_at - now()) * 1000 AS ms FROM task_rows
             WHERE id = $1`,
           [id],
         )

@@ -29,7 +29,7 @@ async function claimAll(room?: Map<string, number>, limit = 10): Promise<Claimed
 /** Seconds from the database's now until the row is due (negative or 0: due now). */
 async function dueInS(id: string): Promise<number> {
   const [row] = await t.db.query<{ s: string }>(
-    `SELECT extract(epoch FROM next_attempt_at - now()) AS s FROM tasks WHERE id = $1`,
+    `SELECT extract(epoch FROM next_attempt_at - now()) AS s FROM task_rows WHERE id = $1`,
     [id],
   );
   return Number(row.s);
@@ -80,7 +80,7 @@ describe('a cancel requested while the row is leased', () => {
     // The poll's answer arrives after the request: it must not end or reschedule the task.
     expect(await write(claim)).toBe('cancel_pending');
     const [row] = await t.db.query<{ status: string; result: unknown; lease_token: string | null }>(
-      `SELECT status, result, lease_token FROM tasks WHERE id = $1`,
+      `SELECT status, result, lease_token FROM task_rows WHERE id = $1`,
       [id],
     );
     expect(row).toEqual({ status: 'working', result: null, lease_token: null });
@@ -147,7 +147,7 @@ describe('a remote handle after the lease expired', () => {
       true,
     );
     const [row] = await t.db.query<{ remote_task_id: string; lease_token: string | null }>(
-      `SELECT remote_task_id, lease_token FROM tasks WHERE id = $1`,
+      `SELECT remote_task_id, lease_token FROM task_rows WHERE id = $1`,
       [id],
     );
     expect(row).toEqual({ remote_task_id: 'job_1', lease_token: null });

@@ -49,7 +49,7 @@ it('four processes drain 20,000 due rows, each row claimed exactly once', async 
   );
   expect(Number(n)).toBe(ids.length);
   const [{ done }] = await t.db.query<{ done: string }>(
-    `SELECT count(*) AS done FROM tasks WHERE status = 'completed' AND lease_token IS NULL`,
+    `SELECT count(*) AS done FROM task_rows WHERE status = 'completed' AND lease_token IS NULL`,
   );
   expect(Number(done)).toBe(ids.length);
   // Every claimer took part: the work spread instead of serializing behind one lock.
@@ -107,7 +107,7 @@ it('a live lease is not claimable; an expired one is, by the same statement', as
   expect(first).toHaveLength(3);
   expect(await leases.claim({ ...request, workerId: 'b' })).toEqual([]);
   await t.db.query(
-    `UPDATE tasks SET lease_expires_at = now() - interval '1 ms', next_attempt_at = now() - interval '1 ms'`,
+    `UPDATE task_leases SET lease_expires_at = now() - interval '1 ms', next_attempt_at = now() - interval '1 ms'`,
   );
   const second = await leases.claim({ ...request, workerId: 'b' });
   expect(second.map((r) => r.id).sort()).toEqual(first.map((r) => r.id).sort());
@@ -184,15 +184,15 @@ describe.each([
     expect(first).toHaveLength(14);
     // The dead worker's last two claims expire now; the rest go back overdue, unleased.
     await t.db.query(
-      `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-                        next_attempt_at = now() - interval '60 s'
-        WHERE NOT (id = ANY($1::text[]))`,
+      `UPDATE task_leases SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+                              next_attempt_at = now() - interval '60 s'
+        WHERE NOT (task_id = ANY($1::text[]))`,
       [held],
     );
     await t.db.query(
-      `UPDATE tasks SET lease_expires_at = now() - interval '1 ms',
-                        next_attempt_at = now() - interval '1 ms'
-        WHERE id = ANY($1::text[])`,
+      `UPDATE task_leases SET lease_expires_at = now() - interval '1 ms',
+                              next_attempt_at = now() - interval '1 ms'
+        WHERE task_id = ANY($1::text[])`,
       [held],
     );
     return held;

@@ -1,7 +1,8 @@
-// Guards the one description of a `tasks` row (TASK_COLUMNS in libs/persistence/src/task-row.ts)
-// against drift: it must match the migrated table column by column, every other column must be
-// one the code never reads, and the event outbox trigger's snapshot must hold every column the
-// event projections read, so an event shows what the API's GET of the same task shows.
+// Guards the one description of a task row (TASK_COLUMNS in libs/persistence/src/task-row.ts)
+// against drift: it must match the migrated `task_rows` view (the task with its lease columns)
+// column by column, every other column must be one the code never reads, and the event outbox
+// trigger's snapshot must hold every column the event projections read, so an event shows what
+// the API's GET of the same task shows.
 import { TaskErrorCode, TaskStatus } from '@app/common';
 import { TASK_COLUMNS, TaskRow, taskColumnName, toTaskRow } from '@app/persistence';
 import { taskRowFromSnapshot, toTaskSummary } from '@app/views';
@@ -20,11 +21,17 @@ const NOT_READ = [
 
 const t = useTestDatabase();
 
-it('TASK_COLUMNS matches the migrated tasks table: names, types, nullability', async () => {
+it('TASK_COLUMNS matches the migrated task_rows view: names, types, nullability', async () => {
+  // A view reports every column nullable: a task's own columns are as `tasks` has them, and the
+  // lease row's are null once the task has ended (the view's outer join).
   const rows = await t.db.query<{ name: string; type: string; nullable: boolean }>(
-    `SELECT column_name AS name, data_type AS type, is_nullable = 'YES' AS nullable
-       FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = 'tasks'`,
+    `SELECT v.column_name AS name, v.data_type AS type,
+            coalesce(c.is_nullable = 'YES', true) AS nullable
+       FROM information_schema.columns v
+       LEFT JOIN information_schema.columns c
+              ON c.table_schema = v.table_schema AND c.table_name = 'tasks'
+             AND c.column_name = v.column_name
+      WHERE v.table_schema = current_schema() AND v.table_name = 'task_rows'`,
   );
   const table = new Map(rows.map((r) => [r.name, { type: r.type, nullable: r.nullable }]));
   const described = new Map(
@@ -39,14 +46,17 @@ it('TASK_COLUMNS matches the migrated tasks table: names, types, nullability', a
   expect(unread).toEqual([...NOT_READ].sort());
 });
 
-/** The `'key', NEW.column` pairs of the snapshot the outbox trigger stores in `task_events.task`. */
+/**
+ * The `'key', n.column` (the task) and `'key', l.column` (its lease row) pairs of the snapshot
+ * the outbox trigger stores in `task_events.task`.
+ */
 async function snapshotColumns(): Promise<string[]> {
   const [{ body }] = await t.db.query<{ body: string }>(
-    `SELECT pg_get_functiondef('tasks_event_outbox'::regproc) AS body`,
+    `SELECT pg_get_functiondef('tasks_after_update'::regproc) AS body`,
   );
   const start = body.indexOf('jsonb_build_object(');
   const end = body.indexOf(')', start);
-  const pairs = [...body.slice(start, end).matchAll(/'(\w+)',\s*NEW\.(\w+)/g)];
+  const pairs = [...body.slice(start, end).matchAll(/'(\w+)',\s*[nl]\.(\w+)/g)];
   expect(pairs.length).toBeGreaterThan(0);
   for (const [, key, column] of pairs) expect(key).toBe(column);
   return pairs.map(([, key]) => key);
@@ -96,11 +106,11 @@ it("an event's summary equals the live row's, upstream text scrubbed alike", asy
   await t.db.query(
     `UPDATE tasks SET remote_task_id = 'job77', status = 'failed', error_code = 'upstream_failed',
             error_message = 'server "billing-east" answered error -1: billing-east lost job77',
-            completed_at = now(), next_attempt_at = NULL
+            completed_at = now()
       WHERE id = $1`,
     [id],
   );
-  const [live] = await t.db.query('SELECT * FROM tasks WHERE id = $1', [id]);
+  const [live] = await t.db.query('SELECT * FROM task_rows WHERE id = $1', [id]);
   const [event] = await t.db.query<{ task: Record<string, unknown> }>(
     `SELECT task FROM task_events WHERE task_id = $1 ORDER BY id DESC LIMIT 1`,
     [id],

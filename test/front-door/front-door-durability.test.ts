@@ -135,7 +135,7 @@ it('a task created on a replica that dies, with a poller killed mid-task, comple
   );
   // Kill the poller holding the task's claim if one does at this moment, else the first one.
   const held = await fd.api.db.db.query<{ pid: number }>(
-    `SELECT w.pid FROM tasks t JOIN workers w ON w.id = t.lease_owner WHERE t.id = $1`,
+    `SELECT w.pid FROM task_rows t JOIN workers w ON w.id = t.lease_owner WHERE t.id = $1`,
     [taskId],
   );
   const victim = fd.pollers.find((p) => p.child.pid === held[0]?.pid) ?? fd.pollers[0];
@@ -216,7 +216,7 @@ it('a poller killed while it holds the task mid-call: another poller runs it to 
   const holder = await waitUntil(
     async () => {
       const rows = await fd.api.db.db.query<{ pid: number; status: string }>(
-        `SELECT w.pid, t.status FROM tasks t JOIN workers w ON w.id = t.lease_owner
+        `SELECT w.pid, t.status FROM task_rows t JOIN workers w ON w.id = t.lease_owner
           WHERE t.id = $1`,
         [taskId],
       );

@@ -15,9 +15,8 @@ export interface FleetTaskSeed {
 export async function insertFleetTasks(db: Queryable, seeds: FleetTaskSeed[]): Promise<string[]> {
   const ids = seeds.map(() => newTaskId());
   await db.query(
-    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                        next_attempt_at)
-     SELECT id, 'user-1', 'thread-1', toolset, contract, server, 'queued', input, now()
+    `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)
+     SELECT id, 'user-1', 'thread-1', toolset, contract, server, 'queued', input
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
             AS t(id, toolset, contract, server, input)`,
     [
@@ -52,7 +51,7 @@ export async function taskStates(db: Queryable, ids: string[]): Promise<Map<stri
   const rows = await db.query<TaskState>(
     `SELECT id, status, error_code, error_message, last_error, consecutive_errors, remote_task_id,
             submit_attempts, claim_count, lease_owner, input, completed_at
-       FROM tasks WHERE id = ANY($1::text[])`,
+       FROM task_rows WHERE id = ANY($1::text[])`,
     [ids],
   );
   return new Map(rows.map((row) => [row.id, row]));

@@ -14,7 +14,11 @@ export interface TaskSeed {
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-/** Inserts `count` tasks in one statement and returns their IDs, in insertion order. */
+/**
+ * Inserts `count` tasks in one statement and returns their IDs, in insertion order. An active
+ * task's lease row comes from the `tasks_lease_insert` trigger, due now; another due time is set
+ * on it afterwards.
+ */
 export async function insertTasks(
   db: Queryable,
   count: number,
@@ -25,11 +29,10 @@ export async function insertTasks(
   const terminal = TERMINAL.has(status);
   await db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                        error_code, completed_at, next_attempt_at)
+                        error_code, completed_at)
      SELECT id, $2, $3, $4, $5, $6, $7, '{}'::jsonb,
             CASE WHEN $7 = 'failed' THEN 'upstream_failed' END,
-            CASE WHEN $8 THEN now() END,
-            CASE WHEN $8 THEN NULL ELSE now() + make_interval(secs => $9::float8 / 1000) END
+            CASE WHEN $8 THEN now() END
        FROM unnest($1::text[]) AS id`,
     [
       ids,
@@ -40,8 +43,42 @@ export async function insertTasks(
       seed.server ?? 'demo',
       status,
       terminal,
-      seed.dueInMs ?? 0,
     ],
   );
+  if (!terminal && seed.dueInMs) await setLeaseRows(db, ids, { dueInMs: seed.dueInMs });
   return ids;
+}
+
+/** What a test sets on tasks' lease rows (docs/leases.md, "The lease table"). */
+export interface LeaseState {
+  /** Due this many milliseconds from now (database clock); negative: overdue. */
+  dueInMs?: number;
+  /** A lease held by `owner` (a fresh token), ending this many milliseconds from now. */
+  leased?: { owner: string; expiresInMs: number };
+  /** No lease held. */
+  released?: boolean;
+}
+
+/** Sets due times and leases on the lease rows of `ids` (active tasks), as a poller would. */
+export async function setLeaseRows(db: Queryable, ids: string[], state: LeaseState): Promise<void> {
+  const sets: string[] = [];
+  const params: unknown[] = [ids];
+  if (state.dueInMs !== undefined) {
+    params.push(state.dueInMs);
+    sets.push(`next_attempt_at = now() + make_interval(secs => $${params.length}::float8 / 1000)`);
+  }
+  if (state.leased) {
+    params.push(state.leased.owner, state.leased.expiresInMs);
+    const end = `now() + make_interval(secs => $${params.length}::float8 / 1000)`;
+    sets.push(
+      `lease_owner = $${params.length - 1}, lease_token = gen_random_uuid(), lease_expires_at = ${end}`,
+      `next_attempt_at = ${end}`,
+    );
+  }
+  if (state.released) sets.push('lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL');
+  if (sets.length === 0) return;
+  await db.query(
+    `UPDATE task_leases SET ${sets.join(', ')} WHERE task_id = ANY($1::text[])`,
+    params,
+  );
 }

@@ -88,7 +88,7 @@ async function taskRow(
     leased: boolean;
     error_code: string | null;
   }>(
-    `SELECT status, coalesce(lease_expires_at > now(), false) AS leased, error_code FROM tasks WHERE id = $1`,
+    `SELECT status, coalesce(lease_expires_at > now(), false) AS leased, error_code FROM task_rows WHERE id = $1`,
     [id],
   );
   return rows[0];
@@ -100,12 +100,15 @@ async function pushBack(id: string): Promise<void> {
   await waitUntil(
     async () => {
       const rows = await api.db.db.query(
-        `UPDATE tasks SET next_attempt_at = now() + interval '1 hour',
-                          created_at = now() - interval '20 minutes',
+        `WITH lease AS (
+           UPDATE task_leases SET next_attempt_at = now() + interval '1 hour'
+            WHERE task_id = $1 AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+           RETURNING task_id
+         )
+         UPDATE tasks SET created_at = now() - interval '20 minutes',
                           consecutive_errors = 3, last_error = 'upstream unreachable'
-          WHERE id = $1 AND next_attempt_at IS NOT NULL
-            AND (lease_expires_at IS NULL OR lease_expires_at <= now())
-        RETURNING id`,
+           FROM lease WHERE tasks.id = lease.task_id
+         RETURNING tasks.id`,
         [id],
       );
       return rows.length === 1 ? true : undefined;

@@ -83,14 +83,14 @@ it('a submit held up past its lease is cut by its deadline: the row is submitted
     20_000,
   );
   const [claim] = await database.db.query<{ lease_owner: string }>(
-    `SELECT lease_owner FROM tasks WHERE id = $1`,
+    `SELECT lease_owner FROM task_rows WHERE id = $1`,
     [id],
   );
   expect(claim.lease_owner).toBe(first.workerId);
   await waitUntil(
     async () => {
       const [row] = await database.db.query<{ expired: boolean }>(
-        `SELECT lease_expires_at <= now() AS expired FROM tasks WHERE id = $1`,
+        `SELECT lease_expires_at <= now() AS expired FROM task_rows WHERE id = $1`,
         [id],
       );
       return row.expired ? true : undefined;

@@ -42,7 +42,7 @@ it('a poller an hour ahead of the database writes every time from the database c
         ...(await fleet.db.query<Sample>(
           `SELECT extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_left_ms,
                   extract(epoch FROM next_attempt_at - now()) * 1000 AS due_in_ms
-             FROM tasks WHERE id = ANY($1)`,
+             FROM task_rows WHERE id = ANY($1)`,
           [ids],
         )),
       );

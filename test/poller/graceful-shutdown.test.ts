@@ -73,7 +73,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
     // that made this test flaky on a loaded machine).
     const heldRows = await waitUntil(async () => {
       const rows = await fleet.db.query<{ id: string; lease_expires_at: Date }>(
-        `SELECT id, lease_expires_at FROM tasks WHERE lease_owner = $1
+        `SELECT id, lease_expires_at FROM task_rows WHERE lease_owner = $1
             AND lease_expires_at > $2::timestamptz + interval '10000 ms'
             AND lease_expires_at > now() + interval '9000 ms'`,
         [leaving.workerId, frozenAt],
@@ -95,7 +95,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
     const [taken] = await waitUntil(
       async () => {
         const rows = await fleet.db.query<{ id: string; claimed_at: Date }>(
-          `SELECT id, lease_expires_at - interval '30000 ms' AS claimed_at FROM tasks
+          `SELECT id, lease_expires_at - interval '30000 ms' AS claimed_at FROM task_rows
             WHERE id = ANY($1) AND lease_owner = $2`,
           [held, staying.workerId],
         );
@@ -133,7 +133,7 @@ it('a second SIGTERM exits at once, without waiting for the drain', async () => 
     { toolset: 'demo-ordinary', server: 'demo', input: { duration_ms: 0, fault: 'hang_submit' } },
   ]);
   await waitUntil(async () => {
-    const rows = await fleet.db.query(`SELECT 1 FROM tasks WHERE lease_owner = $1`, [
+    const rows = await fleet.db.query(`SELECT 1 FROM task_rows WHERE lease_owner = $1`, [
       poller.workerId,
     ]);
     return rows.length > 0 ? true : undefined;

@@ -28,7 +28,7 @@ interface Row {
 async function rows(ids: string[]): Promise<Map<string, Row>> {
   const found = await fleet.db.query<Row>(
     `SELECT id, status, poll_count, progress, lease_owner, lease_token::text
-       FROM tasks WHERE id = ANY($1::text[])`,
+       FROM task_rows WHERE id = ANY($1::text[])`,
     [ids],
   );
   return new Map(found.map((row) => [row.id, row]));
@@ -64,17 +64,20 @@ it('a stolen lease is not written by the shared statement; every other task fini
   // must not land.
   const stolen = await waitUntil(async () => {
     const held = await fleet.db.query<{ id: string }>(
-      `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now() AND status = 'working'`,
+      `SELECT id FROM task_rows WHERE lease_owner = $1 AND lease_expires_at > now() AND status = 'working'`,
       [poller.workerId],
     );
     if (held.length < 3) return undefined;
     poller.pause();
     await waitNoPollerStatement(fleet.db);
     const taken = await fleet.db.query<{ id: string }>(
-      `UPDATE tasks SET lease_owner = 'thief', lease_token = gen_random_uuid(),
-              lease_expires_at = now() + interval '1 hour'
-        WHERE lease_owner = $1 AND lease_expires_at > now() AND status = 'working'
-        RETURNING id`,
+      `UPDATE task_leases l SET lease_owner = 'thief', lease_token = gen_random_uuid(),
+              lease_expires_at = now() + interval '1 hour',
+              next_attempt_at = now() + interval '1 hour'
+         FROM tasks t
+        WHERE t.id = l.task_id AND l.lease_owner = $1 AND l.lease_expires_at > now()
+          AND t.status = 'working'
+        RETURNING l.task_id AS id`,
       [poller.workerId],
     );
     if (taken.length > 0) return taken.map((row) => row.id);

@@ -63,7 +63,7 @@ async function heldRow(id: string): Promise<HeldRow> {
   const rows = await fleet.db.query<HeldRow>(
     `SELECT status, lease_owner, lease_expires_at, claim_count, progress, submitted_at, completed_at,
             error_code, error_message
-       FROM tasks WHERE id = $1`,
+       FROM task_rows WHERE id = $1`,
     [id],
   );
   return rows[0];
@@ -331,7 +331,7 @@ it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, un
   ]);
   await waitUntil(async () => {
     const rows = await fleet.db.query(
-      `SELECT 1 FROM tasks WHERE id = $1 AND status = 'working' AND lease_owner = $2`,
+      `SELECT 1 FROM task_rows WHERE id = $1 AND status = 'working' AND lease_owner = $2`,
       [id, leaving.workerId],
     );
     return rows.length > 0 ? true : undefined;

@@ -45,14 +45,14 @@ it('the paused poller finds every claim it held taken over, and its late writes 
   // claim was being written back), thaw it and try again.
   const frozen = await waitUntil(async () => {
     const held = await fleet.db.query<{ id: string }>(
-      `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
+      `SELECT id FROM task_rows WHERE lease_owner = $1 AND lease_expires_at > now()`,
       [paused.workerId],
     );
     if (held.length === 0) return undefined;
     paused.pause();
     await waitNoPollerStatement(fleet.db);
     const rows = await fleet.db.query<{ id: string }>(
-      `SELECT id FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
+      `SELECT id FROM task_rows WHERE lease_owner = $1 AND lease_expires_at > now()`,
       [paused.workerId],
     );
     if (rows.length > 0) return rows;

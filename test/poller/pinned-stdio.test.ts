@@ -47,7 +47,7 @@ async function pinnedRow(id: string): Promise<PinnedRow> {
   const rows = await fleet.db.query<PinnedRow>(
     `SELECT status, error_code, error_message, pinned_worker_id, lease_owner, remote_task_id,
             poll_count, claim_count, completed_at
-       FROM tasks WHERE id = $1`,
+       FROM task_rows WHERE id = $1`,
     [id],
   );
   return rows[0];

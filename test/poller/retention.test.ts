@@ -2,6 +2,7 @@
 // dead `workers` rows are pruned unless they still pin a live task.
 import { newTaskId } from '@app/common';
 import { useFleet } from '../helpers/fleet';
+import { setLeaseRows } from '../helpers/tasks';
 import { demoServerEntry, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
@@ -11,15 +12,15 @@ async function insert(count: number, terminal: boolean, completedDaysAgo: number
   const ids = Array.from({ length: count }, () => newTaskId());
   await fleet.db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                        created_at, completed_at, next_attempt_at)
+                        created_at, completed_at)
      SELECT id, 'u', 't', 'demo-ordinary', 'ordinary', 'demo',
             CASE WHEN $2 THEN 'completed' ELSE 'working' END, '{}'::jsonb,
             now() - make_interval(days => $3 + 1),
-            CASE WHEN $2 THEN now() - make_interval(days => $3) END,
-            CASE WHEN $2 THEN NULL ELSE now() + interval '1 day' END
+            CASE WHEN $2 THEN now() - make_interval(days => $3) END
        FROM unnest($1::text[]) AS id`,
     [ids, terminal, completedDaysAgo],
   );
+  if (!terminal) await setLeaseRows(fleet.db, ids, { dueInMs: 86_400_000 });
 }
 
 async function count(where: string): Promise<number> {
@@ -59,13 +60,13 @@ it('prunes long-dead workers rows that pin nothing, and keeps one that pins a li
   );
   const [pinned] = await fleet.db.query<{ id: string }>(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input,
-                        pinned_worker_id, next_attempt_at)
-     VALUES ($1, 'u', 't', 'demo-native', 'mcp-tasks', 'demo', 'working', '{}'::jsonb, 'pinning',
-             now() + interval '1 day')
+                        pinned_worker_id)
+     VALUES ($1, 'u', 't', 'demo-native', 'mcp-tasks', 'demo', 'working', '{}'::jsonb, 'pinning')
      RETURNING id`,
     [newTaskId()],
   );
   expect(pinned).toBeDefined();
+  await setLeaseRows(fleet.db, [pinned.id], { dueInMs: 86_400_000 });
   const serversFile = writeServersFile({
     demo: demoServerEntry('http://127.0.0.1:9', 'demo-ordinary'),
   });

@@ -24,7 +24,7 @@ async function observe(ids: string[]): Promise<Observation[]> {
   return fleet.db.query<Observation>(
     `SELECT input->>'tag' AS tag, consecutive_errors AS errors, poll_count AS polls,
             extract(epoch FROM next_attempt_at - updated_at) * 1000 AS "delayMs"
-       FROM tasks WHERE id = ANY($1) AND lease_token IS NULL AND next_attempt_at IS NOT NULL
+       FROM task_rows WHERE id = ANY($1) AND lease_token IS NULL AND next_attempt_at IS NOT NULL
         AND status <> 'queued'`,
     [ids],
   );

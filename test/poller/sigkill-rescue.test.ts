@@ -35,7 +35,7 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
   let killedAt = 0;
   const held = await waitUntil(async () => {
     const rows = await fleet.db.query<{ id: string; claim_count: number }>(
-      `SELECT id, claim_count FROM tasks WHERE lease_owner = $1 AND lease_expires_at > now()`,
+      `SELECT id, claim_count FROM task_rows WHERE lease_owner = $1 AND lease_expires_at > now()`,
       [victim.workerId],
     );
     if (rows.length < 3) return undefined;
@@ -45,7 +45,7 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
   }, 'the victim holding claims');
   // Rows it held at the kill (re-read: a write sent just before the kill may have landed).
   const orphans = await fleet.db.query<{ id: string; lease_expires_at: Date }>(
-    `SELECT id, lease_expires_at FROM tasks
+    `SELECT id, lease_expires_at FROM task_rows
       WHERE lease_owner = $1 AND next_attempt_at IS NOT NULL`,
     [victim.workerId],
   );

@@ -50,7 +50,7 @@ it('three pollers, 240 tasks, four SIGKILLs: at most one submit each, crashes en
     const victim = await waitUntil(async () => {
       await watch();
       const rows = await fleet.db.query<{ lease_owner: string }>(
-        `SELECT lease_owner FROM tasks WHERE status = 'queued' AND submit_started_at IS NOT NULL
+        `SELECT lease_owner FROM task_rows WHERE status = 'queued' AND submit_started_at IS NOT NULL
            AND lease_owner IS NOT NULL AND lease_expires_at > now() LIMIT 1`,
       );
       return pollers.find((p) => p.workerId === rows[0]?.lease_owner && p.child.exitCode === null);

@@ -127,11 +127,16 @@ it.each([
       const current = await row(id);
       return current.status === 'working' && stats.by_tag[tag]?.submits === 1 ? true : undefined;
     }, `${toolset} running upstream`);
-    // An hour passes: the submit moves an hour into the past, its deadline with it.
+    // An hour passes: the submit moves an hour into the past, its deadline with it (the task's,
+    // and its lease row's copy that the sweep reads).
     await fleet.db.query(
       `UPDATE tasks SET created_at = created_at - interval '1 hour',
                         deadline_at = deadline_at - interval '1 hour'
         WHERE id = $1`,
+      [id],
+    );
+    await fleet.db.query(
+      `UPDATE task_leases SET deadline_at = deadline_at - interval '1 hour' WHERE task_id = $1`,
       [id],
     );
 
@@ -173,6 +178,10 @@ it('a task never submitted ends failed deadline_exceeded without reaching the up
   await fleet.db.query(`UPDATE tasks SET deadline_at = now() + interval '1 second' WHERE id = $1`, [
     id,
   ]);
+  await fleet.db.query(
+    `UPDATE task_leases SET deadline_at = now() + interval '1 second' WHERE task_id = $1`,
+    [id],
+  );
   const ended = await waitUntil(
     async () => {
       const state = (await taskStates(fleet.db, [id])).get(id)!;

@@ -24,20 +24,39 @@ export interface ClaimedTask extends TaskRow {
   claimSentAtMs: number;
 }
 
+/** What the claim statement returns per leased row (claim.sql.ts `LEASE_AND_RETURN`). */
+export interface ClaimRow {
+  id: string;
+  lease_token: string;
+  lease_expires_at: Date;
+  phase: Phase;
+  rescued: boolean;
+  due_lag_seconds: number | string;
+  db_now: Date;
+}
+
 /**
+ * A claimed task from its row (read after the claim) and the claim's own answer, whose lease
+ * fields are the ones that count: the row was read after the lease was taken.
+ *
  * The claim's fields are set on the mapped row itself, not spread into a new literal
  * (`{ ...toTaskRow(row), lease, … }`): V8 gave every spread copy of the 43-field row a hidden
  * class of its own, so each field added after the spread built new maps, row by row. In a node
  * loop that cost 59 µs of CPU per row against 3.5 µs this way; a claim of 500 rows spent 30 ms
  * of the worker's CPU on it (docs/benchmarks.md, "What the profiles showed").
  */
-export function toClaimedTask(row: Record<string, unknown>, claimSentAtMs: number): ClaimedTask {
+export function toClaimedTask(
+  row: Record<string, unknown>,
+  claim: ClaimRow,
+  claimSentAtMs: number,
+): ClaimedTask {
   const task = toTaskRow(row) as ClaimedTask;
-  task.lease = { taskId: row.id as string, token: row.lease_token as string };
-  task.phase = row.phase as Phase;
-  task.rescued = row.rescued as boolean;
-  task.dueLagSeconds = Number(row.due_lag_seconds);
-  task.dbNow = row.db_now as Date;
+  task.leaseExpiresAt = claim.lease_expires_at;
+  task.lease = { taskId: claim.id, token: claim.lease_token };
+  task.phase = claim.phase;
+  task.rescued = claim.rescued;
+  task.dueLagSeconds = Number(claim.due_lag_seconds);
+  task.dbNow = claim.db_now;
   task.claimSentAtMs = claimSentAtMs;
   return task;
 }

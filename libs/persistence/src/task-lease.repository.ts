@@ -2,6 +2,7 @@ import { LeaseLostError, TaskSnapshot, TaskStatus } from '@app/common';
 import {
   BatchOutcome,
   ClaimRequest,
+  ClaimRow,
   ClaimedTask,
   RemoteHandle,
   RenewalOutcome,
@@ -10,22 +11,31 @@ import {
   toClaimedTask,
 } from './claimed-task';
 import { Database, Queryable, jsonParam } from './database';
-import { CLAIM_SQL, FAIR_CLAIM_SQL, FLEET_LIVE_SQL, FLEET_LOCK_SQL } from './sql/claim.sql';
+import {
+  CLAIM_SQL,
+  FAIR_CLAIM_SQL,
+  FLEET_LIVE_SQL,
+  FLEET_LOCK_SQL,
+  TASK_ROWS_BY_ID_SQL,
+} from './sql/claim.sql';
 import {
   APPLY_POLL_BATCH_SQL,
-  CLEAR_LEASE,
+  APPLY_POLL_SQL,
   FINISH_BATCH_SQL,
-  RELEASE_FOR_CANCEL_SQL,
+  MARK_WORKING_SQL,
+  RELEASE_AFTER_SQL,
+  RELEASE_NOW_SQL,
   RENEW_WATCHING_CANCEL_BATCH_SQL,
   RENEW_WATCHING_CANCEL_SQL,
   SUBMITTED_BATCH_SQL,
-  SUBMITTED_SET,
+  SUBMITTED_IF_STILL_OURS_SQL,
+  SUBMITTED_SQL,
   SUBMIT_STARTED_BATCH_SQL,
-  TERMINAL_SET,
-  afterMs,
-  afterMsUnlessCancelled,
-  answerMarkSet,
-  fencedUpdateSql,
+  SUBMIT_STARTED_SQL,
+  UPDATE_PROGRESS_SQL,
+  answerMarkSql,
+  finishSql,
+  releaseAfterErrorSql,
 } from './sql/fenced-write.sql';
 import { FINISH_MANY_SQL } from './sql/finish-many.sql';
 import { storableJson } from './storable-text';
@@ -145,12 +155,32 @@ export class TaskLeaseRepository {
     });
   }
 
+  /**
+   * The claim statement (lease rows only), then the claimed tasks read by ID in a statement of
+   * their own (TASK_ROWS_BY_ID_SQL says why), outside any transaction of the claim.
+   */
   private async claimWithin(
     db: Queryable,
     request: ClaimRequest,
     room: ReadonlyMap<string, number>,
     sentAtMs: number,
   ): Promise<ClaimedTask[]> {
+    const leased = await this.leaseRows(db, request, room);
+    if (leased.length === 0) return [];
+    const rows = await this.db.query(TASK_ROWS_BY_ID_SQL, [leased.map((row) => row.id)]);
+    const byId = new Map(rows.map((row) => [row.id as string, row]));
+    // A task row is missing only if the task was deleted since, which takes its lease row too.
+    return leased.flatMap((lease) => {
+      const row = byId.get(lease.id);
+      return row ? [toClaimedTask(row, lease, sentAtMs)] : [];
+    });
+  }
+
+  private async leaseRows(
+    db: Queryable,
+    request: ClaimRequest,
+    room: ReadonlyMap<string, number>,
+  ): Promise<ClaimRow[]> {
     // A server with no room is skipped by the scan itself, so its rows never crowd the candidates.
     const full = [...room].filter(([, free]) => free <= 0).map(([server]) => server);
     const params: unknown[] = [
@@ -165,10 +195,9 @@ export class TaskLeaseRepository {
     ];
     const fair = request.fairShare;
     if (fair) params.push([...fair.weights.keys()], [...fair.weights.values()]);
-    const rows = fair
-      ? await db.query(FAIR_CLAIM_SQL, params, 'mcp_tasks_claim_fair')
-      : await db.query(CLAIM_SQL, params, 'mcp_tasks_claim');
-    return rows.map((row) => toClaimedTask(row, sentAtMs));
+    return fair
+      ? db.query<ClaimRow>(FAIR_CLAIM_SQL, params, 'mcp_tasks_claim_fair')
+      : db.query<ClaimRow>(CLAIM_SQL, params, 'mcp_tasks_claim');
   }
 
   /** Records, durably and before sending, that a submit (or a sync call) is about to go out. */
@@ -177,11 +206,7 @@ export class TaskLeaseRepository {
       if (!(await this.submitsStarted.submit(lease))) throw new LeaseLostError(lease.taskId);
       return;
     }
-    await this.mustApply(
-      lease,
-      fencedUpdateSql('submit_started_at = now(), submit_attempts = submit_attempts + 1'),
-      [],
-    );
+    await this.mustApply(lease, SUBMIT_STARTED_SQL, []);
   }
 
   /**
@@ -200,8 +225,7 @@ export class TaskLeaseRepository {
       if (!landed) throw new LeaseLostError(lease.taskId);
       return;
     }
-    const params = submittedParams(handle, snapshot, nextDelayMs);
-    await this.mustApply(lease, fencedUpdateSql(SUBMITTED_SET), params);
+    await this.mustApply(lease, SUBMITTED_SQL, submittedParams(handle, snapshot, nextDelayMs));
   }
 
   /**
@@ -217,25 +241,22 @@ export class TaskLeaseRepository {
     nextDelayMs: number,
   ): Promise<boolean> {
     const params = submittedParams(handle, snapshot, nextDelayMs);
-    const rows = await this.db.query(
-      `UPDATE tasks SET ${SUBMITTED_SET} WHERE id = $1 AND lease_token = $2 RETURNING id`,
-      [lease.taskId, lease.token, ...params],
-    );
+    const rows = await this.db.query(SUBMITTED_IF_STILL_OURS_SQL, [
+      lease.taskId,
+      lease.token,
+      ...params,
+    ]);
     return rows.length > 0;
   }
 
   /** Sync-call: the call is on the wire; the task is `working` while this worker holds it. */
   async markWorking(lease: TaskLease): Promise<void> {
-    await this.mustApply(
-      lease,
-      fencedUpdateSql(`status = 'working', submitted_at = coalesce(submitted_at, now())`),
-      [],
-    );
+    await this.mustApply(lease, MARK_WORKING_SQL, []);
   }
 
   /** Stores progress of a held call without touching the schedule. */
   async updateProgress(lease: TaskLease, progress: TaskSnapshot['progress']): Promise<void> {
-    await this.mustApply(lease, fencedUpdateSql(`progress = $3::jsonb`), [jsonParam(progress)]);
+    await this.mustApply(lease, UPDATE_PROGRESS_SQL, [jsonParam(progress)]);
   }
 
   /**
@@ -249,11 +270,11 @@ export class TaskLeaseRepository {
     keys: readonly string[],
   ): Promise<void> {
     if (keys.length === 0) return;
-    const set =
+    const sql =
       mark === 'delivered'
-        ? answerMarkSet('delivered_at')
-        : answerMarkSet('sent_at', mark === 'unsent');
-    await this.mustApply(lease, fencedUpdateSql(set), [keys]);
+        ? answerMarkSql('delivered_at')
+        : answerMarkSql('sent_at', mark === 'unsent');
+    await this.mustApply(lease, sql, [keys]);
   }
 
   /**
@@ -269,23 +290,13 @@ export class TaskLeaseRepository {
       const landed = await this.polls.submit({ lease, snapshot, nextDelayMs });
       return landed ? 'applied' : this.releaseForCancel(lease);
     }
-    return this.applyUnlessCancelled(
-      lease,
-      fencedUpdateSql(
-        `status = $3, progress = CASE WHEN $4::boolean THEN $5::jsonb ELSE progress END,
-         input_required = $6::jsonb, consecutive_errors = 0, last_error = NULL,
-         last_success_at = now(), poll_count = poll_count + 1, ${CLEAR_LEASE},
-         next_attempt_at = ${afterMs(7)}`,
-        'cancel_requested_at IS NULL',
-      ),
-      [
-        snapshot.status,
-        snapshot.progress !== undefined,
-        jsonParam(snapshot.progress),
-        jsonParam(snapshot.status === TaskStatus.InputRequired ? snapshot.inputRequired : null),
-        nextDelayMs,
-      ],
-    );
+    return this.applyUnlessCancelled(lease, APPLY_POLL_SQL, [
+      snapshot.status,
+      snapshot.progress !== undefined,
+      jsonParam(snapshot.progress),
+      jsonParam(snapshot.status === TaskStatus.InputRequired ? snapshot.inputRequired : null),
+      nextDelayMs,
+    ]);
   }
 
   /**
@@ -303,7 +314,7 @@ export class TaskLeaseRepository {
       if (unlessCancelled) return this.releaseForCancel(lease);
       throw new LeaseLostError(lease.taskId);
     }
-    const sql = fencedUpdateSql(TERMINAL_SET, unlessCancelled ? 'cancel_requested_at IS NULL' : '');
+    const sql = finishSql(unlessCancelled);
     const params = terminalParams(snapshot);
     if (unlessCancelled) return this.applyUnlessCancelled(lease, sql, params);
     await this.mustApply(lease, sql, params);
@@ -336,14 +347,7 @@ export class TaskLeaseRepository {
    * once for the cancel phase when a cancel request is pending.
    */
   async releaseAfterError(lease: TaskLease, lastError: string, delayMs: number): Promise<void> {
-    await this.mustApply(
-      lease,
-      fencedUpdateSql(
-        `consecutive_errors = consecutive_errors + 1, last_error = $3, ${CLEAR_LEASE},
-         next_attempt_at = ${afterMsUnlessCancelled(4)}`,
-      ),
-      [lastError, delayMs],
-    );
+    await this.mustApply(lease, releaseAfterErrorSql(false), [lastError, delayMs]);
   }
 
   /**
@@ -352,14 +356,7 @@ export class TaskLeaseRepository {
    * for a crash mid-submit (which would end the task `outcome_uncertain`).
    */
   async releaseUnsentSubmit(lease: TaskLease, lastError: string, delayMs: number): Promise<void> {
-    await this.mustApply(
-      lease,
-      fencedUpdateSql(
-        `submit_started_at = NULL, consecutive_errors = consecutive_errors + 1, last_error = $3,
-         ${CLEAR_LEASE}, next_attempt_at = ${afterMsUnlessCancelled(4)}`,
-      ),
-      [lastError, delayMs],
-    );
+    await this.mustApply(lease, releaseAfterErrorSql(true), [lastError, delayMs]);
   }
 
   /**
@@ -367,16 +364,12 @@ export class TaskLeaseRepository {
    * a server that filled up meanwhile.
    */
   async releaseAfter(lease: TaskLease, delayMs: number): Promise<void> {
-    await this.mustApply(
-      lease,
-      fencedUpdateSql(`${CLEAR_LEASE}, next_attempt_at = ${afterMsUnlessCancelled(3)}`),
-      [delayMs],
-    );
+    await this.mustApply(lease, RELEASE_AFTER_SQL, [delayMs]);
   }
 
   /** Gives the row back, due now, without counting an error (graceful shutdown). */
   async release(lease: TaskLease): Promise<void> {
-    await this.mustApply(lease, fencedUpdateSql(`${CLEAR_LEASE}, next_attempt_at = now()`), []);
+    await this.mustApply(lease, RELEASE_NOW_SQL, []);
   }
 
   /**
@@ -415,7 +408,7 @@ export class TaskLeaseRepository {
 
   /** After a guarded write missed: a pending cancel, or else the lease was lost. */
   private async releaseForCancel(lease: TaskLease): Promise<WriteOutcome> {
-    const released = await this.db.query(RELEASE_FOR_CANCEL_SQL, [lease.taskId, lease.token]);
+    const released = await this.db.query(RELEASE_NOW_SQL, [lease.taskId, lease.token]);
     return released.length > 0 ? 'cancel_pending' : 'lease_lost';
   }
 

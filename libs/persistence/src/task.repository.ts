@@ -1,4 +1,4 @@
-import { Contract, TaskStatus, newTaskId } from '@app/common';
+import { Contract, TaskStatus, isTerminal, newTaskId } from '@app/common';
 import { CoalescedNotify } from './coalesced-notify';
 import { Database, Queryable, jsonParam } from './database';
 import { SUBMIT_TASK_SQL, TASK_INSERT_SQL } from './sql/submit-quota.sql';
@@ -92,7 +92,7 @@ export class TaskRepository {
       // The key was taken: by this same request retried (replay) or by another body (conflict).
       // The conflicting insert has committed by now, so READ COMMITTED sees it.
       const existing = await this.db.query(
-        `SELECT * FROM tasks WHERE user_id = $1 AND idempotency_key = $2`,
+        `SELECT * FROM task_rows WHERE user_id = $1 AND idempotency_key = $2`,
         [task.userId, task.idempotencyKey],
       );
       return earlier(task, toTaskRow(existing[0]));
@@ -123,7 +123,7 @@ export class TaskRepository {
 
   async findForUser(userId: string, taskId: string, threadId?: string): Promise<TaskRow | null> {
     const rows = await this.db.query(
-      `SELECT * FROM tasks WHERE id = $1 AND user_id = $2 AND ${VISIBLE}
+      `SELECT * FROM task_rows WHERE id = $1 AND user_id = $2 AND ${VISIBLE}
          AND ($3::text IS NULL OR thread_id = $3)`,
       [taskId, userId, threadId ?? null],
     );
@@ -137,22 +137,15 @@ export class TaskRepository {
    * sees the request when it writes. Idempotent.
    */
   async requestCancel(userId: string, taskId: string, threadId?: string): Promise<CancelResult> {
-    return this.db.transaction(async (tx) => {
-      const rows = await tx.query(
-        `SELECT * FROM tasks WHERE id = $1 AND user_id = $2 AND ${VISIBLE}
-           AND ($3::text IS NULL OR thread_id = $3) FOR UPDATE`,
-        [taskId, userId, threadId ?? null],
-      );
-      if (rows.length === 0) return { kind: 'not_found' } as const;
-      const current = toTaskRow(rows[0]);
-      if (
-        [TaskStatus.Completed, TaskStatus.Failed, TaskStatus.Cancelled].includes(current.status)
-      ) {
-        return { kind: 'terminal', task: current } as const;
-      }
-      const updated = await tx.query(cancelSql('id = $1'), [taskId]);
-      return { kind: 'accepted', task: toTaskRow(updated[0]) } as const;
-    });
+    const params = [taskId, userId, threadId ?? null];
+    const mine = (t: string) =>
+      `${t}.id = $1 AND ${t}.user_id = $2 AND ${t}.${VISIBLE} AND ($3::text IS NULL OR ${t}.thread_id = $3)`;
+    const updated = await this.db.query(cancelSql(mine), params);
+    if (updated.length > 0) return { kind: 'accepted', task: toTaskRow(updated[0]) };
+    // No active task matched: it ended already, or it is not the caller's to see.
+    const current = await this.findForUser(userId, taskId, threadId);
+    if (current && isTerminal(current.status)) return { kind: 'terminal', task: current };
+    return { kind: 'not_found' };
   }
 
   /**
@@ -170,8 +163,7 @@ export class TaskRepository {
   ): Promise<number> {
     const result = await this.db.transaction(async (tx) => {
       const touched = await tx.query<{ status: TaskStatus; toolset: string }>(
-        cancelSql(`user_id = $1 AND thread_id = $2 AND ${VISIBLE}
-                                AND status IN ('queued', 'working', 'input_required')`),
+        cancelSql((t) => `${t}.user_id = $1 AND ${t}.thread_id = $2 AND ${t}.${VISIBLE}`),
         [userId, threadId],
       );
       const hidden = await tx.query(
@@ -179,7 +171,8 @@ export class TaskRepository {
           WHERE user_id = $1 AND thread_id = $2 AND ${VISIBLE} RETURNING id`,
         [userId, threadId],
       );
-      // Only active rows were selected, so a row now `cancelled` was cancelled by this statement.
+      // Only active rows (those with a lease row) were taken, so a row now `cancelled` was
+      // cancelled by this statement.
       const cancelled = touched.filter((r) => r.status === TaskStatus.Cancelled);
       return { hidden: hidden.length, cancelled: cancelled.map((r) => r.toolset) };
     });
@@ -225,21 +218,49 @@ function quotaRefusal(error: unknown): CreateResult | null {
   };
 }
 
-/** The cancel request as one UPDATE over the rows `where` selects (all non-terminal). */
-function cancelSql(where: string): string {
-  const local = `status = 'queued' AND submit_started_at IS NULL`;
-  return `UPDATE tasks SET
-      cancel_requested_at = coalesce(cancel_requested_at, now()),
-      status = CASE WHEN ${local} THEN 'cancelled' ELSE status END,
-      completed_at = CASE WHEN ${local} THEN now() ELSE completed_at END,
-      lease_owner = CASE WHEN ${local} THEN NULL ELSE lease_owner END,
-      lease_token = CASE WHEN ${local} THEN NULL ELSE lease_token END,
-      lease_expires_at = CASE WHEN ${local} THEN NULL ELSE lease_expires_at END,
-      next_attempt_at = CASE
-        WHEN ${local} THEN NULL
-        WHEN lease_expires_at IS NULL OR lease_expires_at <= now() THEN now()
-        ELSE next_attempt_at END
-    WHERE ${where} RETURNING *`;
+/**
+ * The cancel request as one statement over the active tasks `where` selects (a condition on the
+ * task alias it is given), answering each as `task_rows` shows it:
+ * - the lease rows are locked first, as every writer of an active task takes them
+ *   (fenced-write.sql.ts), in ID order so two cancels of one thread cannot deadlock;
+ * - the task rows are written under those locks (an UPDATE reads each row's newest version, so a
+ *   submit marked started just before is seen): a queued task whose submit has not started is
+ *   cancelled at once, locally (its lease row goes with the `tasks_after_update` trigger, which
+ *   voids any claim on it, so its submit can never start), and its claim count is kept;
+ * - every other one gets the request on its lease row (the claim's cancel phase), due now unless
+ *   a worker holds it: the holder sees the request when it writes.
+ */
+function cancelSql(where: (alias: string) => string): string {
+  const local = `tasks.status = 'queued' AND tasks.submit_started_at IS NULL`;
+  return `
+WITH lease AS (
+  SELECT l.task_id, l.claim_count
+    FROM task_leases l JOIN tasks t ON t.id = l.task_id
+   WHERE ${where('t')}
+   ORDER BY l.task_id
+     FOR UPDATE OF l
+),
+cancelled AS (
+  UPDATE tasks
+     SET cancel_requested_at = coalesce(tasks.cancel_requested_at, now()),
+         status = CASE WHEN ${local} THEN 'cancelled' ELSE tasks.status END,
+         completed_at = CASE WHEN ${local} THEN now() ELSE tasks.completed_at END,
+         claim_count = CASE WHEN ${local} THEN lease.claim_count ELSE tasks.claim_count END
+    FROM lease
+   WHERE tasks.id = lease.task_id AND ${where('tasks')}
+  RETURNING tasks.*
+),
+requested AS (
+  UPDATE task_leases l
+     SET cancel_requested = true,
+         next_attempt_at = CASE WHEN l.lease_token IS NULL OR l.lease_expires_at <= now()
+                                THEN now() ELSE l.next_attempt_at END
+    FROM cancelled c
+   WHERE l.task_id = c.id AND c.status <> 'cancelled'
+  RETURNING l.task_id, l.next_attempt_at, l.lease_owner, l.lease_expires_at
+)
+SELECT c.*, r.next_attempt_at, r.lease_owner, r.lease_expires_at
+  FROM cancelled c LEFT JOIN requested r ON r.task_id = c.id`;
 }
 
 /** A keyset position with the creation time at full (microsecond) precision, as text. */
@@ -291,7 +312,7 @@ export async function listTaskPage(db: Queryable, query: TaskPageQuery): Promise
   }
   const rows = await db.query(
     `SELECT *, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS page_at
-       FROM tasks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
+       FROM task_rows WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
     params,
   );
   const page = rows.slice(0, query.limit);

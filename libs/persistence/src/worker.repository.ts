@@ -45,12 +45,14 @@ export class WorkerRepository {
     return Number(rows[0]?.n ?? 0);
   }
 
-  /** Forgets workers stopped or silent for longer than `olderThanMs`. */
+  /**
+   * Forgets workers stopped or silent for longer than `olderThanMs` that pin no active task (an
+   * active task is one with a lease row).
+   */
   async prune(olderThanMs: number): Promise<void> {
     await this.db.query(
       `DELETE FROM workers WHERE heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)
-         AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.pinned_worker_id = workers.id
-                           AND t.next_attempt_at IS NOT NULL)`,
+         AND NOT EXISTS (SELECT 1 FROM task_leases l WHERE l.pinned_worker_id = workers.id)`,
       [olderThanMs],
     );
   }

@@ -27,20 +27,22 @@ RETURNING t.name, t.removed_at IS NOT NULL AS removed`;
 /**
  * Queued tasks of a toolset removed for at least $1 ms end at once, $2 at a time. A row under a
  * live lease is left alone (its claimer is acting on it; the next sweep sees it again), and
- * SKIP LOCKED keeps the sweep off rows a claim is taking. A cancel requested before any submit
- * ends the task `cancelled`, as the cancel phase would have.
+ * SKIP LOCKED keeps the sweep off rows a claim is taking; the lease rows are locked first, as
+ * every writer of an active task takes them (fenced-write.sql.ts), and go with the
+ * `tasks_after_update` trigger once their tasks end. A cancel requested before any submit ends
+ * the task `cancelled`, as the cancel phase would have.
  */
 export const FAIL_QUEUED_OF_REMOVED_SQL = `
 WITH doomed AS (
-  SELECT t.id
-    FROM tasks t
+  SELECT l.task_id, l.claim_count
+    FROM task_leases l
+    JOIN tasks t ON t.id = l.task_id
     JOIN toolsets s ON s.name = t.toolset
    WHERE s.removed_at <= now() - make_interval(secs => $1::float8 / 1000)
-     AND t.status = 'queued'
-     AND t.next_attempt_at IS NOT NULL
-     AND (t.lease_expires_at IS NULL OR t.lease_expires_at <= now())
+     AND l.queued
+     AND (l.lease_expires_at IS NULL OR l.lease_expires_at <= now())
    LIMIT $2
-   FOR UPDATE OF t SKIP LOCKED
+   FOR UPDATE OF l SKIP LOCKED
 )
 UPDATE tasks t
    SET status = CASE WHEN t.cancel_requested_at IS NOT NULL AND t.submit_started_at IS NULL
@@ -52,8 +54,8 @@ UPDATE tasks t
                             ELSE 'toolset "' || t.toolset || '" has been in no live worker''s '
                                  || 'mcpServers config since ' || s.removed_at::text
                                  || '; the task was still queued after REMOVED_TOOLSET_GRACE_MS' END,
-       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-       next_attempt_at = NULL, completed_at = now()
+       completed_at = now(),
+       claim_count = doomed.claim_count
   FROM doomed, toolsets s
- WHERE t.id = doomed.id AND s.name = t.toolset
+ WHERE t.id = doomed.task_id AND s.name = t.toolset
 RETURNING t.id`;

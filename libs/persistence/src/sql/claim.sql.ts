@@ -1,6 +1,13 @@
 /**
- * The claim: one statement picks the due rows in due order (CLAIM_SQL) or by fair share across
- * principals (FAIR_CLAIM_SQL, below) and leases them. The notes here hold for both.
+ * The claim: one statement picks the due rows of `task_leases` in due order (CLAIM_SQL) or by
+ * fair share across principals (FAIR_CLAIM_SQL, below) and leases them. The notes here hold for
+ * both.
+ *
+ * - Only the narrow lease row is written (docs/leases.md, "The lease table"): its due index holds
+ *   the rows without a lease and its leased index the rows with one, so a claim moves each row
+ *   from one partial index to the other and never touches the wide `tasks` row. The caller reads
+ *   the claimed tasks afterwards, in a statement of its own (TASK_ROWS_BY_ID_SQL), so it sees
+ *   every write that committed before the claim took the rows' locks.
  *
  * - `LIMIT $2` is the caller's number of free slots: claim only what can start now.
  * - `FOR UPDATE SKIP LOCKED` lets concurrent claimers pass over each other's rows instead of
@@ -43,8 +50,8 @@ const FLEET_LOCK_SPACE = 0x6d637066;
 
 /** The phase a due row is claimed for. */
 const PHASE = `CASE
-           WHEN t.cancel_requested_at IS NOT NULL THEN 'cancel'
-           WHEN t.status = 'queued' THEN 'submit'
+           WHEN t.cancel_requested THEN 'cancel'
+           WHEN t.queued THEN 'submit'
            ELSE 'poll'
          END`;
 
@@ -66,27 +73,27 @@ const CLAIMABLE = `NOT (t.server = ANY($6::text[]))
 const EXPIRED_LEASE = `(t.lease_token IS NOT NULL AND t.lease_expires_at <= now())`;
 
 /**
- * The rows of the ordinary scan (not the rescues): due now, holding no lease that expired, and
- * claimable. Read from the due index in `next_attempt_at` order, as every use orders them.
+ * The rows of the ordinary scan (not the rescues): holding no lease, due now, and claimable.
+ * Read from the due index (`task_leases_due_idx`, the rows without a lease) in `next_attempt_at`
+ * order, as every use orders them.
  */
-const DUE_NOT_RESCUED = `t.next_attempt_at IS NOT NULL
+const DUE_NOT_RESCUED = `t.lease_token IS NULL
      AND t.next_attempt_at <= now()
-     AND ${EXPIRED_LEASE} IS NOT TRUE
      AND ${CLAIMABLE}`;
 
 /**
- * The rescues, locked first and oldest expiry first: every due row whose lease expired. The scan
- * reads `tasks_leased_idx` (rows holding a lease, expired or not), never the backlog.
+ * The rescues, locked first and oldest expiry first: every row whose lease expired (a leased
+ * row is due at its lease's end). The scan reads `task_leases_leased_idx` (rows holding a lease,
+ * expired or not), never the backlog.
  */
 const RESCUES = `rescues AS (
-  SELECT t.id,
+  SELECT t.task_id AS id,
          t.server,
-         t.next_attempt_at AS due_at,
+         t.lease_expires_at AS due_at,
          true AS rescued,
          ${PHASE} AS phase
-    FROM tasks t
+    FROM task_leases t
    WHERE ${EXPIRED_LEASE}
-     AND t.next_attempt_at <= now()
      AND ${CLAIMABLE}
    ORDER BY t.lease_expires_at
    LIMIT $2
@@ -111,15 +118,22 @@ function roomBound(order: string): string {
 )`;
 }
 
-const LEASE_AND_RETURN = `UPDATE tasks t
+/**
+ * Leases the chosen rows and returns what the claim knows of each: the lease, the phase, the
+ * previous due time and whether it was a rescue. The wide rows are read by the caller next, with
+ * every answer stored so far, so `answers_waiting` (answers that came while a lease was held)
+ * starts over.
+ */
+const LEASE_AND_RETURN = `UPDATE task_leases t
    SET lease_owner      = $1,
        lease_token      = gen_random_uuid(),
        lease_expires_at = now() + make_interval(secs => $4::float8 / 1000),
        next_attempt_at  = now() + make_interval(secs => $4::float8 / 1000),
-       claim_count      = t.claim_count + 1
+       claim_count      = t.claim_count + 1,
+       answers_waiting  = false
   FROM due
- WHERE t.id = due.id
-RETURNING t.*, due.phase, due.due_at, due.rescued,
+ WHERE t.task_id = due.id
+RETURNING t.task_id AS id, t.lease_token, t.lease_expires_at, due.phase, due.due_at, due.rescued,
           extract(epoch FROM now() - due.due_at) AS due_lag_seconds,
           now() AS db_now`;
 
@@ -127,12 +141,12 @@ RETURNING t.*, due.phase, due.due_at, due.rescued,
 export const CLAIM_SQL = `
 WITH ${RESCUES},
 overdue AS (
-  SELECT t.id,
+  SELECT t.task_id AS id,
          t.server,
          t.next_attempt_at AS due_at,
          false AS rescued,
          ${PHASE} AS phase
-    FROM tasks t
+    FROM task_leases t
    WHERE ${DUE_NOT_RESCUED}
    ORDER BY t.next_attempt_at
    LIMIT ${ROOM_AFTER_RESCUES}
@@ -149,9 +163,10 @@ ${LEASE_AND_RETURN}`;
 /**
  * The fair-share claim (docs/leases.md, "Fair share"). A principal is `coalesce(tenant, user_id)`.
  *
- * - `principals`: every principal with active rows, by a loose index scan of
- *   `tasks_principal_due_idx` (one index probe per principal, however many rows each has), with
- *   its weight ($9/$10; 1 when not listed).
+ * - `principals`: every principal with rows waiting for a claim, by a loose index scan of
+ *   `task_leases_principal_due_idx` (one index probe per principal, however many rows each
+ *   has), with its weight ($9/$10; 1 when not listed). `task_leases.principal` is that
+ *   coalesce, stored when the task is inserted.
  * - `pool`: a prefix of each principal's claimable due rows in due order: its first
  *   `4 × $2 × weight / Σweight + 1` (its share of this claim four times over, from the same
  *   index under LATERAL), together with the first `2 × $2` due rows of all principals (today's
@@ -177,17 +192,17 @@ ${LEASE_AND_RETURN}`;
 export const FAIR_CLAIM_SQL = `
 WITH RECURSIVE ${RESCUES},
 walk AS (
-  (SELECT coalesce(t.tenant, t.user_id) AS principal
-     FROM tasks t
-    WHERE t.next_attempt_at IS NOT NULL
-    ORDER BY coalesce(t.tenant, t.user_id)
+  (SELECT t.principal
+     FROM task_leases t
+    WHERE t.lease_token IS NULL
+    ORDER BY t.principal
     LIMIT 1)
   UNION ALL
-  SELECT (SELECT coalesce(t.tenant, t.user_id)
-            FROM tasks t
-           WHERE t.next_attempt_at IS NOT NULL
-             AND coalesce(t.tenant, t.user_id) > walk.principal
-           ORDER BY coalesce(t.tenant, t.user_id)
+  SELECT (SELECT t.principal
+            FROM task_leases t
+           WHERE t.lease_token IS NULL
+             AND t.principal > walk.principal
+           ORDER BY t.principal
            LIMIT 1)
     FROM walk
    WHERE walk.principal IS NOT NULL
@@ -200,8 +215,8 @@ principals AS (
    WHERE walk.principal IS NOT NULL
 ),
 held AS (
-  SELECT coalesce(l.tenant, l.user_id) AS principal, count(*)::float8 AS n
-    FROM tasks l
+  SELECT l.principal, count(*)::float8 AS n
+    FROM task_leases l
    WHERE l.lease_token IS NOT NULL AND l.lease_expires_at > now()
    GROUP BY 1
 ),
@@ -210,15 +225,15 @@ pool AS (
     FROM principals p
    CROSS JOIN (SELECT sum(weight) AS total FROM principals) s
    CROSS JOIN LATERAL (
-          SELECT t.id, p.principal, t.next_attempt_at AS due_at
-            FROM tasks t
-           WHERE coalesce(t.tenant, t.user_id) = p.principal
+          SELECT t.task_id AS id, p.principal, t.next_attempt_at AS due_at
+            FROM task_leases t
+           WHERE t.principal = p.principal
              AND ${DUE_NOT_RESCUED}
            ORDER BY t.next_attempt_at
            LIMIT ceil(2 * $2 * p.weight / s.total)::int + 4) c
   UNION
-  (SELECT t.id, coalesce(t.tenant, t.user_id), t.next_attempt_at
-     FROM tasks t
+  (SELECT t.task_id, t.principal, t.next_attempt_at
+     FROM task_leases t
     WHERE ${DUE_NOT_RESCUED}
     ORDER BY t.next_attempt_at
     LIMIT $2)
@@ -234,7 +249,7 @@ ranked AS (
     LEFT JOIN held h ON h.principal = pool.principal
 ),
 overdue AS (
-  SELECT t.id,
+  SELECT t.task_id AS id,
          t.server,
          t.next_attempt_at AS due_at,
          false AS rescued,
@@ -242,9 +257,9 @@ overdue AS (
          r.rank,
          r.backlog
     FROM (SELECT * FROM ranked ORDER BY rank, backlog, due_at LIMIT 2 * $2) r
-    JOIN tasks t ON t.id = r.id
-   WHERE t.next_attempt_at <= now()
-     AND ${EXPIRED_LEASE} IS NOT TRUE
+    JOIN task_leases t ON t.task_id = r.id
+   WHERE t.lease_token IS NULL
+     AND t.next_attempt_at <= now()
    ORDER BY r.rank, r.backlog, r.due_at
    LIMIT ${ROOM_AFTER_RESCUES}
    FOR UPDATE OF t SKIP LOCKED
@@ -270,12 +285,21 @@ SELECT count(pg_advisory_xact_lock(${FLEET_LOCK_SPACE}, k)) AS locked
  * Live leases per capped server ($1), fleet-wide, after FLEET_LOCK_SQL: a statement of its own,
  * so its snapshot (READ COMMITTED) includes every lease the lock's previous holder committed.
  * A held sync call renews its lease, so it counts for as long as it runs. Reads only
- * `tasks_leased_idx` (the rows holding a lease), never the backlog.
+ * `task_leases_leased_idx` (the rows holding a lease), never the backlog.
  */
 export const FLEET_LIVE_SQL = `
 SELECT l.server, count(*)::int AS live
-  FROM tasks l
+  FROM task_leases l
  WHERE l.lease_token IS NOT NULL
    AND l.lease_expires_at > now()
    AND l.server = ANY($1::text[])
  GROUP BY l.server`;
+
+/**
+ * The claimed tasks as the attempt reads them (`task_rows`: the task with its lease columns),
+ * read by ID right after the claim. A statement of its own, so its snapshot is taken after the
+ * claim took the lease rows' locks: a write to a task (a cancel, an answer) that committed before
+ * that is seen, and any later one waits for this worker's lease and is seen by its next write,
+ * as with a claim of the wide row itself.
+ */
+export const TASK_ROWS_BY_ID_SQL = `SELECT * FROM task_rows WHERE id = ANY($1::text[])`;

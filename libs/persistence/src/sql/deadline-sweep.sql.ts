@@ -11,35 +11,42 @@
  *   holds keeps its due time: the holder sees the request at its next write (or, for a held
  *   call, at its next lease renewal) and hands the row to the cancel phase.
  *
- * `tasks_deadline_idx` holds exactly the candidates, in deadline order, so an idle sweep is one
- * empty index probe. `SKIP LOCKED`: pollers sweeping at once share the rows, and a row locked
- * by a write in progress is taken on the next sweep.
+ * The lease row of an active task carries its deadline, and `task_leases_deadline_idx` holds
+ * exactly the candidates, in deadline order, so an idle sweep is one empty index probe. The lease
+ * rows are locked first, as every writer of an active task takes them (fenced-write.sql.ts);
+ * `SKIP LOCKED`: pollers sweeping at once share the rows, and a row locked by a write in
+ * progress is taken on the next sweep. A task ended here loses its lease row to the
+ * `tasks_after_update` trigger (its claim count is kept on the task).
  */
 export const DEADLINE_SWEEP_SQL = `
 WITH overdue AS (
-  SELECT id FROM tasks
-   WHERE deadline_at <= now() AND next_attempt_at IS NOT NULL AND cancel_requested_at IS NULL
+  SELECT task_id, claim_count FROM task_leases
+   WHERE deadline_at <= now() AND NOT cancel_requested
    ORDER BY deadline_at
    LIMIT $1
    FOR UPDATE SKIP LOCKED
+),
+swept AS (
+  UPDATE tasks t SET
+         cancel_requested_at = now(),
+         cancel_reason = 'deadline',
+         status = CASE WHEN t.status = 'queued' AND t.submit_started_at IS NULL
+                       THEN 'cancelled' ELSE t.status END,
+         completed_at = CASE WHEN t.status = 'queued' AND t.submit_started_at IS NULL
+                             THEN now() ELSE t.completed_at END,
+         claim_count = CASE WHEN t.status = 'queued' AND t.submit_started_at IS NULL
+                            THEN overdue.claim_count ELSE t.claim_count END
+    FROM overdue
+   WHERE t.id = overdue.task_id
+  RETURNING t.id, t.toolset, t.status
+),
+requested AS (
+  UPDATE task_leases l
+     SET cancel_requested = true,
+         next_attempt_at = CASE WHEN l.lease_token IS NULL OR l.lease_expires_at <= now()
+                                THEN now() ELSE l.next_attempt_at END
+    FROM swept
+   WHERE l.task_id = swept.id AND swept.status IN ('queued', 'working', 'input_required')
+  RETURNING l.task_id
 )
-UPDATE tasks t SET
-       cancel_requested_at = now(),
-       cancel_reason = 'deadline',
-       status = CASE WHEN t.status = 'queued' AND t.submit_started_at IS NULL
-                     THEN 'cancelled' ELSE t.status END,
-       completed_at = CASE WHEN t.status = 'queued' AND t.submit_started_at IS NULL
-                           THEN now() ELSE t.completed_at END,
-       lease_owner = CASE WHEN t.status = 'queued' AND t.submit_started_at IS NULL
-                          THEN NULL ELSE t.lease_owner END,
-       lease_token = CASE WHEN t.status = 'queued' AND t.submit_started_at IS NULL
-                          THEN NULL ELSE t.lease_token END,
-       lease_expires_at = CASE WHEN t.status = 'queued' AND t.submit_started_at IS NULL
-                               THEN NULL ELSE t.lease_expires_at END,
-       next_attempt_at = CASE
-         WHEN t.status = 'queued' AND t.submit_started_at IS NULL THEN NULL
-         WHEN t.lease_expires_at IS NULL OR t.lease_expires_at <= now() THEN now()
-         ELSE t.next_attempt_at END
-  FROM overdue
- WHERE t.id = overdue.id
-RETURNING t.id, t.toolset, t.status`;
+SELECT id, toolset, status FROM swept`;

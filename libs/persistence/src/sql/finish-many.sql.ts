@@ -12,14 +12,21 @@ import { LEASE_LIVE, TERMINAL_SET } from './fenced-write.sql';
  * batch pays the commit (WAL flush) once per batch instead of once per row.
  *
  * `$1` task IDs and `$2` lease tokens, index-aligned; `$3…$12` the terminal SET list's (one
- * snapshot for the whole batch). The unnested relation has only `id` and `token`, so the SET
- * list's bare column names can only mean the task's.
+ * snapshot for the whole batch). The fence deletes the batch's lease rows (the tasks end), and
+ * the task rows are written from what it deleted, as every terminal write does
+ * (fenced-write.sql.ts).
  */
 export const FINISH_MANY_SQL = `
+WITH u AS (
+  DELETE FROM task_leases
+   USING unnest($1::text[], $2::uuid[]) AS b(id, token)
+   WHERE task_leases.task_id = b.id
+     AND task_leases.lease_token = b.token
+     AND ${LEASE_LIVE}
+  RETURNING task_leases.task_id AS id, task_leases.claim_count
+)
 UPDATE tasks
-   SET ${TERMINAL_SET}
-  FROM unnest($1::text[], $2::uuid[]) AS u(id, token)
+   SET ${TERMINAL_SET}, claim_count = u.claim_count
+  FROM u
  WHERE tasks.id = u.id
-   AND tasks.lease_token = u.token
-   AND ${LEASE_LIVE}
 RETURNING tasks.id`;

@@ -1,7 +1,7 @@
 /**
  * The poller fleet's statements that guard no lease (FleetRepository). Each is one short
- * statement on the claim index or the retention index; none holds a lock longer than its own
- * execution.
+ * statement on the lease table's indexes or the retention index; none holds a lock longer than
+ * its own execution.
  */
 
 /**
@@ -11,18 +11,27 @@
  * their servers are saturated), and waking for them would spin. A row that fell due while the
  * claim ran is counted: the claim did not see it, and without this it would wait for the
  * fallback interval. The bound is a duration on the database's own clock, so no worker's clock
- * enters it. One index probe on tasks_due_idx.
+ * enters it. A row without a lease is due at `next_attempt_at`, a leased one at its lease's end:
+ * one probe of each partial index of `task_leases`.
  */
 export const EARLIEST_DUE_SINCE_SQL = `
-SELECT extract(epoch FROM min(next_attempt_at) - now()) * 1000 AS due_in_ms
-  FROM tasks
- WHERE next_attempt_at IS NOT NULL
-   AND next_attempt_at > now() - make_interval(secs => $1::int / 1000.0)`;
+SELECT extract(epoch FROM least(
+         (SELECT min(next_attempt_at) FROM task_leases
+           WHERE lease_token IS NULL
+             AND next_attempt_at > now() - make_interval(secs => $1::int / 1000.0)),
+         (SELECT min(lease_expires_at) FROM task_leases
+           WHERE lease_token IS NOT NULL
+             AND lease_expires_at > now() - make_interval(secs => $1::int / 1000.0))
+       ) - now()) * 1000 AS due_in_ms`;
+
+/** The phase a due lease row is waiting for (claim.sql.ts decides it the same way). */
+const DUE_PHASE = `CASE WHEN cancel_requested THEN 'cancel' WHEN queued THEN 'submit' ELSE 'poll' END`;
 
 /**
- * Backlog gauges: due rows per phase and the age of the oldest. Bounded by a LIMIT so a huge
- * backlog costs at most 100,000 index entries per sample per table (the gauge then reads
- * 100,000: the alert fires long before that).
+ * Backlog gauges: due rows per phase and the age of the oldest, the rows without a lease that
+ * are due and the leases that expired (rescues). Bounded by a LIMIT so a huge backlog costs at
+ * most 100,000 index entries per sample per table (the gauge then reads 100,000: the alert fires
+ * long before that).
  *
  * The `deliver` phase reads `webhook_deliveries` and counts differently: every pending delivery
  * (due now or waiting for its next retry), aged from the event's creation. A retry is scheduled
@@ -31,17 +40,18 @@ SELECT extract(epoch FROM min(next_attempt_at) - now()) * 1000 AS due_in_ms
  */
 export const BACKLOG_SAMPLE_SQL = `
 SELECT phase, count(*) AS backlog,
-       extract(epoch FROM now() - min(next_attempt_at)) AS oldest_due_age_seconds
-  FROM (SELECT CASE
-                 WHEN cancel_requested_at IS NOT NULL THEN 'cancel'
-                 WHEN status = 'queued' THEN 'submit'
-                 ELSE 'poll'
-               END AS phase,
-               next_attempt_at
-          FROM tasks
-         WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= now()
-         ORDER BY next_attempt_at
-         LIMIT 100000) due
+       extract(epoch FROM now() - min(due_at)) AS oldest_due_age_seconds
+  FROM ((SELECT ${DUE_PHASE} AS phase, next_attempt_at AS due_at
+           FROM task_leases
+          WHERE lease_token IS NULL AND next_attempt_at <= now()
+          ORDER BY next_attempt_at
+          LIMIT 100000)
+        UNION ALL
+        (SELECT ${DUE_PHASE}, lease_expires_at
+           FROM task_leases
+          WHERE lease_token IS NOT NULL AND lease_expires_at <= now()
+          ORDER BY lease_expires_at
+          LIMIT 100000)) due
  GROUP BY phase
 UNION ALL
 SELECT 'deliver', count(*), extract(epoch FROM now() - min(created_at))
@@ -55,14 +65,18 @@ HAVING count(*) > 0`;
  * Retention: deletes at most $2 terminal rows completed more than $1 days ago, oldest first.
  * SKIP LOCKED and the small batch keep each statement to milliseconds, so it never blocks the
  * claim or an API read; several pollers running it at once simply share the work.
+ *
+ * Read by `tasks_created_idx`: a task completed before the cutoff was created before it, and
+ * `tasks` has no index on `completed_at`, which a task's end sets (an index on it would make
+ * every end a non-HOT update: docs/leases.md, "The lease table"). The scan passes over the tasks
+ * created before the cutoff that are still active or ended since, a few in practice.
  */
 export const DELETE_EXPIRED_BATCH_SQL = `
 DELETE FROM tasks
  WHERE id IN (SELECT id FROM tasks
-               WHERE completed_at IS NOT NULL
-                 AND next_attempt_at IS NULL
+               WHERE created_at < now() - make_interval(days => $1::int)
                  AND completed_at < now() - make_interval(days => $1::int)
-               ORDER BY completed_at
+               ORDER BY created_at
                LIMIT $2
                FOR UPDATE SKIP LOCKED)
 RETURNING id`;

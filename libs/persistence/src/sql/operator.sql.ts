@@ -1,8 +1,8 @@
 /**
  * Operator commands (docs/operations.md, "Operator commands"). The two task writes are fenced
- * like every other write: they apply only while no live lease is held on the row
- * (`lease_expires_at` unset or past), so they never race a poller mid-attempt. A row with a live
- * lease is refused; the operator retries once the attempt ended or the lease expired.
+ * like every other write: they apply only while no live lease is held on the task's lease row
+ * (`lease_expires_at` unset or past), so they never race a poller mid-attempt. A task with a
+ * live lease is refused; the operator retries once the attempt ended or the lease expired.
  */
 
 /**
@@ -15,7 +15,7 @@ SELECT id, status, server, toolset, contract,
        extract(epoch FROM now() - created_at) AS age_seconds,
        next_attempt_at, consecutive_errors, claim_count, lease_owner,
        coalesce(lease_expires_at > now(), false) AS leased, last_error
-  FROM tasks
+  FROM task_rows
  WHERE next_attempt_at IS NOT NULL
    AND ($1::text IS NULL OR status = $1)
    AND ($2::text IS NULL OR server = $2)
@@ -25,28 +25,33 @@ SELECT id, status, server, toolset, contract,
 
 /** Makes a non-terminal, unleased task due now; its error count and history stay. */
 export const REDRIVE_TASK_SQL = `
-UPDATE tasks SET next_attempt_at = now()
- WHERE id = $1 AND next_attempt_at IS NOT NULL
+UPDATE task_leases SET next_attempt_at = now()
+ WHERE task_id = $1
    AND (lease_expires_at IS NULL OR lease_expires_at <= now())
-RETURNING id`;
+RETURNING task_id AS id`;
 
 /**
  * Ends a non-terminal, unleased task `failed` with code `failed_by_operator` and the operator's
- * reason; the events trigger tells its subscribers like any other failure.
+ * reason; the events trigger tells its subscribers like any other failure. The lease row is
+ * locked first (fenced-write.sql.ts) and goes with the `tasks_after_update` trigger.
  */
 export const FORCE_FAIL_TASK_SQL = `
+WITH lease AS (
+  SELECT task_id, claim_count FROM task_leases
+   WHERE task_id = $1 AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+     FOR UPDATE
+)
 UPDATE tasks
    SET status = 'failed', error_code = 'failed_by_operator', error_message = $2,
-       next_attempt_at = NULL, completed_at = now(),
-       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
- WHERE id = $1 AND next_attempt_at IS NOT NULL
-   AND (lease_expires_at IS NULL OR lease_expires_at <= now())
-RETURNING id`;
+       completed_at = now(), claim_count = lease.claim_count
+  FROM lease
+ WHERE tasks.id = lease.task_id
+RETURNING tasks.id`;
 
 /** Why a task write above matched nothing. */
 export const TASK_WRITE_REFUSAL_SQL = `
 SELECT status, coalesce(lease_expires_at > now(), false) AS leased, lease_expires_at
-  FROM tasks WHERE id = $1`;
+  FROM task_rows WHERE id = $1`;
 
 /** Dead-lettered webhook deliveries, newest first, with their last attempt's answer. */
 export const LIST_DEAD_DELIVERIES_SQL = `

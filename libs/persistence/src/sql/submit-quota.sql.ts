@@ -1,16 +1,17 @@
 /**
  * A submit without quotas: one INSERT, once per idempotency key. `$1` the new task ID, `$2…$13`
  * the columns in TaskRepository's order (`$13` the submitter's tenant, the fair-share principal:
- * docs/leases.md). No row back: the key was taken.
+ * docs/leases.md). No row back: the key was taken. The task's lease row, due now, comes from the
+ * `tasks_lease_insert` trigger after the statement, so the answer says so itself (`now()` is the
+ * transaction's time, the trigger's too).
  */
 export const TASK_INSERT_SQL = `
 INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
-                   idempotency_key, request_hash, trace_context, deadline_at, tenant,
-                   next_attempt_at)
+                   idempotency_key, request_hash, trace_context, deadline_at, tenant)
 VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb,
-        now() + $12::int * interval '1 second', $13, now())
+        now() + $12::int * interval '1 second', $13)
     ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING *`;
+RETURNING *, now() AS next_attempt_at`;
 
 /**
  * The quota-checked submit: one call, one round trip, one transaction (autocommit). The function
@@ -29,8 +30,9 @@ RETURNING *`;
  *   spends no token and leaves no row (nor event, nor outbox entry) behind.
  * - The bucket uses the database's clock, the same for every replica: `clock_timestamp()`, not
  *   `now()`, and never backwards (a call that began first may take the lock last).
- * - The active count reads `tasks_user_active_idx` and stops at the limit: its cost is bounded
- *   by the quota, never by the user's backlog beyond it.
+ * - The active count reads the user's lease rows (`task_leases_user_idx`: an active task is one
+ *   with a lease row) and stops at the limit: its cost is bounded by the quota, never by the
+ *   user's backlog beyond it.
  * - Before quotas a submit was one INSERT; as one function call it still is one round trip
  *   (four as BEGIN, gate, insert, COMMIT: docs/benchmarks.md, "Submit quota check").
  *
