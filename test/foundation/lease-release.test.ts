@@ -1,7 +1,14 @@
-// Guards against a released row making a pending cancel wait out its backoff, and against a
-// claim taking more rows of one server than that server has room for on the claiming worker.
-import { Phase, TaskStatus } from '@app/common';
-import { ClaimedTask, TaskLeaseRepository, TaskRepository, WriteOutcome } from '@app/persistence';
+// Guards against a released row making a pending cancel wait out its backoff, or an answer
+// stored during a lease wait out the poll interval, and against a claim taking more rows of one
+// server than that server has room for on the claiming worker.
+import { Phase, TaskSnapshot, TaskStatus } from '@app/common';
+import {
+  ClaimedTask,
+  TaskInputRepository,
+  TaskLeaseRepository,
+  TaskRepository,
+  WriteOutcome,
+} from '@app/persistence';
 import { useTestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 
@@ -93,6 +100,39 @@ describe('a cancel requested while the row is leased', () => {
     const [id] = await insertTasks(t.db, 1, { status: 'working' });
     const [claim] = await claimAll();
     await leases.releaseAfterError(claim.lease, 'boom', 60_000);
+    expect(await dueInS(id)).toBeGreaterThan(40);
+  });
+});
+
+describe('answers stored while the row is leased (docs/leases.md, "The lease table")', () => {
+  const QUESTION = { requests: { confirm: { method: 'elicitation/create', params: {} } } };
+
+  async function askedAndClaimed(): Promise<{ id: string; claim: ClaimedTask }> {
+    const [id] = await insertTasks(t.db, 1, { status: 'input_required' });
+    const [claim] = await claimAll();
+    return { id, claim };
+  }
+
+  it("make the holder's poll release due at once, not after its interval", async () => {
+    const { id, claim } = await askedAndClaimed();
+    const stored = await new TaskInputRepository(t.db).add('user-1', 'thread-1', id, {
+      confirm: { action: 'accept' },
+    });
+    expect(stored).not.toBeNull();
+    const snapshot: TaskSnapshot = { status: TaskStatus.InputRequired, inputRequired: QUESTION };
+    expect(await leases.applyPoll(claim.lease, snapshot, 60_000)).toBe('applied');
+    expect(await dueInS(id)).toBeLessThanOrEqual(0);
+    // The next claim reads the answer and starts the flag over: its own release waits again.
+    const [again] = await claimAll();
+    expect(again.inputResponses?.confirm).toBeDefined();
+    await leases.applyPoll(again.lease, snapshot, 60_000);
+    expect(await dueInS(id)).toBeGreaterThan(40);
+  });
+
+  it('leave the release at its interval when none came', async () => {
+    const { id, claim } = await askedAndClaimed();
+    const snapshot: TaskSnapshot = { status: TaskStatus.InputRequired, inputRequired: QUESTION };
+    await leases.applyPoll(claim.lease, snapshot, 60_000);
     expect(await dueInS(id)).toBeGreaterThan(40);
   });
 });
