@@ -27,6 +27,7 @@ export interface ClaimedTask extends TaskRow {
 /** What the claim statement returns per leased row (claim.sql.ts `LEASE_AND_RETURN`). */
 export interface ClaimRow {
   id: string;
+  lease_owner: string;
   lease_token: string;
   lease_expires_at: Date;
   phase: Phase;
@@ -51,6 +52,7 @@ export function toClaimedTask(
   claimSentAtMs: number,
 ): ClaimedTask {
   const task = toTaskRow(row) as ClaimedTask;
+  task.leaseOwner = claim.lease_owner;
   task.leaseExpiresAt = claim.lease_expires_at;
   task.lease = { taskId: claim.id, token: claim.lease_token };
   task.phase = claim.phase;

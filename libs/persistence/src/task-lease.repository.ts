@@ -126,17 +126,33 @@ export class TaskLeaseRepository {
     ]);
   }
 
+  /**
+   * Leases due rows (claim.sql.ts), then reads the claimed tasks by ID in a statement of their
+   * own, after the claim committed (TASK_ROWS_BY_ID_SQL says why).
+   */
   async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
     if (request.limit <= 0) return [];
     // Before any statement of the claim: its now() (a transaction's start) is never earlier, so
     // the lease's end counted from here is never late (docs/leases.md, "Attempt deadlines").
     const sentAtMs = Date.now();
+    const leased = await this.leaseDueRows(request);
+    if (leased.length === 0) return [];
+    const rows = await this.db.query(TASK_ROWS_BY_ID_SQL, [leased.map((row) => row.id)]);
+    const byId = new Map(rows.map((row) => [row.id as string, row]));
+    // A task row is missing only if the task was deleted since, which takes its lease row too.
+    return leased.flatMap((lease) => {
+      const row = byId.get(lease.id);
+      return row ? [toClaimedTask(row, lease, sentAtMs)] : [];
+    });
+  }
+
+  private async leaseDueRows(request: ClaimRequest): Promise<ClaimRow[]> {
     const room = request.serverRoom ?? new Map<string, number>();
     const caps = [...(request.fleetCaps ?? new Map<string, number>())].filter(
       ([server]) => !request.excludeServers?.includes(server) && (room.get(server) ?? 1) > 0,
     );
     if (caps.length === 0 || !(this.db instanceof Database)) {
-      return this.claimWithin(this.db, request, room, sentAtMs);
+      return this.leaseRows(this.db, request, room);
     }
     // One claimer at a time counts a capped server's live leases and claims: two claims that
     // started together would otherwise both see the same free room (docs/leases.md, "Fleet-wide
@@ -151,28 +167,7 @@ export class TaskLeaseRepository {
         const fleetFree = Math.max(0, max - (inUse.get(server) ?? 0));
         tightened.set(server, Math.min(room.get(server) ?? fleetFree, fleetFree));
       }
-      return this.claimWithin(tx, request, tightened, sentAtMs);
-    });
-  }
-
-  /**
-   * The claim statement (lease rows only), then the claimed tasks read by ID in a statement of
-   * their own (TASK_ROWS_BY_ID_SQL says why), outside any transaction of the claim.
-   */
-  private async claimWithin(
-    db: Queryable,
-    request: ClaimRequest,
-    room: ReadonlyMap<string, number>,
-    sentAtMs: number,
-  ): Promise<ClaimedTask[]> {
-    const leased = await this.leaseRows(db, request, room);
-    if (leased.length === 0) return [];
-    const rows = await this.db.query(TASK_ROWS_BY_ID_SQL, [leased.map((row) => row.id)]);
-    const byId = new Map(rows.map((row) => [row.id as string, row]));
-    // A task row is missing only if the task was deleted since, which takes its lease row too.
-    return leased.flatMap((lease) => {
-      const row = byId.get(lease.id);
-      return row ? [toClaimedTask(row, lease, sentAtMs)] : [];
+      return this.leaseRows(tx, request, tightened);
     });
   }
 

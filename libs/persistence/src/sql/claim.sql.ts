@@ -133,7 +133,8 @@ const LEASE_AND_RETURN = `UPDATE task_leases t
        answers_waiting  = false
   FROM due
  WHERE t.task_id = due.id
-RETURNING t.task_id AS id, t.lease_token, t.lease_expires_at, due.phase, due.due_at, due.rescued,
+RETURNING t.task_id AS id, t.lease_owner, t.lease_token, t.lease_expires_at, due.phase, due.due_at,
+          due.rescued,
           extract(epoch FROM now() - due.due_at) AS due_lag_seconds,
           now() AS db_now`;
 
