@@ -56,11 +56,25 @@ const PHASE = `CASE
          END`;
 
 /**
+ * The phase filter: the row's phase is one of those asked for ($3). Written as one comparison per
+ * phase, each of a constant with the parameter, so that when Postgres plans the statement for
+ * its parameters (every poller asks for all three phases) the filter folds to the two flags it
+ * reads, which its statistics estimate. As `(PHASE) = ANY($3)` the planner guessed that
+ * almost no row passes, took each principal's prefix in the fair-share claim by reading all of
+ * its due rows and sorting them instead of walking the index to the few it needs, and a
+ * burn-down of 20,000 rows by 500-row fair-share claims took 893 ms against 648 ms this way
+ * (due order: 462 against 432 ms; docs/benchmarks.md, "What the profiles showed").
+ */
+const PHASE_ASKED = `(CASE WHEN t.cancel_requested THEN 'cancel'::text = ANY($3::text[])
+           WHEN t.queued THEN 'submit'::text = ANY($3::text[])
+           ELSE 'poll'::text = ANY($3::text[]) END)`;
+
+/**
  * Which due rows this worker may take: the phases asked for ($3), no server without room ($6),
  * and the pinned-worker rule.
  */
 const CLAIMABLE = `NOT (t.server = ANY($6::text[]))
-     AND (${PHASE}) = ANY($3::text[])
+     AND ${PHASE_ASKED}
      AND (t.pinned_worker_id IS NULL
           OR t.pinned_worker_id = $1
           OR (NOT EXISTS (SELECT 1 FROM workers w
