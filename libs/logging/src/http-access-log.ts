@@ -13,7 +13,8 @@ export const HTTP_ACCESS_LOG = Symbol('HTTP_ACCESS_LOG');
 /**
  * Runs `fn` with `req.log` (set by the access logger) as the logger of every line logged through
  * Nest's `Logger` or nestjs-pino's `PinoLogger` meanwhile, as nestjs-pino's own middleware does
- * for a Nest route: those lines carry the request's ID.
+ * for a Nest route: those lines carry the request's ID. nestjs-pino exports no function for this,
+ * so its storage is imported by path; test/api/submit-fast-path.test.ts fails if it moves.
  */
 export function runInRequestScope<T>(req: IncomingMessage, fn: () => T): T {
   return storage.run(new Store((req as IncomingMessage & { log: Logger }).log), fn);

@@ -8,6 +8,7 @@ import { BEARER, unauthorized } from '../auth/bearer-first.middleware';
 import type { AuthenticatedRequest } from '../auth/current-user.decorator';
 import { UNMATCHED_ROUTE, timeRequest } from '../http/http-metrics.middleware';
 import { sendJson } from '../http/json-answer';
+import { standBefore } from '../http/request-listener';
 import {
   JsonBodyReader,
   createJsonBodyReader,
@@ -58,13 +59,9 @@ export class SubmitFastPathHandler {
     @Inject(HTTP_ACCESS_LOG) private readonly accessLog: AccessLog,
   ) {}
 
-  /**
-   * Puts the fast path in front of `fallback` (Express) as the server's request listener.
-   * Other listeners of `request` (the connection closer's) are left as they are.
-   */
+  /** Puts the fast path in front of `fallback` (Express) as the server's request listener. */
   install(server: Server, fallback: RequestListener): void {
-    server.removeListener('request', fallback);
-    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    standBefore(server, fallback, (req, res) => {
       const threadId = this.takes(req);
       if (threadId === undefined) fallback(req, res);
       else this.handle(req, res, threadId);
