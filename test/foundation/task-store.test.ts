@@ -8,6 +8,7 @@ import {
   assertSchemaCurrent,
   TaskRepository,
   TaskLeaseRepository,
+  CatalogRepository,
 } from '@app/persistence';
 import { Phase } from '@app/common';
 import { MIGRATIONS } from '../../migrations';
@@ -158,4 +159,43 @@ it('a connection killed inside a transaction fails that transaction, not the pro
   await expect(attempt).rejects.toThrow();
   // The pool still works: the broken client was discarded, not handed out again.
   await Promise.all(Array.from({ length: 12 }, () => t.db.query('SELECT 1')));
+});
+
+describe('the submit checked against the catalog row it was decided on', () => {
+  const quota = { submitsPerMinute: 0, maxActiveTasks: 0, activeRetryAfterSeconds: 1 };
+  const entry = {
+    name: 'guarded',
+    server: 'demo',
+    contract: Contract.Ordinary,
+    description: 'd',
+    inputSchema: { type: 'object' },
+    available: true,
+    unavailableReason: null,
+  };
+  const versionOf = async (): Promise<string> =>
+    (
+      await t.db.query<{ v: string }>(`SELECT xmin::text AS v FROM toolsets WHERE name = 'guarded'`)
+    )[0].v;
+  const countOf = async (): Promise<number> =>
+    Number(
+      (
+        await t.db.query<{ n: string }>(`SELECT count(*) AS n FROM tasks WHERE toolset = 'guarded'`)
+      )[0].n,
+    );
+
+  it('inserts while the row is that version, and writes nothing once it has changed or gone', async () => {
+    const catalog = new CatalogRepository(t.db);
+    await catalog.publish([entry]);
+    const version = await versionOf();
+    const task = { ...base, toolset: 'guarded' };
+    expect((await tasks.createIfCatalogUnchanged(task, quota, version)).kind).toBe('created');
+    await catalog.publish([{ ...entry, description: 'changed' }]);
+    expect((await tasks.createIfCatalogUnchanged(task, quota, version)).kind).toBe('stale');
+    const changed = await versionOf();
+    expect(changed).not.toBe(version);
+    expect((await tasks.createIfCatalogUnchanged(task, quota, changed)).kind).toBe('created');
+    await t.db.query(`DELETE FROM toolsets WHERE name = 'guarded'`);
+    expect((await tasks.createIfCatalogUnchanged(task, quota, changed)).kind).toBe('stale');
+    expect(await countOf()).toBe(2);
+  });
 });

@@ -21,6 +21,8 @@ import { TaskInputController } from './tasks/task-input.controller';
 import { TaskInputService } from './tasks/task-input.service';
 import { TaskQueryService } from './tasks/task-query.service';
 import { TaskSubmitService } from './tasks/task-submit.service';
+import { HttpSubmitService } from './tasks/http-submit.service';
+import { SubmitFastPathHandler } from './tasks/submit-fast-path.handler';
 import { ThreadTasksController } from './tasks/thread-tasks.controller';
 import { ThreadsController } from './tasks/threads.controller';
 import { UserTasksController } from './tasks/user-tasks.controller';
@@ -83,6 +85,8 @@ export class ApiModule {
         ArgumentsValidator,
         TaskPresenter,
         TaskSubmitService,
+        HttpSubmitService,
+        SubmitFastPathHandler,
         TaskQueryService,
         McpRequestGuard,
         HeldCallsRegistry,

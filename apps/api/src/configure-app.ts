@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Express } from 'express';
+import type { Server } from 'node:http';
 import { Settings } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
 import { bearerFirstMiddleware } from './auth/bearer-first.middleware';
@@ -8,14 +9,19 @@ import { httpMetricsMiddleware } from './http/http-metrics.middleware';
 import { jsonBodyMiddlewares } from './http/json-body.middleware';
 import { setupOpenApi } from './openapi/openapi';
 import { ProblemFilter } from './problem/problem.filter';
+import { SubmitFastPathHandler } from './tasks/submit-fast-path.handler';
 
 /**
  * Everything main.ts does to the app besides listening, shared with the tests so they run the
  * API exactly as it is deployed. The app must be created with `bodyParser: false` (see
  * createApiApp): the body parsing here is the only one, with its limit and its 415.
  */
-export function configureApp(app: INestApplication, _settings: Settings): void {
+export function configureApp(app: INestApplication, settings: Settings): void {
   const express = app.getHttpAdapter().getInstance() as Express;
+  // In front of Express for the one route whose CPU per request sets the API's capacity.
+  if (settings.api.submitFastPath) {
+    app.get(SubmitFastPathHandler).install(app.getHttpServer() as Server, express);
+  }
   express.disable('x-powered-by');
   // Middleware order matters: timing first, so refused requests are measured too.
   app.use(httpMetricsMiddleware(app.get(GatewayMetrics)));

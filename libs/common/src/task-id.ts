@@ -3,10 +3,24 @@ import { randomBytes } from 'node:crypto';
 /** Local task IDs: `task_` + 26 base32 chars (130 bits), unguessable and URL-safe. */
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 
+/**
+ * Random bytes are drawn 4 KiB at a time and each used once, as Node's `randomUUID` keeps its
+ * own: a `randomBytes(26)` per ID (a call into OpenSSL each time) took 2.1 µs against 0.34 µs
+ * from the pool (a node loop of 200,000 IDs), and every submit makes one.
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let used = 0;
+
+/** `prefix` and `length` chars of base32 from a CSPRNG (5 random bits each). */
 export function randomId(prefix: string, length = 26): string {
-  const bytes = randomBytes(length);
+  if (used + length > pool.length) {
+    pool = randomBytes(Math.max(POOL_BYTES, length));
+    used = 0;
+  }
   let out = prefix;
-  for (const byte of bytes) out += ALPHABET[byte & 31];
+  for (let i = used; i < used + length; i++) out += ALPHABET[pool[i] & 31];
+  used += length;
   return out;
 }
 

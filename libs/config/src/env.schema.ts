@@ -80,6 +80,9 @@ export class EnvSchema {
   // A verified API key is remembered this long at most (0 = never); a revoke through the CLI
   // reaches every replica at once by a notification (docs/api.md, "API key cache").
   @Transform(toInt) @IsInt() @Min(0) @Max(60000) API_KEY_CACHE_MS = 10000;
+  // The submit route served in front of Express and Nest (docs/benchmarks.md, "API CPU per
+  // submit, third pass"); false serves it through Nest, as every other route.
+  @Transform(toBool) @IsBoolean() API_SUBMIT_FAST_PATH = true;
   // An event stream re-checks its token this often: at most 60 s may pass between a revoke (or an
   // expiry) and the stream ending.
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) SSE_RECHECK_INTERVAL_MS = 30000;

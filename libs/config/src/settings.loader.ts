@@ -143,6 +143,7 @@ function toSettings(dto: EnvSchema): Settings {
         maxActiveTasks: dto.MAX_ACTIVE_TASKS_PER_USER,
       },
       apiKeyCacheMs: dto.API_KEY_CACHE_MS,
+      submitFastPath: dto.API_SUBMIT_FAST_PATH,
       sse: {
         recheckIntervalMs: dto.SSE_RECHECK_INTERVAL_MS,
         maxAgeMs: dto.SSE_MAX_AGE_MS,

@@ -79,6 +79,11 @@ export interface Settings {
      * rest (a revoke written by hand, a replica whose listener was down).
      */
     apiKeyCacheMs: number;
+    /**
+     * `POST /v1/threads/{thread_id}/tasks` served by the submit fast path, in front of Express and
+     * Nest (the same answers for less CPU: docs/benchmarks.md); false serves it by the Nest route.
+     */
+    submitFastPath: boolean;
     /** Server-sent event streams: token re-check, maximum age, concurrent streams per user. */
     sse: { recheckIntervalMs: number; maxAgeMs: number; maxStreamsPerUser: number };
     /**

@@ -1,3 +1,4 @@
+export { HTTP_ACCESS_LOG, runInRequestScope } from './http-access-log';
 export { buildHttpLoggerOptions, createLogger, defaultLogFormat } from './logger.factory';
 export { LoggingModule } from './logging.module';
 export { isHealthPath } from './redaction';

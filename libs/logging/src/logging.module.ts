@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
+import { pinoHttp } from 'pino-http';
+import { HTTP_ACCESS_LOG } from './http-access-log';
 import { buildHttpLoggerOptions, createLogStream, LoggingOptions } from './logger.factory';
 
 /**
@@ -16,14 +18,15 @@ export class LoggingModule {
    * //          app.useLogger(app.get(Logger)); // Logger from nestjs-pino
    */
   static forRoot(options: LoggingOptions = {}): DynamicModule {
+    const httpOptions = buildHttpLoggerOptions(options);
+    const stream = createLogStream(options);
     return {
       module: LoggingModule,
-      imports: [
-        LoggerModule.forRoot({
-          pinoHttp: [buildHttpLoggerOptions(options), createLogStream(options)],
-        }),
-      ],
-      exports: [LoggerModule],
+      imports: [LoggerModule.forRoot({ pinoHttp: [httpOptions, stream] })],
+      // The same options and stream as the middleware nestjs-pino mounts, for a route served
+      // outside Nest's middleware (the API's submit fast path): its lines cannot differ.
+      providers: [{ provide: HTTP_ACCESS_LOG, useFactory: () => pinoHttp(httpOptions, stream) }],
+      exports: [LoggerModule, HTTP_ACCESS_LOG],
     };
   }
 }

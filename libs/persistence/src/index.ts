@@ -6,7 +6,13 @@ export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claim
 export { TaskLeaseRepository } from './task-lease.repository';
 export { TaskInputRepository } from './task-input.repository';
 export { TaskRepository, TASKS_DUE_CHANNEL } from './task.repository';
-export type { StatusFilter, QuotaName, SubmitQuota } from './task.repository';
+export type {
+  CreateResult,
+  NewTask,
+  StatusFilter,
+  QuotaName,
+  SubmitQuota,
+} from './task.repository';
 export type { TaskRow } from './task-row';
 export { TASK_COLUMNS, taskColumnName, toTaskRow } from './task-row';
 export { WorkerRepository } from './worker.repository';

@@ -1,7 +1,11 @@
 import { Contract, TaskStatus, isTerminal, newTaskId } from '@app/common';
 import { CoalescedNotify } from './coalesced-notify';
 import { Database, Queryable, jsonParam } from './database';
-import { SUBMIT_TASK_SQL, TASK_INSERT_SQL } from './sql/submit-quota.sql';
+import {
+  SUBMIT_TASK_IF_CATALOG_SQL,
+  SUBMIT_TASK_SQL,
+  TASK_INSERT_SQL,
+} from './sql/submit-quota.sql';
 import { TaskRow, toTaskRow } from './task-row';
 
 export interface NewTask {
@@ -44,6 +48,9 @@ export type StoreResult =
 
 export type CreateResult =
   StoreResult | { kind: 'refused'; quota: QuotaName; limit: number; retryAfterSeconds: number };
+
+/** What {@link TaskRepository.createIfCatalogUnchanged} did: as `create`, or nothing (`stale`). */
+export type GuardedCreateResult = CreateResult | { kind: 'stale' };
 
 export type StatusFilter = 'active' | 'terminal' | TaskStatus;
 
@@ -97,24 +104,54 @@ export class TaskRepository {
       );
       return earlier(task, toTaskRow(existing[0]));
     }
+    const result = await this.checkedSubmit(id, task, quota);
+    // submit_task answers a row or raises: only the catalog-guarded call can answer none.
+    if (result.kind === 'stale') throw new Error('submit_task answered no row');
+    return result;
+  }
+
+  /**
+   * {@link create} with `quota`, only while the toolset's catalog row is still the version
+   * `catalogVersion` (its `xmin`) names; else nothing is written and the answer is `stale`. The
+   * catalog check and the insert are one statement (sql/submit-quota.sql.ts).
+   */
+  createIfCatalogUnchanged(
+    task: NewTask,
+    quota: SubmitQuota,
+    catalogVersion: string,
+  ): Promise<GuardedCreateResult> {
+    return this.checkedSubmit(newTaskId(), task, quota, catalogVersion);
+  }
+
+  private async checkedSubmit(
+    id: string,
+    task: NewTask,
+    quota: SubmitQuota,
+    catalogVersion?: string,
+  ): Promise<GuardedCreateResult> {
+    const params = [
+      id,
+      ...columns(task),
+      quota.submitsPerMinute,
+      quota.maxActiveTasks,
+      quota.activeRetryAfterSeconds,
+    ];
     let rows: Record<string, unknown>[];
     try {
-      rows = await this.db.query(
-        SUBMIT_TASK_SQL,
-        [
-          id,
-          ...columns(task),
-          quota.submitsPerMinute,
-          quota.maxActiveTasks,
-          quota.activeRetryAfterSeconds,
-        ],
-        'submit_task',
-      );
+      rows =
+        catalogVersion === undefined
+          ? await this.db.query(SUBMIT_TASK_SQL, params, 'submit_task')
+          : await this.db.query(
+              SUBMIT_TASK_IF_CATALOG_SQL,
+              [...params, catalogVersion],
+              'submit_task_if_catalog',
+            );
     } catch (error) {
       const refusal = quotaRefusal(error);
       if (refusal) return refusal;
       throw error;
     }
+    if (rows.length === 0) return { kind: 'stale' };
     const found = toTaskRow(rows[0]);
     if (found.id !== id) return earlier(task, found);
     this.wakeUp.send();

@@ -1,9 +1,29 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import type { IncomingMessage } from 'node:http';
 import { BEARER, unauthorized } from './bearer-first.middleware';
 import { AuthenticatedRequest } from './current-user.decorator';
 import { IS_PUBLIC } from './public.decorator';
-import { TokenVerifier } from './token-verifier.service';
+import { Principal, TokenVerifier } from './token-verifier.service';
+
+/**
+ * Verifies the request's `Authorization: Bearer <JWT or API key>` and stores its principal on
+ * the request, or throws the one 401. Shared by {@link AuthGuard} and the submit fast path.
+ */
+export async function authenticate(
+  verifier: TokenVerifier,
+  req: IncomingMessage & Pick<AuthenticatedRequest, 'principal' | 'reverify'>,
+): Promise<Principal> {
+  const match = BEARER.exec(req.headers.authorization ?? '');
+  const principal = match ? await verifier.verify(match[1]) : null;
+  if (!principal || !match) throw unauthorized();
+  req.principal = principal;
+  // Long-lived answers (event streams) ask again later: a revoked key or an expired JWT must
+  // end them, not only refuse the next request.
+  const token = match[1];
+  req.reverify = async () => (await verifier.verify(token, true))?.userId === principal.userId;
+  return principal;
+}
 
 /**
  * Global guard: every route needs `Authorization: Bearer <JWT or API key>` unless marked
@@ -23,16 +43,7 @@ export class AuthGuard implements CanActivate {
       context.getClass(),
     ]);
     if (isPublic) return true;
-    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const match = BEARER.exec(req.headers.authorization ?? '');
-    const principal = match ? await this.verifier.verify(match[1]) : null;
-    if (!principal || !match) throw unauthorized();
-    req.principal = principal;
-    // Long-lived answers (event streams) ask again later: a revoked key or an expired JWT must
-    // end them, not only refuse the next request.
-    const token = match[1];
-    req.reverify = async () =>
-      (await this.verifier.verify(token, true))?.userId === principal.userId;
+    await authenticate(this.verifier, context.switchToHttp().getRequest<AuthenticatedRequest>());
     return true;
   }
 }

@@ -1,4 +1,5 @@
-import type { RequestHandler } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { Request, RequestHandler } from 'express';
 import { GatewayMetrics } from '@app/metrics';
 
 /** Label of requests no route matched: raw paths would make the label set unbounded. */
@@ -13,25 +14,37 @@ function isOperationalPath(path: string): boolean {
 }
 
 /**
- * Times every user request (not `/healthz*` or `/metrics`) into `mcp_tasks_http_request_duration_seconds{route,method,status}`.
- * Express middleware rather than a Nest interceptor, so requests refused before a handler runs
- * (401 from the guard, 415/413 from body parsing, unknown routes) are measured too. The route
- * label is the matched pattern (`/v1/threads/:thread_id/tasks`), never the raw path.
+ * Times one request into `mcp_tasks_http_request_duration_seconds{route,method,status}` from now
+ * until its answer is sent. `route` is asked then: the matched route is known only once routing
+ * ran, and a request refused before it is `unmatched`. Shared by the Express middleware and the
+ * submit fast path, so both label alike.
+ */
+export function timeRequest(
+  metrics: GatewayMetrics,
+  method: string,
+  res: ServerResponse,
+  route: () => string,
+): void {
+  const stop = metrics.httpRequestDuration.startTimer();
+  res.once('finish', () => stop({ route: route(), method, status: String(res.statusCode) }));
+}
+
+/** The route pattern Express matched (`/v1/threads/:thread_id/tasks`), never the raw path. */
+function routeOf(req: Request): string {
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  // Nest mounts its not-found handler on a catch-all route (`/{*path}`): that is no route.
+  return typeof route === 'string' && !route.includes('*') ? route : UNMATCHED_ROUTE;
+}
+
+/**
+ * Times every user request (not `/healthz*` or `/metrics`) with {@link timeRequest}. Express
+ * middleware rather than a Nest interceptor, so requests refused before a handler runs (401 from
+ * the guard, 415/413 from body parsing, unknown routes) are measured too.
  */
 export function httpMetricsMiddleware(metrics: GatewayMetrics): RequestHandler {
   return (req, res, next) => {
     if (isOperationalPath(req.path)) return next();
-    const stop = metrics.httpRequestDuration.startTimer();
-    res.once('finish', () => {
-      const route = (req.route as { path?: unknown } | undefined)?.path;
-      // Nest mounts its not-found handler on a catch-all route (`/{*path}`): that is no route.
-      const matched = typeof route === 'string' && !route.includes('*');
-      stop({
-        route: matched ? route : UNMATCHED_ROUTE,
-        method: req.method,
-        status: String(res.statusCode),
-      });
-    });
+    timeRequest(metrics, req.method, res, () => routeOf(req));
     next();
   };
 }

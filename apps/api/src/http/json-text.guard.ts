@@ -10,40 +10,38 @@ export const MAX_JSON_DEPTH = 64;
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * Refuses a parsed JSON body that could not be stored or walked safely, before any handler sees
- * it: nested deeper than {@link MAX_JSON_DEPTH}, or a string or key with a NUL or an unpaired
- * surrogate. One walk, iterative (an explicit stack), so the check itself cannot overflow; the
- * 422 names the JSON Pointer of the first offending place.
+ * The 422 of a parsed JSON body that could not be stored or walked safely, or undefined: nested
+ * deeper than {@link MAX_JSON_DEPTH}, or a string or key with a NUL or an unpaired surrogate.
+ * One walk, iterative (an explicit stack), so the check itself cannot overflow; the problem
+ * names the JSON Pointer of the first offending place. Shared by {@link jsonTextGuard} and the
+ * submit fast path.
  */
+export function bodyTextProblem(body: unknown): ProblemException | undefined {
+  if (typeof body !== 'object' || body === null) {
+    return typeof body === 'string' && UNSTORABLE.test(body) ? unstorable('') : undefined;
+  }
+  const stack: [unknown, string, number][] = [[body, '', 1]];
+  while (stack.length > 0) {
+    const [node, path, depth] = stack.pop()!;
+    if (depth > MAX_JSON_DEPTH) {
+      return new ProblemException(422, 'The request body is nested too deeply.', [
+        { path, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
+    }
+    for (const [key, value] of Object.entries(node as object)) {
+      const child = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (UNSTORABLE.test(key) || (typeof value === 'string' && UNSTORABLE.test(value))) {
+        return unstorable(child);
+      }
+      if (typeof value === 'object' && value !== null) stack.push([value, child, depth + 1]);
+    }
+  }
+  return undefined;
+}
+
+/** Refuses, before any handler sees it, a parsed body {@link bodyTextProblem} objects to. */
 export function jsonTextGuard(): RequestHandler {
-  return (req, _res, next) => {
-    const body: unknown = req.body;
-    if (typeof body !== 'object' || body === null) {
-      next(typeof body === 'string' && UNSTORABLE.test(body) ? unstorable('') : undefined);
-      return;
-    }
-    const stack: [unknown, string, number][] = [[body, '', 1]];
-    while (stack.length > 0) {
-      const [node, path, depth] = stack.pop()!;
-      if (depth > MAX_JSON_DEPTH) {
-        next(
-          new ProblemException(422, 'The request body is nested too deeply.', [
-            { path, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
-          ]),
-        );
-        return;
-      }
-      for (const [key, value] of Object.entries(node as object)) {
-        const child = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-        if (UNSTORABLE.test(key) || (typeof value === 'string' && UNSTORABLE.test(value))) {
-          next(unstorable(child));
-          return;
-        }
-        if (typeof value === 'object' && value !== null) stack.push([value, child, depth + 1]);
-      }
-    }
-    next();
-  };
+  return (req, _res, next) => next(bodyTextProblem(req.body));
 }
 
 function unstorable(path: string): ProblemException {

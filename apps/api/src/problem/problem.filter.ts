@@ -17,13 +17,61 @@ const GENERIC_DETAIL: Readonly<Record<number, string>> = {
   503: 'The service is not ready.',
 };
 
+/** A problem answer: its body and the headers it carries (Retry-After, Allow, WWW-Authenticate). */
+export interface ProblemAnswer {
+  body: ProblemBody;
+  headers: Readonly<Record<string, string>>;
+}
+
 /**
- * Answers every error as `application/problem+json` (RFC 9457): the API's own problems as
+ * What an error answers as `application/problem+json` (RFC 9457): the API's own problems as
  * built, framework errors (unknown route, bad JSON, oversized body) with a generic detail, a
  * database that cannot serve the request now (no free connection in time, a lost or refused
  * connection) as a 503 with Retry-After (docs/api.md, "Errors"), and anything unexpected as a
- * bare 500 whose cause is logged, never sent (no stack, no SQL).
+ * bare 500 (no stack, no SQL). `allowedMethods` is asked only for a router's miss: the methods
+ * routed for the path, which make it a 405. Shared by {@link ProblemFilter} and the submit fast
+ * path.
  */
+export function toProblem(
+  exception: unknown,
+  method: string,
+  allowedMethods: () => string[],
+): ProblemAnswer {
+  if (exception instanceof ProblemException)
+    return { body: exception.problem, headers: exception.headers };
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    // Our own 404s are ProblemExceptions, so a bare NotFoundException is the router's miss.
+    if (status === 404) {
+      const allowed = allowedMethods();
+      if (allowed.length > 0) {
+        return {
+          body: problemBody(405, `${method} is not allowed here.`),
+          headers: { Allow: allowed.join(', ') },
+        };
+      }
+    }
+    return {
+      body: problemBody(status, GENERIC_DETAIL[status] ?? 'The request failed.'),
+      headers: {},
+    };
+  }
+  if (isDatabaseUnavailable(exception)) {
+    return {
+      body: problemBody(503, 'The service is busy or cannot reach its database; retry shortly.'),
+      headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+    };
+  }
+  return { body: problemBody(500, 'An internal error occurred.'), headers: {} };
+}
+
+/** Logs what a 5xx answer hides from the client: its cause, at warn for a 503, else at error. */
+export function logProblem(logger: Logger, answer: ProblemAnswer, exception: unknown): void {
+  if (answer.body.status === 503) logger.warn(`answered 503: ${String(exception)}`);
+  else if (answer.body.status >= 500) logger.error(exception);
+}
+
+/** Answers every error as {@link toProblem} says, and logs the cause of a 5xx. */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemFilter');
@@ -34,47 +82,17 @@ export class ProblemFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
-    const { body, headers } = this.toProblem(exception, req);
-    if (body.status === 503) this.logger.warn(`answered 503: ${String(exception)}`);
-    else if (body.status >= 500) this.logger.error(exception);
+    const answer = toProblem(exception, req.method, () => this.allowedMethods(req));
+    logProblem(this.logger, answer, exception);
     if (res.headersSent) {
       res.end();
       return;
     }
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    res.status(body.status).type('application/problem+json').send(JSON.stringify(body));
-  }
-
-  private toProblem(
-    exception: unknown,
-    req: Request,
-  ): { body: ProblemBody; headers: Readonly<Record<string, string>> } {
-    if (exception instanceof ProblemException)
-      return { body: exception.problem, headers: exception.headers };
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      // Our own 404s are ProblemExceptions, so a bare NotFoundException is the router's miss.
-      if (status === 404) {
-        const allowed = this.allowedMethods(req);
-        if (allowed.length > 0) {
-          return {
-            body: problemBody(405, `${req.method} is not allowed here.`),
-            headers: { Allow: allowed.join(', ') },
-          };
-        }
-      }
-      return {
-        body: problemBody(status, GENERIC_DETAIL[status] ?? 'The request failed.'),
-        headers: {},
-      };
-    }
-    if (isDatabaseUnavailable(exception)) {
-      return {
-        body: problemBody(503, 'The service is busy or cannot reach its database; retry shortly.'),
-        headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
-      };
-    }
-    return { body: problemBody(500, 'An internal error occurred.'), headers: {} };
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    res
+      .status(answer.body.status)
+      .type('application/problem+json')
+      .send(JSON.stringify(answer.body));
   }
 
   /** The methods routed for this path, if any: an unrouted method on a known path is a 405. */

@@ -2,13 +2,21 @@ import { Inject, Injectable } from '@nestjs/common';
 import { TaskStatus } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { GatewayMetrics, SubmitRefusalReason } from '@app/metrics';
-import { CatalogEntry, QuotaName, SubmitQuota, TaskRepository, TaskRow } from '@app/persistence';
+import {
+  CatalogEntry,
+  CreateResult,
+  NewTask,
+  QuotaName,
+  SubmitQuota,
+  TaskRepository,
+  TaskRow,
+} from '@app/persistence';
 import { TraceCarrier, startSubmitSpan } from '@app/tracing';
 import { HeldRequests } from '../health/held-requests';
 import { ProblemException } from '../problem/problem.exception';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import { ArgumentsValidator } from './arguments-validator.service';
-import { parseSubmitBody, requestHash } from './submit-request';
+import { SubmitRequest, parseSubmitBody, requestHash } from './submit-request';
 
 /** The metric reason of each quota's refusals. */
 const QUOTA_REASONS: Readonly<Record<QuotaName, SubmitRefusalReason>> = {
@@ -99,47 +107,18 @@ export class TaskSubmitService {
         ]),
       );
     }
-    let request: ReturnType<typeof parseSubmitBody>;
+    let request: SubmitRequest;
     try {
       request = parseSubmitBody(command.body);
     } catch (error) {
       throw this.refused('invalid_request', error);
     }
-    const entry = await this.catalog.find(request.toolset);
-    if (!entry || entry.removed) {
-      // A removed toolset (configured on no live poller) would take a task that can never run.
-      const message = entry
-        ? 'is no longer configured on the gateway (see GET /v1/toolsets)'
-        : 'is not a toolset in the catalog (see GET /v1/toolsets)';
-      throw this.refused(
-        'unknown_toolset',
-        new ProblemException(422, 'Unknown toolset.', [{ path: '/toolset', message }]),
-      );
-    }
-    const errors = this.validator.validate(entry.inputSchema, request.arguments);
-    if (errors.length > 0) {
-      throw this.refused(
-        'invalid_arguments',
-        new ProblemException(422, "The arguments do not match the toolset's input schema.", errors),
-      );
-    }
-    const result = await this.tasks.create(
-      {
-        userId: command.userId,
-        tenant: command.tenant ?? null,
-        threadId: command.threadId,
-        toolset: entry.name,
-        contract: entry.contract,
-        server: entry.server,
-        input: request.arguments,
-        metadata: request.metadata,
-        idempotencyKey: key ?? null,
-        requestHash: key === undefined ? null : requestHash(command.threadId, request),
-        traceContext,
-        deadlineSeconds: entry.deadlineSeconds,
-      },
-      this.quota,
-    );
+    const draft: Draft = { command, request, key, traceContext };
+    // The entry last read, when the arguments fit it: the insert checks that it is still the
+    // catalog's row, one round trip instead of a read and then the insert. Otherwise, or when the
+    // row changed, the catalog is read and the submit decided on what it says now.
+    const { entry, result } =
+      (await this.createIfCatalogUnchanged(draft)) ?? (await this.createFresh(draft));
     if (result.kind === 'refused') {
       throw this.refused(
         QUOTA_REASONS[result.quota],
@@ -181,6 +160,44 @@ export class TaskSubmitService {
     return { created: result.kind === 'created', task, entry };
   }
 
+  /** The submit against the entry last read, unless that entry is not the catalog's any more. */
+  private async createIfCatalogUnchanged(draft: Draft): Promise<Created | undefined> {
+    const known = this.catalog.lastRead(draft.request.toolset);
+    if (!known || known.entry.removed) return undefined;
+    if (this.validator.validate(known.entry.inputSchema, draft.request.arguments).length > 0) {
+      return undefined;
+    }
+    const result = await this.tasks.createIfCatalogUnchanged(
+      newTask(draft, known.entry),
+      this.quota,
+      known.version,
+    );
+    return result.kind === 'stale' ? undefined : { entry: known.entry, result };
+  }
+
+  /** The submit against the toolset's entry as the catalog has it now, checked first. */
+  private async createFresh(draft: Draft): Promise<Created> {
+    const entry = await this.catalog.find(draft.request.toolset);
+    if (!entry || entry.removed) {
+      // A removed toolset (configured on no live poller) would take a task that can never run.
+      const message = entry
+        ? 'is no longer configured on the gateway (see GET /v1/toolsets)'
+        : 'is not a toolset in the catalog (see GET /v1/toolsets)';
+      throw this.refused(
+        'unknown_toolset',
+        new ProblemException(422, 'Unknown toolset.', [{ path: '/toolset', message }]),
+      );
+    }
+    const errors = this.validator.validate(entry.inputSchema, draft.request.arguments);
+    if (errors.length > 0) {
+      throw this.refused(
+        'invalid_arguments',
+        new ProblemException(422, "The arguments do not match the toolset's input schema.", errors),
+      );
+    }
+    return { entry, result: await this.tasks.create(newTask(draft, entry), this.quota) };
+  }
+
   /**
    * `Prefer: wait`: the task as last read, no longer queued, or still queued when the wait ends,
    * the caller goes away or the app closes. At most 200 ms late after the task leaves `queued`.
@@ -203,4 +220,36 @@ export class TaskSubmitService {
     this.metrics.submitRefusals.inc({ reason });
     return error;
   }
+}
+
+/** A submit checked as far as its body: what the insert needs besides the catalog entry. */
+interface Draft {
+  command: SubmitCommand;
+  request: SubmitRequest;
+  key: string | undefined;
+  traceContext: TraceCarrier | null;
+}
+
+/** The insert's outcome and the catalog entry it was decided on. */
+interface Created {
+  entry: CatalogEntry;
+  result: CreateResult;
+}
+
+function newTask(draft: Draft, entry: CatalogEntry): NewTask {
+  const { command, request, key } = draft;
+  return {
+    userId: command.userId,
+    tenant: command.tenant ?? null,
+    threadId: command.threadId,
+    toolset: entry.name,
+    contract: entry.contract,
+    server: entry.server,
+    input: request.arguments,
+    metadata: request.metadata,
+    idempotencyKey: key ?? null,
+    requestHash: key === undefined ? null : requestHash(command.threadId, request),
+    traceContext: draft.traceContext,
+    deadlineSeconds: entry.deadlineSeconds,
+  };
 }

@@ -14,10 +14,8 @@ import { CurrentTenant, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { TaskIdPipe, ThreadIdPipe } from './id-params.pipe';
 import { RawListQuery } from './list-query';
-import { parsePreferWait } from './prefer-wait';
-import { TaskPresenter } from './task-presenter.service';
+import { HttpSubmitService } from './http-submit.service';
 import { TaskQueryService, TaskListView } from './task-query.service';
-import { TaskSubmitService } from './task-submit.service';
 import { TaskDto, TaskListDto, SubmitTaskDto } from './task.dto';
 import { TaskView } from '@app/views';
 import { ApiListQuery } from './api-list-query.decorator';
@@ -47,9 +45,8 @@ const SUBMIT_HEADERS = {
 @Controller('v1/threads/:thread_id/tasks')
 export class ThreadTasksController {
   constructor(
-    private readonly submitter: TaskSubmitService,
+    private readonly httpSubmit: HttpSubmitService,
     private readonly query: TaskQueryService,
-    private readonly presenter: TaskPresenter,
   ) {}
 
   @Post()
@@ -93,28 +90,20 @@ export class ThreadTasksController {
     @Headers('tracestate') tracestate: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<TaskView> {
-    const waitSeconds = parsePreferWait(prefer);
-    // Only a held answer needs to learn of a disconnect; an abort per request costs CPU.
-    let abort: AbortController | undefined;
-    if (waitSeconds !== undefined) {
-      const controller = new AbortController();
-      res.once('close', () => controller.abort());
-      abort = controller;
-    }
-    const outcome = await this.submitter.submit({
+    const answer = await this.httpSubmit.answer({
       userId,
       tenant,
       threadId,
       body,
       idempotencyKey,
-      waitSeconds,
-      abort: abort?.signal,
-      trace: { traceparent, tracestate },
+      prefer,
+      traceparent,
+      tracestate,
+      res,
     });
-    res.status(outcome.created ? 201 : 200);
-    res.setHeader('Location', `/v1/threads/${threadId}/tasks/${outcome.task.id}`);
-    if (waitSeconds !== undefined) res.setHeader('Preference-Applied', `wait=${waitSeconds}`);
-    return this.presenter.detail(outcome.task, outcome.entry);
+    res.status(answer.status);
+    for (const [name, value] of answer.headers) res.setHeader(name, value);
+    return answer.task;
   }
 
   @Get()

@@ -16,8 +16,9 @@ export interface ToolsetView {
 const MAX_REMEMBERED = 500;
 
 /**
- * The catalog as the API shows and uses it. Entries are read per request (the table holds tens
- * of rows), so availability is as fresh as the pollers' last publish.
+ * The catalog as the API shows and uses it. Every request sees the row as it is now (the table
+ * holds tens of rows), so availability is as fresh as the pollers' last publish: read per
+ * request, or, for a submit, checked by the insert itself against the version last read.
  */
 @Injectable()
 export class ToolsetCatalog {
@@ -54,6 +55,15 @@ export class ToolsetCatalog {
     if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
     this.remembered.set(name, { version: found.version, entry });
     return entry;
+  }
+
+  /**
+   * The entry of `name` as last read by {@link find}, with its row version, without reading the
+   * catalog: a caller may act on it only through a statement that checks the version is still
+   * the row's (TaskRepository.createIfCatalogUnchanged).
+   */
+  lastRead(name: string): { version: string; entry: CatalogEntry } | undefined {
+    return this.remembered.get(name);
   }
 
   /**

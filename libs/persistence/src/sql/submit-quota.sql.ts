@@ -46,3 +46,22 @@ export const SUBMIT_TASK_SQL = `
 SELECT * FROM submit_task_notify_after_commit(
   $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12::int, $13, $14::int,
   $15::int, $16::int)`;
+
+/**
+ * {@link SUBMIT_TASK_SQL} only while the toolset's catalog row is still the version the caller
+ * checked the submit against: `$17` is that row's `xmin` as text, which every UPDATE of the row
+ * changes. No row back means the row changed or is gone, and nothing was written (the caller
+ * reads the catalog again and decides anew).
+ *
+ * Why: a submit read its catalog entry's version in a statement of its own before the insert,
+ * one round trip of two; here the check rides on the insert's. The function takes `t.name` for
+ * its toolset, a lateral reference, so the planner can only run it per matching `toolsets` row:
+ * when the version differs there is no row and the function never runs. Measured in
+ * docs/benchmarks.md ("API CPU per submit, third pass").
+ */
+export const SUBMIT_TASK_IF_CATALOG_SQL = `
+SELECT s.* FROM toolsets t
+ CROSS JOIN LATERAL submit_task_notify_after_commit(
+  $1, $2, $3, t.name, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12::int, $13, $14::int,
+  $15::int, $16::int) s
+ WHERE t.name = $4 AND t.xmin::text = $17`;
