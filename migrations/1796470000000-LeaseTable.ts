@@ -4,6 +4,13 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 const ACTIVE = `('queued', 'working', 'input_required')`;
 const TERMINAL = `('completed', 'failed', 'cancelled')`;
 
+/** The parameters of `submit_task` and `submit_task_notify_after_commit`, as they were. */
+const SUBMIT_PARAMETERS = `
+        p_id text, p_user text, p_thread text, p_toolset text, p_contract text, p_server text,
+        p_input jsonb, p_metadata jsonb, p_key text, p_hash text, p_trace jsonb,
+        p_deadline_seconds integer, p_tenant text, p_per_minute integer, p_max_active integer,
+        p_active_retry_seconds integer`;
+
 /**
  * What the event's copy of a task holds (the projection's summary and the values the error
  * scrubber removes), from the new row `n` and its lease row `l` (absent once terminal).
@@ -205,11 +212,7 @@ export class LeaseTable1796470000000 implements MigrationInterface {
         FOR EACH STATEMENT EXECUTE FUNCTION tasks_after_update()`);
 
     await q.query(`
-      CREATE FUNCTION submit_task(
-        p_id text, p_user text, p_thread text, p_toolset text, p_contract text, p_server text,
-        p_input jsonb, p_metadata jsonb, p_key text, p_hash text, p_trace jsonb,
-        p_deadline_seconds integer, p_tenant text, p_per_minute integer, p_max_active integer,
-        p_active_retry_seconds integer)
+      CREATE FUNCTION submit_task(${SUBMIT_PARAMETERS})
       RETURNS SETOF task_rows LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
         v_available float8;
@@ -268,11 +271,7 @@ export class LeaseTable1796470000000 implements MigrationInterface {
         END IF;
       END $$`);
     await q.query(`
-      CREATE FUNCTION submit_task_notify_after_commit(
-        p_id text, p_user text, p_thread text, p_toolset text, p_contract text, p_server text,
-        p_input jsonb, p_metadata jsonb, p_key text, p_hash text, p_trace jsonb,
-        p_deadline_seconds integer, p_tenant text, p_per_minute integer, p_max_active integer,
-        p_active_retry_seconds integer)
+      CREATE FUNCTION submit_task_notify_after_commit(${SUBMIT_PARAMETERS})
       RETURNS SETOF task_rows LANGUAGE plpgsql VOLATILE AS $$
       BEGIN
         PERFORM set_config('mcp.notify_after_commit', 'on', true);

@@ -17,15 +17,21 @@
  * from outside. An AFTER trigger sees only writes that happened (a fenced write that matched
  * nothing fires nothing), and a rolled-back transaction takes its audit rows with it.
  */
-export const INSTALL_LEASE_AUDIT_SQL = `
-CREATE SEQUENCE chaos_audit_seq;
-CREATE TABLE chaos_lease_audit (
-  id            bigint PRIMARY KEY DEFAULT nextval('chaos_audit_seq'),
+/**
+ * Each audit row's identity: the write's task, transaction and statement start (a statement's
+ * rows in both tables pair on these), its database time and the writer.
+ */
+const WRITE_COLUMNS = `id            bigint PRIMARY KEY DEFAULT nextval('chaos_audit_seq'),
   task_id       text NOT NULL,
   xid           xid8 NOT NULL DEFAULT pg_current_xact_id(),
   statement_at  timestamptz NOT NULL DEFAULT statement_timestamp(),
   at            timestamptz NOT NULL DEFAULT now(),
-  app           text NOT NULL DEFAULT current_setting('application_name'),
+  app           text NOT NULL DEFAULT current_setting('application_name'),`;
+
+export const INSTALL_LEASE_AUDIT_SQL = `
+CREATE SEQUENCE chaos_audit_seq;
+CREATE TABLE chaos_lease_audit (
+  ${WRITE_COLUMNS}
   old_owner     text,
   new_owner     text,
   old_token     uuid,
@@ -36,12 +42,7 @@ CREATE TABLE chaos_lease_audit (
   task_submit_started timestamptz
 );
 CREATE TABLE chaos_task_audit (
-  id            bigint PRIMARY KEY DEFAULT nextval('chaos_audit_seq'),
-  task_id       text NOT NULL,
-  xid           xid8 NOT NULL DEFAULT pg_current_xact_id(),
-  statement_at  timestamptz NOT NULL DEFAULT statement_timestamp(),
-  at            timestamptz NOT NULL DEFAULT now(),
-  app           text NOT NULL DEFAULT current_setting('application_name'),
+  ${WRITE_COLUMNS}
   old_status    text NOT NULL,
   new_status    text NOT NULL,
   old_remote    text,
