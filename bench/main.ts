@@ -14,6 +14,7 @@ import { demoServerBench } from './demo-server.bench';
 import { endToEndBench } from './end-to-end.bench';
 import { fairShareBench } from './fair-share.bench';
 import { frontDoorBench } from './front-door.bench';
+import { leaseCostBench } from './lease-cost.bench';
 import { leaseEngineBench } from './lease-engine.bench';
 import { memoryBench } from './memory.bench';
 import { recoveryBench } from './recovery.bench';
@@ -28,6 +29,7 @@ const RESULTS = join(ROOT, 'bench', 'results');
 const DOCS = join(ROOT, 'docs', 'benchmarks.md');
 const BENCHMARKS: Benchmark[] = [
   leaseEngineBench,
+  leaseCostBench,
   claimGrowthBench,
   fairShareBench,
   steadyPollingBench,
