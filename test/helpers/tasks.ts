@@ -45,40 +45,18 @@ export async function insertTasks(
       terminal,
     ],
   );
-  if (!terminal && seed.dueInMs) await setLeaseRows(db, ids, { dueInMs: seed.dueInMs });
+  if (!terminal && seed.dueInMs) await setDueIn(db, ids, seed.dueInMs);
   return ids;
 }
 
-/** What a test sets on tasks' lease rows (docs/leases.md, "The lease table"). */
-export interface LeaseState {
-  /** Due this many milliseconds from now (database clock); negative: overdue. */
-  dueInMs?: number;
-  /** A lease held by `owner` (a fresh token), ending this many milliseconds from now. */
-  leased?: { owner: string; expiresInMs: number };
-  /** No lease held. */
-  released?: boolean;
-}
-
-/** Sets due times and leases on the lease rows of `ids` (active tasks), as a poller would. */
-export async function setLeaseRows(db: Queryable, ids: string[], state: LeaseState): Promise<void> {
-  const sets: string[] = [];
-  const params: unknown[] = [ids];
-  if (state.dueInMs !== undefined) {
-    params.push(state.dueInMs);
-    sets.push(`next_attempt_at = now() + make_interval(secs => $${params.length}::float8 / 1000)`);
-  }
-  if (state.leased) {
-    params.push(state.leased.owner, state.leased.expiresInMs);
-    const end = `now() + make_interval(secs => $${params.length}::float8 / 1000)`;
-    sets.push(
-      `lease_owner = $${params.length - 1}, lease_token = gen_random_uuid(), lease_expires_at = ${end}`,
-      `next_attempt_at = ${end}`,
-    );
-  }
-  if (state.released) sets.push('lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL');
-  if (sets.length === 0) return;
+/**
+ * Makes the active tasks `ids` due `dueInMs` from now (database clock; negative: overdue), on
+ * their lease rows (docs/leases.md, "The lease table"), as a poller's release would.
+ */
+export async function setDueIn(db: Queryable, ids: string[], dueInMs: number): Promise<void> {
   await db.query(
-    `UPDATE task_leases SET ${sets.join(', ')} WHERE task_id = ANY($1::text[])`,
-    params,
+    `UPDATE task_leases SET next_attempt_at = now() + make_interval(secs => $2::float8 / 1000)
+      WHERE task_id = ANY($1::text[])`,
+    [ids, dueInMs],
   );
 }

@@ -2,7 +2,7 @@
 // dead `workers` rows are pruned unless they still pin a live task.
 import { newTaskId } from '@app/common';
 import { useFleet } from '../helpers/fleet';
-import { setLeaseRows } from '../helpers/tasks';
+import { setDueIn } from '../helpers/tasks';
 import { demoServerEntry, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
@@ -20,7 +20,7 @@ async function insert(count: number, terminal: boolean, completedDaysAgo: number
        FROM unnest($1::text[]) AS id`,
     [ids, terminal, completedDaysAgo],
   );
-  if (!terminal) await setLeaseRows(fleet.db, ids, { dueInMs: 86_400_000 });
+  if (!terminal) await setDueIn(fleet.db, ids, 86_400_000);
 }
 
 async function count(where: string): Promise<number> {
@@ -66,7 +66,7 @@ it('prunes long-dead workers rows that pin nothing, and keeps one that pins a li
     [newTaskId()],
   );
   expect(pinned).toBeDefined();
-  await setLeaseRows(fleet.db, [pinned.id], { dueInMs: 86_400_000 });
+  await setDueIn(fleet.db, [pinned.id], 86_400_000);
   const serversFile = writeServersFile({
     demo: demoServerEntry('http://127.0.0.1:9', 'demo-ordinary'),
   });

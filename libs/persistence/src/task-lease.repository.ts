@@ -33,9 +33,11 @@ import {
   SUBMIT_STARTED_BATCH_SQL,
   SUBMIT_STARTED_SQL,
   UPDATE_PROGRESS_SQL,
-  answerMarkSql,
-  finishSql,
-  releaseAfterErrorSql,
+  ANSWER_MARK_SQL,
+  FINISH_SQL,
+  FINISH_UNLESS_CANCELLED_SQL,
+  RELEASE_AFTER_ERROR_SQL,
+  RELEASE_UNSENT_SUBMIT_SQL,
 } from './sql/fenced-write.sql';
 import { FINISH_MANY_SQL } from './sql/finish-many.sql';
 import { storableJson } from './storable-text';
@@ -265,11 +267,7 @@ export class TaskLeaseRepository {
     keys: readonly string[],
   ): Promise<void> {
     if (keys.length === 0) return;
-    const sql =
-      mark === 'delivered'
-        ? answerMarkSql('delivered_at')
-        : answerMarkSql('sent_at', mark === 'unsent');
-    await this.mustApply(lease, sql, [keys]);
+    await this.mustApply(lease, ANSWER_MARK_SQL[mark], [keys]);
   }
 
   /**
@@ -309,7 +307,7 @@ export class TaskLeaseRepository {
       if (unlessCancelled) return this.releaseForCancel(lease);
       throw new LeaseLostError(lease.taskId);
     }
-    const sql = finishSql(unlessCancelled);
+    const sql = unlessCancelled ? FINISH_UNLESS_CANCELLED_SQL : FINISH_SQL;
     const params = terminalParams(snapshot);
     if (unlessCancelled) return this.applyUnlessCancelled(lease, sql, params);
     await this.mustApply(lease, sql, params);
@@ -342,7 +340,7 @@ export class TaskLeaseRepository {
    * once for the cancel phase when a cancel request is pending.
    */
   async releaseAfterError(lease: TaskLease, lastError: string, delayMs: number): Promise<void> {
-    await this.mustApply(lease, releaseAfterErrorSql(false), [lastError, delayMs]);
+    await this.mustApply(lease, RELEASE_AFTER_ERROR_SQL, [lastError, delayMs]);
   }
 
   /**
@@ -351,7 +349,7 @@ export class TaskLeaseRepository {
    * for a crash mid-submit (which would end the task `outcome_uncertain`).
    */
   async releaseUnsentSubmit(lease: TaskLease, lastError: string, delayMs: number): Promise<void> {
-    await this.mustApply(lease, releaseAfterErrorSql(true), [lastError, delayMs]);
+    await this.mustApply(lease, RELEASE_UNSENT_SUBMIT_SQL, [lastError, delayMs]);
   }
 
   /**

@@ -142,13 +142,19 @@ function terminalSet(v: TerminalRefs): string {
 }
 
 /** `finish` of one row; `guarded`: not once a cancel request is pending (a poll's answer). */
-export function finishSql(guarded: boolean): string {
+function finishSql(guarded: boolean): string {
   return fencedWriteSql({
     ends: true,
     task: TERMINAL_SET,
     guard: guarded ? NOT_CANCELLED : undefined,
   });
 }
+
+/** `finish` of one row, whatever is pending. */
+export const FINISH_SQL = finishSql(false);
+
+/** `finish` of one row unless a cancel request is pending (a poll's answer). */
+export const FINISH_UNLESS_CANCELLED_SQL = finishSql(true);
 
 /**
  * `markSubmitStarted`: the durable mark that a submit is about to go out, written before
@@ -301,7 +307,7 @@ export const FINISH_BATCH_SQL = batchedWriteSql(
  * Sets `field` (an ISO time from the database clock) on the stored answers of the keys in `$3`,
  * or removes it; answers added meanwhile by the API are kept (the row is re-read under its lock).
  */
-export function answerMarkSql(field: 'sent_at' | 'delivered_at', remove = false): string {
+function answerMarkSql(field: 'sent_at' | 'delivered_at', remove = false): string {
   const value = remove
     ? `tasks.input_responses -> k - '${field}'`
     : `tasks.input_responses -> k || jsonb_build_object('${field}', now())`;
@@ -312,19 +318,32 @@ export function answerMarkSql(field: 'sent_at' | 'delivered_at', remove = false)
   });
 }
 
+/** The answer marks of `markAnswers`, by mark. */
+export const ANSWER_MARK_SQL = {
+  sent: answerMarkSql('sent_at'),
+  unsent: answerMarkSql('sent_at', true),
+  delivered: answerMarkSql('delivered_at'),
+} as const;
+
 /**
  * A transient error: count it, keep its text (`$3`), and come back after the backoff delay
  * (`$4` ms), or at once for the cancel phase when a cancel request is pending. With
  * `unsentSubmit` the submit provably never left this worker, so its mark is cleared too and the
  * next attempt is not taken for a crash mid-submit (which would end it `outcome_uncertain`).
  */
-export function releaseAfterErrorSql(unsentSubmit: boolean): string {
+function releaseAfterErrorSql(unsentSubmit: boolean): string {
   return fencedWriteSql({
     lease: `${CLEAR_LEASE}, next_attempt_at = ${afterMsUnlessCancelled(4)}`,
     task: `${unsentSubmit ? 'submit_started_at = NULL, ' : ''}consecutive_errors =
      tasks.consecutive_errors + 1, last_error = $3`,
   });
 }
+
+/** `releaseAfterError`. */
+export const RELEASE_AFTER_ERROR_SQL = releaseAfterErrorSql(false);
+
+/** `releaseUnsentSubmit`: also clears the submit's mark. */
+export const RELEASE_UNSENT_SUBMIT_SQL = releaseAfterErrorSql(true);
 
 /**
  * Gives a claimed row back, due after `$3` ms (or at once when a cancel is pending), without
