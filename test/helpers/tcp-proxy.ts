@@ -1,0 +1,137 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP proxy on 127.0.0.1 between the gateway's processes and Postgres, for the faults a network
+ * or a failover produces and a real server cannot be asked for: every connection cut at once, new
+ * connections refused while "the primary is down", the address switched to another server (a
+ * promoted standby behind the same `-rw` name), and the reply to one committed statement lost.
+ */
+export interface TcpProxy {
+  /** The port to point a `DATABASE_URL` at. */
+  readonly port: number;
+  /** New connections go to this port from now on; open ones keep their server. */
+  retarget(port: number): void;
+  /** Ends every open connection pair at once, as a dead primary or a pooler restart does. */
+  cutAll(): void;
+  /** While refusing, a new connection is closed as soon as it is accepted. */
+  refuseNew(refusing: boolean): void;
+  /**
+   * Arms a lost reply: the next time a client sends a chunk for which `matches` is true, the
+   * server's answer to it is swallowed up to and including its ReadyForQuery (so the statement's
+   * implicit transaction has committed), and then both sides are closed. Resolves when it fired.
+   * `times` arms it for that many matches in a row.
+   */
+  loseReplyTo(matches: (clientChunk: Buffer) => boolean, times?: number): Promise<void>;
+  /** Connections accepted so far. */
+  readonly accepted: number;
+  close(): Promise<void>;
+}
+
+/** ReadyForQuery: the byte that starts the server's last message of a statement cycle. */
+const READY_FOR_QUERY = 0x5a;
+
+/** Follows the server's message framing (type byte, int32 length) to find a whole ReadyForQuery. */
+class ServerFrames {
+  private pending = Buffer.alloc(0);
+
+  /** Feeds a chunk; true once a ReadyForQuery message has been received whole. */
+  sawReadyForQuery(chunk: Buffer): boolean {
+    this.pending = Buffer.concat([this.pending, chunk]);
+    let offset = 0;
+    while (this.pending.length - offset >= 5) {
+      const type = this.pending[offset];
+      const length = this.pending.readInt32BE(offset + 1);
+      if (this.pending.length - offset < 1 + length) break;
+      offset += 1 + length;
+      if (type === READY_FOR_QUERY) return true;
+    }
+    this.pending = this.pending.subarray(offset);
+    return false;
+  }
+}
+
+interface Pair {
+  client: Socket;
+  server: Socket;
+}
+
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  let target = targetPort;
+  let refusing = false;
+  let accepted = 0;
+  const pairs = new Set<Pair>();
+  const armed: { matches: (chunk: Buffer) => boolean; fired: () => void }[] = [];
+
+  const endPair = (pair: Pair): void => {
+    pairs.delete(pair);
+    pair.client.destroy();
+    pair.server.destroy();
+  };
+
+  const server: Server = createServer((client) => {
+    accepted += 1;
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect({ host: '127.0.0.1', port: target });
+    const pair: Pair = { client, server: upstream };
+    pairs.add(pair);
+    let losing: { frames: ServerFrames; fired: () => void } | undefined;
+    client.on('data', (chunk: Buffer) => {
+      const rule = armed[0];
+      if (rule && !losing && rule.matches(chunk)) {
+        armed.shift();
+        losing = { frames: new ServerFrames(), fired: rule.fired };
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!losing) {
+        client.write(chunk);
+        return;
+      }
+      if (losing.frames.sawReadyForQuery(chunk)) {
+        const { fired } = losing;
+        endPair(pair);
+        fired();
+      }
+    });
+    const end = (): void => endPair(pair);
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the proxy has no TCP port');
+
+  return {
+    port: address.port,
+    get accepted() {
+      return accepted;
+    },
+    retarget(port) {
+      target = port;
+    },
+    cutAll() {
+      for (const pair of [...pairs]) endPair(pair);
+    },
+    refuseNew(value) {
+      refusing = value;
+    },
+    loseReplyTo(matches, times = 1) {
+      const all: Promise<void>[] = [];
+      for (let i = 0; i < times; i += 1) {
+        all.push(new Promise<void>((fired) => armed.push({ matches, fired })));
+      }
+      return Promise.all(all).then(() => undefined);
+    },
+    async close() {
+      for (const pair of [...pairs]) endPair(pair);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
