@@ -14,7 +14,8 @@ runMain('api', async () => {
   const app = await createApiApp(settings);
   // Not Nest's enableShutdownHooks(): that closes the port at once, before readiness can say 503.
   installShutdownSignals(app, settings.api.shutdownDelayMs, (await app.resolve(PinoLogger)).logger);
-  await app.listen(settings.http.port);
+  const { host, port: wanted } = settings.http;
+  await (host === undefined ? app.listen(wanted) : app.listen(wanted, host));
   // The bound ports, so a launcher or a test that asked for port 0 learns them.
   const port = (app.getHttpServer().address() as AddressInfo).port;
   app

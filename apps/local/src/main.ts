@@ -74,6 +74,8 @@ runMain('start', async () => {
     LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
     // The development key may use the operator routes (/v1/admin/*), so the local default shows them.
     ADMIN_USERS: process.env.ADMIN_USERS ?? DEV_USER,
+    // Only this machine reaches the API: the development key sits in .data/ in plain text.
+    HOST: process.env.HOST ?? '127.0.0.1',
   };
   const demo = startChild(
     'demo-server',

@@ -31,6 +31,14 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(100) @Max(600000) DATABASE_CONNECT_TIMEOUT_MS = 10000;
 
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT = 3000;
+  /**
+   * The address the API's port binds. Unset: every interface, IPv4 and IPv6 (a container's port
+   * must be reachable from its Service); `npm start` binds 127.0.0.1, since its development key
+   * is on disk.
+   */
+  @IsOptional()
+  @Matches(/^[0-9A-Za-z.:-]{1,253}$/, { message: 'HOST: must be an IP address or a host name' })
+  HOST?: string = undefined;
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) METRICS_PORT = 9464;
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
   @IsOptional() @IsIn(['json', 'pretty']) LOG_FORMAT?: string = undefined;

@@ -1,5 +1,5 @@
 export type { Settings } from './settings';
-export { deadAfterMs, parseSettings, loadSettings } from './settings.loader';
+export { deadAfterMs, parseSettings, loadSettings, settingNames } from './settings.loader';
 export type {
   ServerConfig,
   OrdinaryToolset,

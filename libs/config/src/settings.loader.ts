@@ -25,7 +25,7 @@ export function deadAfterMs(heartbeatIntervalMs: number): number {
  */
 export function parseSettings(env: NodeJS.ProcessEnv): Settings {
   const raw: Record<string, string> = {};
-  for (const key of Object.keys(new EnvSchema())) {
+  for (const key of settingNames()) {
     const value = env[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
@@ -35,6 +35,11 @@ export function parseSettings(env: NodeJS.ProcessEnv): Settings {
   const crossErrors = crossCheck(dto);
   if (crossErrors.length > 0) throw new ConfigError(crossErrors.join('\n'));
   return toSettings(dto);
+}
+
+/** Every environment variable the settings read (docs/configuration.md lists each). */
+export function settingNames(): string[] {
+  return Object.keys(new EnvSchema());
 }
 
 /** The process-wide settings, validated on first use and cached. */
@@ -95,7 +100,7 @@ function toSettings(dto: EnvSchema): Settings {
       poolSize: dto.DATABASE_POOL_SIZE,
       connectTimeoutMs: dto.DATABASE_CONNECT_TIMEOUT_MS,
     },
-    http: { port: dto.PORT, metricsPort: dto.METRICS_PORT },
+    http: { host: dto.HOST, port: dto.PORT, metricsPort: dto.METRICS_PORT },
     log: {
       level: dto.LOG_LEVEL as Settings['log']['level'],
       format: (dto.LOG_FORMAT ?? (nodeEnv === 'production' ? 'json' : 'pretty')) as

@@ -2,7 +2,8 @@
 export interface Settings {
   nodeEnv: 'production' | 'development' | 'test';
   database: { url?: string; poolSize: number; connectTimeoutMs: number };
-  http: { port: number; metricsPort: number };
+  /** `host` undefined: every interface. */
+  http: { host?: string; port: number; metricsPort: number };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
     format: 'json' | 'pretty';
