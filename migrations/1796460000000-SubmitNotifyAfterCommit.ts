@@ -23,8 +23,8 @@ function tasksNotify(quietInsert: string): string {
  *
  * Why: a transaction that NOTIFYs holds one database-wide lock from its commit until its WAL is
  * flushed, so every notifying commit waits for the one before it and none share a flush. Each
- * submit did, while it also held its user's bucket row (docs/benchmarks.md, "End to end and API
- * submit").
+ * submit did, while it also held its user's bucket row (docs/benchmarks.md, "API submit at a
+ * fixed offered rate").
  *
  * `submit_task_notify_after_commit` takes `submit_task`'s arguments and answers as it does; it
  * sets `mcp.notify_after_commit` for its transaction, and `tasks_notify` then leaves out the
