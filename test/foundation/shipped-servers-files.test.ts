@@ -16,7 +16,12 @@ function serversFiles(dir: string): string[] {
 }
 
 const FILES = ['deploy', 'k8s'].flatMap((dir) => serversFiles(join(ROOT, dir)));
-const ENV = { DEMO_SERVER_URL: 'http://127.0.0.1:3001/mcp', REPORTS_TOKEN: 'token' };
+const ENV = {
+  DEMO_SERVER_URL: 'http://127.0.0.1:3001/mcp',
+  REPORTS_TOKEN: 'token',
+  RESEARCH_TOKEN: 'token',
+  BUILD_TOKEN: 'token',
+};
 
 it('finds the shipped files', () => {
   expect(FILES.map((path) => relative(ROOT, path)).sort()).toEqual(
