@@ -30,6 +30,13 @@ export default async function globalSetup(): Promise<void> {
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   try {
+    const [{ major }] = (
+      await admin.query<{ major: string }>(
+        `SELECT (current_setting('server_version_num')::int / 10000)::text AS major`,
+      )
+    ).rows;
+    // For tests that must decide at load time whether they can run (schema-snapshot.test.ts).
+    process.env.TEST_SERVER_MAJOR = major;
     const leftovers = await dropDeadRunDatabases(admin);
     if (leftovers.length > 0)
       process.stderr.write(`dropped ${leftovers.length} database(s) left by killed test runs\n`);
