@@ -74,7 +74,10 @@ export class Mcp2026Handler {
   private async listTools(): Promise<Record<string, unknown>> {
     // The 2026 wire has no task hint per tool: the server decides per call.
     const tools = (await this.tools.listed()).map(({ mode: _mode, ...tool }) => tool);
-    return { ...COMPLETE, tools };
+    // A cacheable result on this revision (ttlMs and cacheScope are required; the SDK v2 client
+    // refuses the list without them): stale at once, since availability changes with the
+    // catalog, and private, since it is answered to an authenticated caller.
+    return { ...COMPLETE, tools, ttlMs: 0, cacheScope: 'private' };
   }
 
   /**
