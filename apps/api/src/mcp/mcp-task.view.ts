@@ -107,7 +107,9 @@ export function detailedTask(row: TaskRow, timing: TaskTiming): Record<string, u
     ttlMs: timing.ttlMs,
     pollIntervalMs: timing.pollIntervalMs,
   };
-  if (status === 'completed') task.result = toolResult(row);
+  // The inlined result is what the call would have answered, and a 2026-07-28 CallToolResult
+  // carries its resultType (the official task client refuses one without it).
+  if (status === 'completed') task.result = { ...toolResult(row), resultType: 'complete' };
   if (status === 'failed') {
     task.error = {
       code: TASK_FAILED_CODE,
