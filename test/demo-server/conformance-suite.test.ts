@@ -2,17 +2,26 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConformanceSuite, GUARD_MARKER, taskScenarios } from '../helpers/conformance-suite';
+import {
+  ConformanceSuite,
+  GUARD_MARKER,
+  node24Available,
+  taskScenarios,
+} from '../helpers/conformance-suite';
 import { startDemoServer, type DemoServerProcess } from '../helpers/processes';
 import { cleanupAll } from './demo-process.helper';
 
-const SCENARIOS = taskScenarios();
+// The suite runs on Node 24: skipped where it is not installed (never under CI=true).
+const HAS_NODE24 = node24Available('the conformance suite against the demo server');
+const itWithNode24 = HAS_NODE24 ? it : it.skip;
+const SCENARIOS = HAS_NODE24 ? taskScenarios() : ['tasks-*'];
 const work = mkdtempSync(join(tmpdir(), 'demo-conformance-'));
 const suite = new ConformanceSuite(work);
 let demo: DemoServerProcess;
 const summary: string[] = [];
 
 beforeAll(async () => {
+  if (!HAS_NODE24) return;
   demo = await startDemoServer();
 });
 
@@ -24,7 +33,7 @@ afterAll(async () => {
   );
 });
 
-it('the loopback guard refuses a connection off 127.0.0.1', async () => {
+itWithNode24('the loopback guard refuses a connection off 127.0.0.1', async () => {
   const run = await suite.node([
     '-e',
     "await fetch('http://192.0.2.1/').catch(() => process.exit(3));",
@@ -32,11 +41,11 @@ it('the loopback guard refuses a connection off 127.0.0.1', async () => {
   expect(run.stderr).toContain(`${GUARD_MARKER} connection to 192.0.2.1`);
 });
 
-it('the suite has the ten tasks-* server scenarios', () => {
+itWithNode24('the suite has the ten tasks-* server scenarios', () => {
   expect(SCENARIOS).toHaveLength(10);
 });
 
-it.each(SCENARIOS)('%s passes against the demo server', async (scenario) => {
+itWithNode24.each(SCENARIOS)('%s passes against the demo server', async (scenario) => {
   const result = await suite.scenario(`${demo.url}/mcp`, scenario);
   summary.push(result.line);
   expect(result.run.stderr).not.toContain(GUARD_MARKER);

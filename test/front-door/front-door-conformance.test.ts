@@ -5,7 +5,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConformanceSuite, GUARD_MARKER, taskScenarios } from '../helpers/conformance-suite';
+import {
+  ConformanceSuite,
+  GUARD_MARKER,
+  node24Available,
+  taskScenarios,
+} from '../helpers/conformance-suite';
 import { FrontDoor, startFrontDoor } from './front-door-harness';
 
 const ROOT = join(__dirname, '..', '..');
@@ -19,7 +24,10 @@ const CONFIG = JSON.parse(
  */
 const KNOWN_FAILURES: Record<string, string> = {};
 
-const TASK_SCENARIOS = taskScenarios();
+// The suite runs on Node 24: skipped where it is not installed (never under CI=true).
+const HAS_NODE24 = node24Available('the conformance suite against the front door');
+const itWithNode24 = HAS_NODE24 ? it : it.skip;
+const TASK_SCENARIOS = HAS_NODE24 ? taskScenarios() : [];
 const SCENARIOS = [
   ...TASK_SCENARIOS,
   'server-initialize',
@@ -34,6 +42,7 @@ let fd: FrontDoor;
 const summary: string[] = [];
 
 beforeAll(async () => {
+  if (!HAS_NODE24) return;
   const { taskToolsets, ...server } = CONFIG.mcpServers.fixtures;
   fd = await startFrontDoor({
     toolsets: taskToolsets,
@@ -48,11 +57,11 @@ afterAll(async () => {
   process.stdout.write(`conformance against the front door:\n${summary.join('\n')}\n`);
 });
 
-it('runs the ten tasks-* scenarios', () => {
+itWithNode24('runs the ten tasks-* scenarios', () => {
   expect(TASK_SCENARIOS).toHaveLength(10);
 });
 
-it.each(SCENARIOS)('%s passes against the front door', async (scenario) => {
+itWithNode24.each(SCENARIOS)('%s passes against the front door', async (scenario) => {
   const url = `${fd.api.url.replace('127.0.0.1', 'localhost')}/mcp`;
   const result = await suite.scenario(url, scenario, KNOWN_FAILURES);
   summary.push(result.line);

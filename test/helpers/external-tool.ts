@@ -8,9 +8,9 @@ export interface ToolRun {
 }
 
 /**
- * Whether an operator tool (promtool, kubectl) is on PATH. Under CI=true a missing tool is an
- * error, so CI can never go green by skipping the check; on a bare developer machine the
- * calling test is skipped instead (the README names the package to install).
+ * Whether an operator tool (promtool, kubectl; or Node 24, by its path) can run. Under CI=true a
+ * missing tool is an error, so CI can never go green by skipping the check; on a bare developer
+ * machine the calling test is skipped instead (the README names the package to install).
  */
 export function toolAvailable(command: string, versionArgs: string[]): boolean {
   const found = spawnSync(command, versionArgs, { encoding: 'utf8' });
