@@ -116,7 +116,13 @@ describe('mcpServers file', () => {
       contract: 'sync-call',
       callTimeoutMs: 3600000,
       retryOnCrash: false,
-      mcp: { expose: true, toolName: 'b', taskMode: 'optional', companionTools: false },
+      mcp: {
+        expose: true,
+        toolName: 'b',
+        taskMode: 'optional',
+        companionTools: false,
+        clientCancel: 'hold',
+      },
     });
   });
 
@@ -126,7 +132,10 @@ describe('mcpServers file', () => {
         a: {
           url: 'http://h/mcp',
           taskToolsets: [
-            { ...ordinary, mcp: { toolName: 'slow_compute', taskMode: 'required' } },
+            {
+              ...ordinary,
+              mcp: { toolName: 'slow_compute', taskMode: 'required', clientCancel: 'task' },
+            },
             {
               name: 'z',
               contract: 'sync-call',
@@ -144,6 +153,7 @@ describe('mcpServers file', () => {
       toolName: 'slow_compute',
       taskMode: 'required',
       companionTools: false,
+      clientCancel: 'task',
     });
   });
 
@@ -265,7 +275,57 @@ describe('mcpServers file', () => {
           ],
         },
       }),
-      'toolset "z": mcp.toolName "greet" is already used by toolset "r"',
+      'toolset "z": mcp.toolName "greet" is already the tool name of toolset "r"',
+    ],
+    [
+      "mcp tool name that is another toolset's start tool",
+      ok({
+        a: {
+          url: 'http://h/mcp',
+          taskToolsets: [
+            { ...ordinary, mcp: { toolName: 'greet' } },
+            { name: 'z', contract: 'sync-call', tool: 'y', mcp: { toolName: 'greet_start' } },
+          ],
+        },
+      }),
+      'toolset "z": mcp.toolName "greet_start" is already the start tool of toolset "r"',
+    ],
+    [
+      "a start tool that is another toolset's tool name",
+      ok({
+        a: {
+          url: 'http://h/mcp',
+          taskToolsets: [
+            { ...ordinary, mcp: { toolName: 'greet_start' } },
+            { name: 'z', contract: 'sync-call', tool: 'y', mcp: { toolName: 'greet' } },
+          ],
+        },
+      }),
+      'toolset "z": its start tool "greet_start" is already the tool name of toolset "r"',
+    ],
+    [
+      'mcp tool name that is a companion tool',
+      ok({
+        a: {
+          url: 'http://h/mcp',
+          taskToolsets: [{ ...ordinary, mcp: { toolName: 'gateway_task_get' } }],
+        },
+      }),
+      'toolset "r": mcp.toolName "gateway_task_get" is already the companion tool "get"',
+    ],
+    [
+      'toolset name that is a companion tool',
+      ok({
+        a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, name: 'gateway_task_list' }] },
+      }),
+      'toolset "gateway_task_list": mcp.toolName "gateway_task_list" is already the companion tool "list"',
+    ],
+    [
+      'mcp clientCancel unknown',
+      ok({
+        a: { url: 'http://h/mcp', taskToolsets: [{ ...ordinary, mcp: { clientCancel: 'x' } }] },
+      }),
+      'server "a": taskToolsets[0]: mcp: clientCancel must be one of hold, task',
     ],
     [
       'bad toolset name',

@@ -30,4 +30,11 @@ export type { TaskProgress, BoundedResult, ResultArtifact, TaskSnapshot } from '
 export type { McpExposure, McpTaskMode } from './mcp-exposure';
 export type { PublishedToolset } from './published-toolset';
 export type { RemoteHandle } from './remote-handle';
-export { MCP_TASK_MODES, MCP_TOOL_NAME_PATTERN, defaultMcpExposure } from './mcp-exposure';
+export {
+  COMPANION_TOOL_NAMES,
+  MCP_CLIENT_CANCELS,
+  MCP_TASK_MODES,
+  MCP_TOOL_NAME_PATTERN,
+  companionStartName,
+  defaultMcpExposure,
+} from './mcp-exposure';

@@ -1,9 +1,12 @@
 import {
+  COMPANION_TOOL_NAMES,
   Contract,
   ConfigError,
+  MCP_CLIENT_CANCELS,
   MCP_TASK_MODES,
   MCP_TOOL_NAME_PATTERN,
   McpExposure,
+  companionStartName,
   defaultMcpExposure,
 } from '@app/common';
 import { checkAttemptChains } from './attempt-chains';
@@ -71,29 +74,46 @@ export function validateServers(json: unknown, leaseMs: number): McpServersConfi
   return { servers, toolsets };
 }
 
-/** Two exposed toolsets with one MCP tool name would make `tools/call` ambiguous. */
+/**
+ * Every name a tool of `/mcp` may take must be one tool's: an exposed toolset's tool name, its
+ * start tool (`<toolName>_start`) and the shared companion tools are all reserved, whether or not
+ * companion tools are on today, so that turning them on later cannot make `tools/call` ambiguous.
+ * The message names both owners.
+ */
 function checkMcpToolNames(toolsets: ToolsetConfig[]): void {
   const owners = new Map<string, string>();
-  for (const toolset of toolsets) {
-    const mcp = toolset.mcp ?? defaultMcpExposure(toolset.name);
-    if (!mcp.expose) continue;
-    const owner = owners.get(mcp.toolName);
-    if (owner !== undefined) {
-      throw new ConfigError(
-        `toolset "${toolset.name}": mcp.toolName "${mcp.toolName}" is already used by toolset "${owner}"`,
-      );
+  for (const [action, name] of Object.entries(COMPANION_TOOL_NAMES)) {
+    owners.set(name, `the companion tool "${action}"`);
+  }
+  const exposed = toolsets
+    .map((toolset) => ({ toolset, mcp: toolset.mcp ?? defaultMcpExposure(toolset.name) }))
+    .filter(({ mcp }) => mcp.expose);
+  for (const { toolset, mcp } of exposed) {
+    const start = companionStartName(mcp.toolName);
+    for (const [name, what] of [
+      [mcp.toolName, `mcp.toolName "${mcp.toolName}"`],
+      [start, `its start tool "${start}"`],
+    ]) {
+      const owner = owners.get(name);
+      if (owner !== undefined) {
+        throw new ConfigError(`toolset "${toolset.name}": ${what} is already ${owner}`);
+      }
     }
-    owners.set(mcp.toolName, toolset.name);
+    owners.set(mcp.toolName, `the tool name of toolset "${toolset.name}"`);
+    owners.set(start, `the start tool of toolset "${toolset.name}"`);
   }
 }
 
-/** `"mcp": {expose, toolName, taskMode, companionTools}`, each optional (defaults in docs/mcp.md). */
+/**
+ * `"mcp": {expose, toolName, taskMode, companionTools, clientCancel}`, each optional (defaults in
+ * docs/mcp.md).
+ */
 function readMcpExposure(r: FieldReader, toolset: string): McpExposure {
   const defaults = defaultMcpExposure(toolset);
   const raw = r.optionalObject('mcp');
   if (raw === undefined) return defaults;
   const m = new FieldReader(raw, `${r.where}: mcp`);
-  m.onlyKeys(['expose', 'toolName', 'taskMode', 'companionTools']);
+  m.onlyKeys(['expose', 'toolName', 'taskMode', 'companionTools', 'clientCancel']);
   const toolName = m.optionalString('toolName') ?? defaults.toolName;
   if (!MCP_TOOL_NAME_PATTERN.test(toolName)) {
     throw new ConfigError(`${m.where}: toolName must match ${MCP_TOOL_NAME_PATTERN.source}`);
@@ -103,6 +123,7 @@ function readMcpExposure(r: FieldReader, toolset: string): McpExposure {
     toolName,
     taskMode: m.optionalEnum('taskMode', MCP_TASK_MODES) ?? defaults.taskMode,
     companionTools: m.bool('companionTools', defaults.companionTools),
+    clientCancel: m.optionalEnum('clientCancel', MCP_CLIENT_CANCELS) ?? defaults.clientCancel,
   };
 }
 
