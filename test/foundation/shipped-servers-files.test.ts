@@ -1,6 +1,8 @@
 // Guards against a shipped mcpServers file (npm start, docker compose, the conformance run, the
 // Kubernetes example) that its own poller refuses at boot: the worst attempt chain of each
-// server must fit the default LEASE_MS minus its margin (docs/leases.md, "Attempt deadlines").
+// server must fit the default LEASE_MS minus its margin (docs/leases.md, "Attempt deadlines");
+// and against a shipped deployment whose held calls point clients at companion tools it does
+// not offer (docs/mcp.md, "Held calls").
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { loadMcpServersFile, parseSettings } from '@app/config';
@@ -34,5 +36,18 @@ it.each(FILES.map((path) => [relative(ROOT, path), path]))(
   (_, path) => {
     const leaseMs = parseSettings({}).lease.ms;
     expect(() => loadMcpServersFile(path, ENV, leaseMs)).not.toThrow();
+  },
+);
+
+// The conformance run serves fixtures under exact names and is no deployment.
+const DEPLOYMENTS = FILES.filter((path) => !relative(ROOT, path).startsWith('deploy/conformance'));
+
+it.each(DEPLOYMENTS.map((path) => [relative(ROOT, path), path]))(
+  '%s turns the companion tools on for every exposed toolset',
+  (_, path) => {
+    const config = loadMcpServersFile(path, ENV, parseSettings({}).lease.ms);
+    const exposed = [...config.toolsets.values()].filter((t) => t.mcp?.expose !== false);
+    expect(exposed.length).toBeGreaterThan(0);
+    expect(exposed.filter((t) => !t.mcp?.companionTools).map((t) => t.name)).toEqual([]);
   },
 );

@@ -145,7 +145,7 @@ describe('docker-compose.yml', () => {
       ]),
     );
     const servers = JSON.parse(read('deploy/compose/mcp-servers.json')) as {
-      mcpServers: Record<string, { url: string; taskToolsets: Record<string, string>[] }>;
+      mcpServers: Record<string, { url: string; taskToolsets: Record<string, unknown>[] }>;
     };
     const demo = Object.values(servers.mcpServers)[0];
     expect(demo.url).toBe('http://demo-server:3001/mcp');
@@ -156,9 +156,20 @@ describe('docker-compose.yml', () => {
         submitTool: 'demo_submit',
         statusTool: 'demo_status',
         cancelTool: 'demo_cancel',
+        mcp: { companionTools: true },
       },
-      { name: 'demo-native', contract: 'mcp-tasks', tool: 'demo_task_required' },
-      { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow' },
+      {
+        name: 'demo-native',
+        contract: 'mcp-tasks',
+        tool: 'demo_task_required',
+        mcp: { companionTools: true },
+      },
+      {
+        name: 'demo-sync',
+        contract: 'sync-call',
+        tool: 'demo_slow',
+        mcp: { companionTools: true },
+      },
     ]);
     const mount = (services.poller.volumes as string[]).find((v) => v.includes('mcp-servers.json'));
     expect(mount?.split(':')[1]).toBe(env(services.poller).MCP_SERVERS_FILE);
