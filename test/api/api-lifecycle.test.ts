@@ -20,6 +20,7 @@ import {
 } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
 import { sdkClient } from '../helpers/mcp-client';
+import { request2026 } from '../helpers/mcp-2026';
 
 let api: ApiHarness | undefined;
 afterEach(async () => {
@@ -158,7 +159,7 @@ it('SIGTERM closes connections clients leave open instead of waiting for them', 
   }
 });
 
-it('SIGTERM answers an MCP call held inline with its task ID; the task is not cancelled', async () => {
+it('SIGTERM answers an MCP call held inline with its task ID and ends listen streams; the task is not cancelled', async () => {
   api = await startApi();
   await publishCatalog(api, [catalogEntry()]);
   const key = await apiKeyFor(api, 'alice');
@@ -167,19 +168,35 @@ it('SIGTERM answers an MCP call held inline with its task ID; the task is not ca
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name)).toContain('report');
     // No poller runs: the task stays queued, so only the shutdown can end the hold before
-    // MCP_MAX_HOLD_MS (120 s).
+    // MCP_MAX_HOLD_MS (45 s).
     const held = client.callTool({ name: 'report', arguments: { title: 'held inline' } });
     const row = await waitUntil(async () => {
       const rows = await api!.db.db.query<{ id: string }>(`SELECT id FROM tasks`);
       return rows[0];
     }, 'the held call to be stored as a task');
+    // A 2026 listen stream on the same task: only the shutdown can end it, too.
+    const listen = request2026('subscriptions/listen', { notifications: { taskIds: [row.id] } });
+    const stream = await fetch(`${api.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...listen.headers,
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(listen.body),
+    });
+    expect(stream.status).toBe(200);
     const signalledAt = Date.now();
     const exited = api.process.kill('SIGTERM');
     const answer = await held;
     expect(Date.now() - signalledAt).toBeLessThan(15_000);
-    expect(answer.isError).toBe(true);
-    expect(answer.structuredContent).toEqual({ task_id: row.id, status: 'queued' });
-    expect(JSON.stringify(answer.content)).toContain('shutting down; it continues durably');
+    expect(answer.isError).toBeFalsy();
+    expect(answer.structuredContent).toMatchObject({ task_id: row.id, status: 'working' });
+    expect(JSON.stringify(answer.content)).toContain('shutting down');
+    // The stream ends with the listen request's success response, well inside the grace period.
+    expect(await stream.text()).toContain('"resultType":"complete"');
+    expect(Date.now() - signalledAt).toBeLessThan(15_000);
     await exited;
     const [after] = await api.db.db.query<{ status: string }>(
       `SELECT status FROM tasks WHERE id = $1`,

@@ -43,6 +43,7 @@ export function request2026(
     params: {
       ...params,
       _meta: {
+        ...(params._meta as Record<string, unknown> | undefined),
         'io.modelcontextprotocol/protocolVersion': version,
         'io.modelcontextprotocol/clientInfo': { name: 'gateway-tests', version: '1.0.0' },
         'io.modelcontextprotocol/clientCapabilities': capabilities,

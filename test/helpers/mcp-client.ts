@@ -1,15 +1,27 @@
 // MCP SDK clients of the API's front door (`/mcp`), for the tests that speak MCP to the gateway.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 
-/** An MCP SDK client connected to `/mcp` of `apiUrl` with a bearer key. */
-export async function sdkClient(apiUrl: string, key: string, query = ''): Promise<Client> {
+/**
+ * An MCP SDK client connected to `/mcp` of `apiUrl` with a bearer key. By default it declares
+ * the tasks capability; `capabilities` replaces that (`{}` for a plain client), and `fetch`
+ * sees every HTTP request it makes (to record what it sent).
+ */
+export async function sdkClient(
+  apiUrl: string,
+  key: string,
+  query = '',
+  options: { capabilities?: ClientCapabilities; fetch?: FetchLike } = {},
+): Promise<Client> {
   const client = new Client(
     { name: 'front-door-test', version: '1.0.0' },
-    { capabilities: { tasks: { list: {}, cancel: {} } } },
+    { capabilities: options.capabilities ?? { tasks: { list: {}, cancel: {} } } },
   );
   const transport = new StreamableHTTPClientTransport(new URL(`${apiUrl}/mcp${query}`), {
     requestInit: { headers: { authorization: `Bearer ${key}` } },
+    fetch: options.fetch,
   });
   await client.connect(transport);
   return client;
@@ -42,4 +54,28 @@ export async function streamingClient(
   });
   await client.connect(transport);
   return { client, streamOpen };
+}
+
+/** One JSON-RPC message a client POSTed, with the HTTP status its POST was answered with. */
+export interface SentMessage {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read messages by path
+  message: any;
+  status: number;
+}
+
+/**
+ * A fetch for sdkClient that records each JSON-RPC message the client POSTs, once its answer's
+ * status is in: a test waits on `sent` (e.g. for the client's `notifications/cancelled` to have
+ * been taken) instead of hoping it arrived.
+ */
+export function recordingFetch(): { fetch: FetchLike; sent: SentMessage[] } {
+  const sent: SentMessage[] = [];
+  const record: FetchLike = async (url, init) => {
+    const res = await fetch(url, init);
+    if (init?.method === 'POST' && typeof init.body === 'string') {
+      sent.push({ message: JSON.parse(init.body), status: res.status });
+    }
+    return res;
+  };
+  return { fetch: record, sent };
 }

@@ -30,6 +30,7 @@ import { ToolsetCatalog } from './toolsets/toolset-catalog.service';
 import { ToolsetsController } from './toolsets/toolsets.controller';
 import { EventsModule } from './events/events.module';
 import { HeldCallsRegistry } from './mcp/held-calls.registry';
+import { McpWaitSlots } from './mcp/mcp-wait-slots';
 import { Mcp2025Handler } from './mcp/mcp-2025.handler';
 import { Mcp2026Handler } from './mcp/mcp-2026.handler';
 import { McpRequestGuard } from './mcp/mcp-request-guard.service';
@@ -90,6 +91,7 @@ export class ApiModule {
         TaskQueryService,
         McpRequestGuard,
         HeldCallsRegistry,
+        McpWaitSlots,
         McpTaskAccess,
         McpToolsService,
         McpToolCalls,

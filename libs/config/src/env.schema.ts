@@ -101,7 +101,11 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) SHUTDOWN_DELAY_MS?: number =
     undefined;
   @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
-  @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) MCP_MAX_HOLD_MS = 120000;
+  @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) MCP_MAX_HOLD_MS = 45000;
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000) MCP_PROGRESS_INTERVAL_MS = 10000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(10000) MCP_MAX_HELD_CALLS_PER_USER = 32;
+  @Transform(toInt) @IsInt() @Min(1) @Max(10000) MCP_MAX_RESULT_WAITS_PER_USER = 32;
+  @Transform(toInt) @IsInt() @Min(1) @Max(10000) MCP_MAX_LISTEN_STREAMS_PER_USER = 10;
   @Transform(toInt) @IsInt() @Min(0) @Max(600000) MCP_ROUND_WAIT_MS = 10000;
   @IsOptional() @IsString() MCP_ALLOWED_ORIGINS?: string = undefined;
   @IsOptional() @Matches(/^[A-Za-z0-9._:-]{1,128}$/) MCP_DEFAULT_THREAD: string = 'mcp';

@@ -159,6 +159,12 @@ function toSettings(dto: EnvSchema): Settings {
     webhooks: { allowPrivateNetworks: dto.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
     mcp: {
       maxHoldMs: dto.MCP_MAX_HOLD_MS,
+      progressIntervalMs: dto.MCP_PROGRESS_INTERVAL_MS,
+      maxPerUser: {
+        heldCalls: dto.MCP_MAX_HELD_CALLS_PER_USER,
+        resultWaits: dto.MCP_MAX_RESULT_WAITS_PER_USER,
+        listenStreams: dto.MCP_MAX_LISTEN_STREAMS_PER_USER,
+      },
       roundWaitMs: dto.MCP_ROUND_WAIT_MS,
       allowedOrigins: commaList(dto.MCP_ALLOWED_ORIGINS),
       defaultThread: dto.MCP_DEFAULT_THREAD,

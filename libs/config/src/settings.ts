@@ -95,8 +95,18 @@ export interface Settings {
   };
   webhooks: { allowPrivateNetworks: boolean };
   mcp: {
-    /** The longest a `tools/call` without a task is held open before answering. */
+    /**
+     * The longest a `tools/call` without a task (or `tasks/result`, or a listen stream) is held
+     * open before answering; below the 60 s an SDK client waits by default.
+     */
     maxHoldMs: number;
+    /** How often a held call whose request carries a `progressToken` sends progress. */
+    progressIntervalMs: number;
+    /**
+     * Per user and replica: the most held calls, `tasks/result` waits and `subscriptions/listen`
+     * streams open at once; one more is refused (-32029) until one ends.
+     */
+    maxPerUser: { heldCalls: number; resultWaits: number; listenStreams: number };
     /**
      * How long a task-creating `tools/call` (2026-07-28) waits for the upstream's first answer,
      * so that questions asked before a task exists go back as a multi-round-trip round; 0 answers

@@ -167,6 +167,16 @@ export class TaskRepository {
     return rows.length > 0 ? toTaskRow(rows[0]) : null;
   }
 
+  /** The caller's tasks among `taskIds` (others, and missing ones, are left out): one query. */
+  async findManyForUser(userId: string, taskIds: readonly string[]): Promise<TaskRow[]> {
+    if (taskIds.length === 0) return [];
+    const rows = await this.db.query(
+      `SELECT * FROM task_rows WHERE id = ANY($1::text[]) AND user_id = $2 AND ${VISIBLE}`,
+      [taskIds, userId],
+    );
+    return rows.map(toTaskRow);
+  }
+
   /**
    * Records a cancel request. A queued task whose submit has not started is cancelled at once,
    * locally (any claim on it is voided, so its submit can never start). Otherwise the request

@@ -1,16 +1,20 @@
+import { COMPANION_TOOL_NAMES } from '@app/common';
+
+export { companionStartName } from '@app/common';
+
 /**
  * The companion tools (docs/mcp.md): plain tools for clients without task support. One start
  * tool per toolset that turns them on, and these shared ones, which act on the caller's tasks.
  */
 export const COMPANION_TOOLS = {
   get: {
-    name: 'gateway_task_get',
+    name: COMPANION_TOOL_NAMES.get,
     description:
       'Reads one of your gateway tasks: its status, and its result once it has ended, or the questions it waits on.',
     inputSchema: taskIdSchema(),
   },
   answer: {
-    name: 'gateway_task_answer',
+    name: COMPANION_TOOL_NAMES.answer,
     description:
       'Answers the questions a gateway task waits on (status input_required): responses keyed as the task lists them.',
     inputSchema: {
@@ -24,12 +28,12 @@ export const COMPANION_TOOLS = {
     },
   },
   cancel: {
-    name: 'gateway_task_cancel',
+    name: COMPANION_TOOL_NAMES.cancel,
     description: 'Asks the gateway to cancel one of your tasks (durable; the task ends later).',
     inputSchema: taskIdSchema(),
   },
   list: {
-    name: 'gateway_task_list',
+    name: COMPANION_TOOL_NAMES.list,
     description: 'Lists your gateway tasks, newest first (at most 50), with their status.',
     inputSchema: {
       type: 'object',
@@ -44,11 +48,6 @@ export const COMPANION_TOOLS = {
     },
   },
 } as const;
-
-/** The start tool of a toolset exposed as `toolName`. */
-export function companionStartName(toolName: string): string {
-  return `${toolName}_start`;
-}
 
 function taskIdSchema(): Record<string, unknown> {
   return {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
+import { TaskRow } from '@app/persistence';
 import { Principal } from '../auth/token-verifier.service';
 import { parseInputRequestId } from './input-request.id';
 import { JsonRpcWireError, invalidParams, isRecord, methodNotFound } from '@app/mcp-wire';
@@ -9,6 +10,7 @@ import { McpTaskAccess } from './mcp-task-access.service';
 import { legacyTask, toolResult } from './mcp-task.view';
 import { McpToolCalls } from './mcp-tool-calls.service';
 import { McpToolsService } from './mcp-tools.service';
+import { McpWaitSlots } from './mcp-wait-slots';
 import { SERVER_INFO } from './server-info';
 import { RELATED_TASK, waitRelayingQuestions } from './task-questions.relay';
 
@@ -33,6 +35,7 @@ export class Mcp2025Handler {
     private readonly tools: McpToolsService,
     private readonly calls: McpToolCalls,
     private readonly access: McpTaskAccess,
+    private readonly slots: McpWaitSlots,
   ) {
     this.holdMs = settings.mcp.maxHoldMs;
   }
@@ -123,7 +126,13 @@ export class Mcp2025Handler {
    */
   private async result(call: McpCall): Promise<Record<string, unknown>> {
     const task = await this.task(call);
-    const row = await waitRelayingQuestions(this.access, task, call, this.holdMs, true);
+    const release = this.slots.acquire(call.principal.userId, 'resultWaits', call.abort);
+    let row: TaskRow;
+    try {
+      row = await waitRelayingQuestions(this.access, task, call, this.holdMs, true);
+    } finally {
+      release();
+    }
     if (!isTerminal(row.status)) {
       throw new JsonRpcWireError(-32000, `Task ${row.id} has not ended yet; poll tasks/get`);
     }

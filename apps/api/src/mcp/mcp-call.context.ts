@@ -8,6 +8,12 @@ import { McpResponseChannel } from './mcp-response.channel';
 /** The `_meta` key (in a `tools/call`) that names the thread of the task it creates. */
 export const THREAD_META = 'mcp-task-gateway/thread';
 
+/**
+ * The `_meta` key (in a `tools/call`) whose value makes the call idempotent: a retry with the
+ * same key returns the same task, as `Idempotency-Key` does on `/v1` (docs/mcp.md).
+ */
+export const IDEMPOTENCY_META = 'mcp-task-gateway/idempotencyKey';
+
 /** One JSON-RPC request as both handlers see it, after transport and authentication checks. */
 export interface McpCall {
   id: string | number;
@@ -19,8 +25,13 @@ export interface McpCall {
   urlThread?: string;
   /** Fires when the client goes away or cancels this request. */
   abort: AbortSignal;
-  /** The 2025-11-25 side's answer, through which a request can be sent to the client first. */
+  /** The call's answer, through which messages can be sent to the client first (as SSE). */
   channel?: McpResponseChannel;
+  /**
+   * Whether a task's questions go to the client as requests on `channel` (2025-11-25; the
+   * 2026-07-28 side sends no unsolicited requests).
+   */
+  relaysQuestions?: boolean;
 }
 
 /**
@@ -37,6 +48,15 @@ export function threadOf(call: McpCall, fallback: string): string {
     );
   }
   return thread;
+}
+
+/** The call's idempotency key (`_meta["mcp-task-gateway/idempotencyKey"]`), if it names one. */
+export function idempotencyKeyOf(call: McpCall): string | undefined {
+  const meta = call.params._meta;
+  const key = isRecord(meta) ? meta[IDEMPOTENCY_META] : undefined;
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string') throw invalidParams(`_meta["${IDEMPOTENCY_META}"] must be a string`);
+  return key;
 }
 
 /** The tool call's arguments: an object (absent means none). */
@@ -60,6 +80,11 @@ export const QUOTA_EXCEEDED_CODE = -32029;
 export function submitError(error: unknown): JsonRpcWireError {
   if (!(error instanceof ProblemException)) throw error;
   const problem = error.problem;
+  const idempotency = problem.errors?.find((e) => e.path === 'Idempotency-Key');
+  if (idempotency) {
+    // The same rules as the header on /v1, named as this call spells the key.
+    return invalidParams(`_meta["${IDEMPOTENCY_META}"] ${idempotency.message}`);
+  }
   if (problem.status === 422) {
     const paths = (problem.errors ?? []).map((e) => `${e.path || '/'} ${e.message}`);
     return new JsonRpcWireError(

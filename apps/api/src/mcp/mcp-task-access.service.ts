@@ -27,6 +27,8 @@ export interface McpCreate {
   threadId: string;
   toolset: string;
   arguments: Record<string, unknown>;
+  /** Makes the create idempotent per user, like `Idempotency-Key` on `/v1`. */
+  idempotencyKey?: string;
 }
 
 /**
@@ -58,6 +60,7 @@ export class McpTaskAccess {
       tenant: command.tenant,
       threadId: command.threadId,
       body: { toolset: command.toolset, arguments: command.arguments },
+      idempotencyKey: command.idempotencyKey,
     });
     return outcome.task;
   }

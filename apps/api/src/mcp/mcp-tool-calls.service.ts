@@ -5,9 +5,11 @@ import { CatalogEntry, TaskRow } from '@app/persistence';
 import { invalidParams, isRecord } from '@app/mcp-wire';
 import { inputRequiredView } from '@app/views';
 import { COMPANION_TOOLS } from './companion-tools';
-import { McpCall, argumentsOf, submitError, threadOf } from './mcp-call.context';
+import { McpCall, argumentsOf, idempotencyKeyOf, submitError, threadOf } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
-import { ToolResult, legacyTask, toolResult } from './mcp-task.view';
+import { ToolResult, legacyTask, mcpStatus, toolResult } from './mcp-task.view';
+import { McpToolsService } from './mcp-tools.service';
+import { McpWaitSlots } from './mcp-wait-slots';
 import { waitRelayingQuestions } from './task-questions.relay';
 
 /**
@@ -19,12 +21,15 @@ export class McpToolCalls {
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly access: McpTaskAccess,
+    private readonly tools: McpToolsService,
+    private readonly slots: McpWaitSlots,
   ) {}
 
   /** Stores the task for the call; a refused submit is a JSON-RPC error naming why. */
   async create(call: McpCall, entry: CatalogEntry): Promise<TaskRow> {
     const args = argumentsOf(call.params);
     const threadId = threadOf(call, this.settings.mcp.defaultThread);
+    const idempotencyKey = idempotencyKeyOf(call);
     try {
       return await this.access.create({
         userId: call.principal.userId,
@@ -32,6 +37,7 @@ export class McpToolCalls {
         threadId,
         toolset: entry.name,
         arguments: args,
+        idempotencyKey,
       });
     } catch (error) {
       throw submitError(error);
@@ -39,37 +45,103 @@ export class McpToolCalls {
   }
 
   /**
-   * A call without a task: the task is created, then the answer is held until it ends. Its
-   * questions meanwhile go to a 2025-11-25 client that accepts an SSE answer, as requests of
-   * this call (elicitation during a tool call, as any server does). A client that goes away
-   * (or cancels the request) cancels the task; one still running at the hold limit is left
-   * running, and the answer says where to find it.
+   * A call without a task: the task is created, then the answer is held until it ends, at most
+   * MCP_MAX_HOLD_MS (under the 60 s an SDK client waits by default), sending progress meanwhile
+   * when the request carries a `progressToken`. Its questions go to a 2025-11-25 client that
+   * accepts an SSE answer, as requests of this call. A task still running when the hold ends
+   * (the limit, the replica shutting down, or the client giving up) goes on: the answer is a
+   * result naming it and how to reach it. A client giving up cancels the task too only where the
+   * toolset's `mcp.clientCancel` is `task` (docs/mcp.md, "Held calls").
    */
   async hold(call: McpCall, entry: CatalogEntry): Promise<ToolResult> {
-    const task = await this.create(call, entry);
-    const maxMs = this.settings.mcp.maxHoldMs;
-    const ended = await waitRelayingQuestions(this.access, task, call, maxMs, false);
-    if (isTerminal(ended.status)) return toolResult(ended);
-    if (call.abort.aborted) {
-      await this.access.cancel(call.principal.userId, task.id);
-      return { content: [{ type: 'text', text: 'The call was cancelled.' }], isError: true };
+    const release = this.slots.acquire(call.principal.userId, 'heldCalls', call.abort);
+    try {
+      const task = await this.create(call, entry);
+      const stopProgress = this.sendProgress(call, task);
+      let ended: TaskRow;
+      try {
+        const maxMs = this.settings.mcp.maxHoldMs;
+        ended = await waitRelayingQuestions(this.access, task, call, maxMs, false);
+      } finally {
+        stopProgress();
+      }
+      if (isTerminal(ended.status)) return toolResult(ended);
+      if (call.abort.aborted && entry.mcp?.clientCancel === 'task') {
+        await this.access.cancel(call.principal.userId, task.id);
+        return {
+          content: [{ type: 'text', text: `The call was cancelled, and so was task ${task.id}.` }],
+          isError: true,
+        };
+      }
+      const why = call.abort.aborted
+        ? 'the client gave up on this call'
+        : this.access.closing
+          ? 'the gateway replica holding this call is shutting down'
+          : `it has run longer than this call may be held (${Math.round(this.settings.mcp.maxHoldMs / 1000)} s)`;
+      return this.stillRunning(ended, why);
+    } finally {
+      release();
     }
-    const seconds = Math.round(this.settings.mcp.maxHoldMs / 1000);
-    const why = this.access.closing
-      ? 'still running, and the gateway replica holding this call is shutting down'
-      : `still running after ${seconds} s`;
+  }
+
+  /**
+   * The answer to a held call whose task goes on: a result, not an error (nothing failed), that
+   * names the task and every way to reach it, in text for a model and in `structuredContent`.
+   */
+  private async stillRunning(row: TaskRow, why: string): Promise<ToolResult> {
+    const getTool = COMPANION_TOOLS.get.name;
+    const offered = (await this.tools.find(getTool))?.kind === 'companion';
+    const path = `/v1/threads/${row.threadId}/tasks/${row.id}`;
+    const ways = [
+      ...(offered ? [`call ${getTool} with {"task_id": "${row.id}"}`] : []),
+      `tasks/get (and tasks/result) with taskId "${row.id}"`,
+      `GET ${path} on the gateway's HTTP API`,
+    ];
+    const status = mcpStatus(row);
     return {
       content: [
         {
           type: 'text',
           text:
-            `The task ${task.id} is ${why}; it continues durably. ` +
-            `Read it with tasks/get, ${COMPANION_TOOLS.get.name}, or GET /v1/threads/${task.threadId}/tasks/${task.id}.`,
+            `Not finished yet: task ${row.id} is still ${status} (${why}). It goes on ` +
+            `durably, and its result stays readable: ${ways.join('; or ')}.`,
         },
       ],
-      structuredContent: { task_id: task.id, status: ended.status },
-      isError: true,
+      structuredContent: {
+        task_id: row.id,
+        status,
+        thread_id: row.threadId,
+        result_path: path,
+        ...(offered ? { companion_tool: getTool } : {}),
+      },
     };
+  }
+
+  /**
+   * While a call is held, `notifications/progress` every MCP_PROGRESS_INTERVAL_MS when its
+   * request carries a `progressToken` and its client takes an SSE answer: a client that resets
+   * its timeout on progress keeps waiting. `progress` is the milliseconds held (it must grow).
+   */
+  private sendProgress(call: McpCall, task: TaskRow): () => void {
+    const meta = call.params._meta;
+    const token = isRecord(meta) ? meta.progressToken : undefined;
+    const channel = call.channel;
+    if ((typeof token !== 'string' && typeof token !== 'number') || !channel?.canStream) {
+      return () => undefined;
+    }
+    const started = Date.now();
+    const timer = setInterval(() => {
+      const held = Date.now() - started;
+      channel.send({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress: held,
+          message: `Task ${task.id} is running (${Math.round(held / 1000)} s).`,
+        },
+      });
+    }, this.settings.mcp.progressIntervalMs);
+    return () => clearInterval(timer);
   }
 
   /** A start tool: the task is stored and its ID answered at once. */

@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { randomBytes } from 'node:crypto';
 import {
   ErrorCode2026,
   JsonRpcWireError,
@@ -15,7 +16,7 @@ import { Public } from '../auth/public.decorator';
 import { Principal } from '../auth/token-verifier.service';
 import { problemBody } from '../problem/problem.exception';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../problem/problem.filter';
-import { HeldCallsRegistry } from './held-calls.registry';
+import { HeldCallsRegistry, McpClientScope } from './held-calls.registry';
 import { LEGACY_VERSIONS, Mcp2025Handler } from './mcp-2025.handler';
 import { Mcp2026Handler } from './mcp-2026.handler';
 import { McpCall } from './mcp-call.context';
@@ -129,7 +130,7 @@ export class McpController {
       return this.answerError(res, idOf(body), invalidRequest('Not a JSON-RPC 2.0 message'), 400);
     }
     if (body.id === undefined) {
-      this.notification(principal, body);
+      this.notification(clientScope(req, principal), body);
       res.status(202).end();
       return;
     }
@@ -148,29 +149,26 @@ export class McpController {
     abort: AbortController,
   ): Promise<void> {
     const body = req.body as Record<string, unknown>;
+    const channel = new McpResponseChannel(res, acceptsStream(req));
     try {
       const request = validateRequest2026(req.headers, body);
+      // No notifications/cancelled here: over HTTP this revision cancels a request by closing
+      // its response stream (the abort above), so the call is not in the held-calls registry.
       const call = {
         ...request,
         principal,
         headers: req.headers,
         urlThread: urlThread(req),
         abort: abort.signal,
+        channel,
+        relaysQuestions: false,
       };
-      if (call.method === 'subscriptions/listen') {
-        const tasks = await this.subscriptions.open(call);
-        await this.subscriptions.stream(call, tasks, res);
-        return;
-      }
-      const unregister = this.held.register(principal.userId, request.id, abort);
-      try {
-        this.answer(res, request.id, await this.modern.handle(call));
-      } finally {
-        unregister();
-      }
+      if (call.method === 'subscriptions/listen') return await this.subscriptions.serve(call, res);
+      channel.answer(request.id, await this.modern.handle(call));
     } catch (error) {
       const wire = this.wireError(error);
-      this.answerError(res, idOf(body), wire, wire.httpStatus);
+      // After progress went out as SSE, the error ends that stream as the call's answer.
+      channel.error(idOf(body), wire, wire.httpStatus);
     }
   }
 
@@ -196,10 +194,7 @@ export class McpController {
     if (!isRecord(params)) {
       return this.answerError(res, id, new JsonRpcWireError(-32602, 'params must be an object'));
     }
-    const channel = new McpResponseChannel(
-      res,
-      String(req.headers.accept ?? '').includes('text/event-stream'),
-    );
+    const channel = new McpResponseChannel(res, acceptsStream(req));
     const call: McpCall = {
       id,
       method: body.method as string,
@@ -209,10 +204,13 @@ export class McpController {
       urlThread: urlThread(req),
       abort: abort.signal,
       channel,
+      relaysQuestions: true,
     };
-    const unregister = this.held.register(principal.userId, id, abort);
+    const unregister = this.held.register(clientScope(req, principal), id, abort);
     try {
-      channel.answer(id, await this.legacy.handle(call));
+      const result = await this.legacy.handle(call);
+      if (call.method === 'initialize') res.setHeader('Mcp-Session-Id', newSessionId());
+      channel.answer(id, result);
     } catch (error) {
       channel.error(id, this.wireError(error));
     } finally {
@@ -238,10 +236,14 @@ export class McpController {
     }
   }
 
-  /** Notifications need no answer; `notifications/cancelled` ends a held call of the caller. */
-  private notification(principal: Principal, body: Record<string, unknown>): void {
+  /**
+   * Notifications need no answer; `notifications/cancelled` ends a request of the same client
+   * (user and session) that this replica holds. What that does to a held call's task is the
+   * toolset's `mcp.clientCancel` (McpToolCalls.hold).
+   */
+  private notification(client: McpClientScope, body: Record<string, unknown>): void {
     if (body.method !== 'notifications/cancelled' || !isRecord(body.params)) return;
-    this.held.cancel(principal.userId, body.params.requestId);
+    this.held.cancel(client, body.params.requestId);
   }
 
   private wireError(error: unknown): JsonRpcWireError {
@@ -256,11 +258,6 @@ export class McpController {
     }
     this.logger.error(error);
     return new JsonRpcWireError(ErrorCode2026.InternalError, 'Internal error');
-  }
-
-  private answer(res: Response, id: JsonRpcId, result: Record<string, unknown>): void {
-    if (res.writableEnded || res.destroyed) return;
-    res.status(200).json({ jsonrpc: '2.0', id, result });
   }
 
   private answerError(res: Response, id: JsonRpcId, error: JsonRpcWireError, status = 200): void {
@@ -295,6 +292,25 @@ function isClientResponse(body: unknown): body is Record<string, unknown> {
 function idOf(body: unknown): JsonRpcId {
   if (!isRecord(body)) return null;
   return typeof body.id === 'string' || typeof body.id === 'number' ? body.id : null;
+}
+
+function acceptsStream(req: Request): boolean {
+  return String(req.headers.accept ?? '').includes('text/event-stream');
+}
+
+/**
+ * A 2025-11-25 session ID, issued by `initialize` and stored nowhere: any replica takes any
+ * value, and it grants nothing. Clients echo it on every request, which is what lets a
+ * `notifications/cancelled` name only its own client's requests (HeldCallsRegistry).
+ */
+function newSessionId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** The client a request comes from, as narrowly as the front door can tell. */
+function clientScope(req: Request, principal: Principal): McpClientScope {
+  const session = req.headers['mcp-session-id'];
+  return { userId: principal.userId, session: typeof session === 'string' ? session : '' };
 }
 
 function urlThread(req: Request): string | undefined {

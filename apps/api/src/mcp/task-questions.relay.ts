@@ -29,7 +29,7 @@ export async function waitRelayingQuestions(
   const deadline = Date.now() + maxMs;
   const asked = new Set<string>();
   const unasked = (row: TaskRow): [string, InputRequest][] =>
-    call.channel?.canStream && acceptsAnswers(row)
+    call.relaysQuestions && call.channel?.canStream && acceptsAnswers(row)
       ? Object.entries(inputRequiredView(row)?.requests ?? {}).filter(([key]) => !asked.has(key))
       : [];
   let row = task;
