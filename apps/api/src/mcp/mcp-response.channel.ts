@@ -43,6 +43,11 @@ export class McpResponseChannel {
 
   private finish(message: Record<string, unknown>, status: number): void {
     if (this.closed()) return;
+    if (!this.streaming && this.res.headersSent) {
+      // Someone else began this answer (a listen stream that failed midway): end it as it is.
+      this.res.end();
+      return;
+    }
     if (!this.streaming) {
       this.res.status(status).json({ jsonrpc: '2.0', ...message });
       return;
