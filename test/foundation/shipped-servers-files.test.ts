@@ -39,8 +39,11 @@ it.each(FILES.map((path) => [relative(ROOT, path), path]))(
   },
 );
 
-// The conformance run serves fixtures under exact names and is no deployment.
-const DEPLOYMENTS = FILES.filter((path) => !relative(ROOT, path).startsWith('deploy/conformance'));
+// The deployments (npm start, compose, the Kubernetes example). The conformance run serves
+// fixtures under exact names, and deploy/examples is the README's bring-your-own sample.
+const DEPLOYMENTS = FILES.filter(
+  (path) => !/^deploy\/(conformance|examples)\//.test(relative(ROOT, path)),
+);
 
 it.each(DEPLOYMENTS.map((path) => [relative(ROOT, path), path]))(
   '%s turns the companion tools on for every exposed toolset',
