@@ -1,12 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
   cpSync,
   existsSync,
-  lstatSync,
-  mkdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -14,14 +10,19 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import {
+  assertRootOwned,
+  canReach,
+  EmbeddedPostgresError,
+  Ids,
+  ownedDataDir,
+  runTool,
+  serverIds,
+  shortHash,
+  spawnServer,
+} from './server-process';
 
-/** Postgres refuses to run as root; as root the server runs as this OS user. */
-export const POSTGRES_OS_USER = 'postgres';
-
-/** Why the embedded Postgres cannot start; its message is one line that says what to do. */
-export class EmbeddedPostgresError extends Error {
-  override readonly name = 'EmbeddedPostgresError';
-}
+export { EmbeddedPostgresError };
 
 export interface RootClusterOptions {
   /** Where the caller wants the cluster (used when the postgres user can reach it). */
@@ -43,174 +44,82 @@ export interface RootCluster {
   stop(): Promise<void>;
 }
 
-interface Ids {
-  uid: number;
-  gid: number;
-}
-
-const READY = 'database system is ready to accept connections';
-const START_TIMEOUT_MS = 60_000;
-
 /**
  * Runs the embedded Postgres as root: initdb and postgres run as the `postgres` OS user, which
- * must be able to reach the binaries and the data. Under a private (0700) folder such as /root it
- * cannot, so the binaries (with their shared libraries and share files: they find each other by
- * relative path) are copied once per version to `$TMPDIR/mcp-task-gateway-postgres-<version>/`,
- * and the cluster lives in `$TMPDIR/mcp-task-gateway-pgdata-<hash of dataDir>/postgres`, a stable
- * per-project place that survives restarts as `.data/postgres` does. Both are created by root
- * and checked to be root's own (never a directory someone else planted in the shared tmp).
+ * must be able to reach the binaries and the data (server-process.ts). Under a private (0700)
+ * folder such as /root it cannot, so the binaries (with their shared libraries and share files:
+ * they find each other by relative path) are copied once per version to
+ * `$TMPDIR/mcp-task-gateway-postgres-<version>/`, and the cluster lives in
+ * `$TMPDIR/mcp-task-gateway-pgdata-<hash of dataDir>/postgres`, a stable per-project place that
+ * survives restarts as `.data/postgres` does. Both are created by root and checked to be root's
+ * own (never a directory someone else planted in the shared tmp).
  */
 export async function startRootCluster(
   binaries: { initdb: string; postgres: string },
   options: RootClusterOptions,
 ): Promise<RootCluster> {
-  const ids = postgresIds();
+  const ids = serverIds()!;
   const native = dirname(dirname(binaries.postgres));
   const binRoot = canReach(ids, binaries.initdb) ? native : copyBinaries(native);
   const initdb = join(binRoot, 'bin', 'initdb');
   const postgres = join(binRoot, 'bin', 'postgres');
-  let dataDir = options.dataDir;
-  let relocatedBase: string | undefined;
-  mkdirSync(dirname(dataDir), { recursive: true });
-  if (!canReach(ids, dirname(dataDir))) {
-    relocatedBase = ownedTmpDir(`mcp-task-gateway-pgdata-${shortHash(options.dataDir)}`);
-    dataDir = join(relocatedBase, 'postgres');
-    options.onRelocated?.(dataDir);
-  }
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chownSync(dataDir, ids.uid, ids.gid);
-  chmodSync(dataDir, 0o700);
+  const { dataDir, base } = ownedDataDir(options.dataDir, ids);
+  if (base) options.onRelocated?.(dataDir);
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     await initCluster(initdb, dataDir, ids, options);
   }
-  const child = spawn(
+  const server = await spawnServer(
     postgres,
-    ['-D', dataDir, '-p', String(options.port), ...options.postgresFlags],
-    { uid: ids.uid, gid: ids.gid, cwd: '/', stdio: ['ignore', 'ignore', 'pipe'] },
+    dataDir,
+    options.port,
+    options.postgresFlags,
+    ids,
+    options.onLog,
   );
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  // Last resort if the owner dies without stopping it: a fast shutdown, not an orphan.
-  const killOnExit = (): void => void child.kill('SIGINT');
-  process.once('exit', killOnExit);
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(
-      () => reject(failure('postgres did not become ready', output)),
-      START_TIMEOUT_MS,
-    );
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(failure(`cannot run ${postgres} as ${POSTGRES_OS_USER}`, error.message));
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      options.onLog(text);
-      output += text;
-      if (output.includes(READY)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(failure('postgres exited at start', output));
-    });
-  });
   return {
     dataDir,
     async stop() {
-      process.off('exit', killOnExit);
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGINT');
-        await exited;
-      }
-      if (options.ephemeral) rmSync(relocatedBase ?? dataDir, { recursive: true, force: true });
+      await server.stop();
+      if (options.ephemeral) rmSync(base ?? dataDir, { recursive: true, force: true });
     },
   };
 }
 
-async function initCluster(
+/**
+ * initdb with a password-protected superuser `user` (scram-sha-256 for every connection,
+ * replication included), UTF-8 and no locale; as the server's user when `ids` is given.
+ */
+export async function initCluster(
   initdb: string,
   dataDir: string,
-  ids: Ids,
-  options: RootClusterOptions,
+  ids: Ids | undefined,
+  options: Pick<RootClusterOptions, 'user' | 'password' | 'onLog'> & {
+    /** Skip initdb's final fsync: for a throwaway cluster that runs with fsync=off anyway. */
+    noSync?: boolean;
+  },
 ): Promise<void> {
   // Beside the data directory: root may write there and the postgres user can reach it.
   const pwfile = join(dirname(dataDir), `.pwfile-${process.pid}`);
   writeFileSync(pwfile, `${options.password}\n`, { mode: 0o600 });
-  chownSync(pwfile, ids.uid, ids.gid);
+  if (ids) chownSync(pwfile, ids.uid, ids.gid);
   try {
-    await new Promise<void>((resolve, reject) => {
-      const child = spawn(
-        initdb,
-        [
-          `--pgdata=${dataDir}`,
-          '--auth=scram-sha-256',
-          `--username=${options.user}`,
-          `--pwfile=${pwfile}`,
-          '--encoding=UTF8',
-          '--no-locale',
-        ],
-        { uid: ids.uid, gid: ids.gid, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let output = '';
-      const collect = (chunk: Buffer): void => {
-        output += chunk.toString('utf8');
-        options.onLog(chunk.toString('utf8'));
-      };
-      child.stdout?.on('data', collect);
-      child.stderr?.on('data', collect);
-      child.once('error', (error) =>
-        reject(failure(`cannot run ${initdb} as ${POSTGRES_OS_USER}`, error.message)),
-      );
-      child.once('close', (code) =>
-        code === 0 ? resolve() : reject(failure(`initdb failed (exit ${code})`, output)),
-      );
-    });
+    await runTool(
+      initdb,
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=scram-sha-256',
+        `--username=${options.user}`,
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--no-locale',
+        ...(options.noSync ? ['--no-sync'] : []),
+      ],
+      ids,
+      options.onLog,
+    );
   } finally {
     rmSync(pwfile, { force: true });
   }
-}
-
-/** uid and gid of the postgres OS user, created (as the package did) when it is missing. */
-function postgresIds(): Ids {
-  let ids = lookupIds();
-  if (!ids) {
-    spawnSync('groupadd', ['--system', POSTGRES_OS_USER], { stdio: 'ignore' });
-    spawnSync('useradd', ['--system', '-g', POSTGRES_OS_USER, POSTGRES_OS_USER], {
-      stdio: 'ignore',
-    });
-    ids = lookupIds();
-  }
-  if (!ids) {
-    throw new EmbeddedPostgresError(
-      `Postgres cannot run as root and there is no "${POSTGRES_OS_USER}" OS user (creating one ` +
-        'failed): create it (useradd --system postgres), run as another user, or set DATABASE_URL',
-    );
-  }
-  return ids;
-}
-
-function lookupIds(): Ids | undefined {
-  for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
-    const [name, , uid, gid] = line.split(':');
-    if (name === POSTGRES_OS_USER) return { uid: Number(uid), gid: Number(gid) };
-  }
-  return undefined;
-}
-
-/**
- * Whether the postgres user can use `path`: search permission on every directory above it, and
- * execute (a binary) or search (a directory) permission on it.
- */
-function canReach(ids: Ids, path: string): boolean {
-  const probe = spawnSync('/bin/sh', ['-c', 'test -x "$1"', 'sh', path], {
-    uid: ids.uid,
-    gid: ids.gid,
-    cwd: '/',
-    stdio: 'ignore',
-  });
-  return probe.status === 0;
 }
 
 /** Copies the package's native tree (bin, lib, share) once per version; reused afterwards. */
@@ -245,32 +154,4 @@ function packageVersion(native: string): string {
   } catch {
     return shortHash(native);
   }
-}
-
-/** A directory under the system tmp that root made (0755), or an error if someone else did. */
-function ownedTmpDir(name: string): string {
-  const dir = join(tmpdir(), name);
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  assertRootOwned(dir);
-  return dir;
-}
-
-function assertRootOwned(dir: string): void {
-  const stat = lstatSync(dir);
-  if (!stat.isDirectory() || stat.uid !== 0 || (stat.mode & 0o022) !== 0) {
-    throw new EmbeddedPostgresError(
-      `${dir} exists but is not a directory that only root can write: remove it, or set DATABASE_URL`,
-    );
-  }
-}
-
-function shortHash(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 12);
-}
-
-function failure(what: string, output: string): EmbeddedPostgresError {
-  const detail = output.trim().split('\n').slice(-3).join(' | ');
-  return new EmbeddedPostgresError(
-    `embedded Postgres: ${what}${detail ? ` (${detail})` : ''}; set DATABASE_URL to use another Postgres`,
-  );
 }
