@@ -1,4 +1,5 @@
 import { ChaosEvidence } from './chaos-evidence';
+import { failoverFigures } from './failover.report';
 import { finalStateViolations } from './final-state.check';
 import { leaseAuditViolations } from './lease-audit.check';
 import { upstreamViolations, webhookViolations } from './upstream.check';
@@ -23,5 +24,13 @@ export function checkInvariants(evidence: ChaosEvidence): ChaosVerdict {
     ['terminal rows unchanged since first seen', evidence.terminalChanges],
     ['every terminal event delivered to the webhook receiver', webhookViolations(evidence)],
   ]);
+  const failover = failoverFigures(evidence);
+  if (failover) {
+    violations.set('failover: no task lost, submitted twice or cancelled unasked', [
+      ...failover.lost,
+      ...failover.duplicateSubmits,
+      ...failover.wronglyCancelled,
+    ]);
+  }
   return { violations, excused: final.excused, reached: final.reached };
 }

@@ -6,7 +6,7 @@ import { freePort } from '@app/dev-db';
 import { DEMO_SERVER_MAIN } from '../../test/helpers/processes';
 import { ApiReplica } from './api-replica';
 import { ChaosDatabase } from './chaos-database';
-import { chaosServersFile } from './chaos-toolsets';
+import { chaosServersFile, chaosToolsets } from './chaos-toolsets';
 import { DemoUpstream } from './demo-upstream';
 import { PollerSlot } from './poller-slot';
 import { WebhookReceiver } from './webhook-receiver';
@@ -30,23 +30,39 @@ export class ChaosCluster {
     readonly db: ChaosDatabase,
     readonly upstreamA: DemoUpstream,
     readonly upstreamB: DemoUpstream,
+    fault: 'all' | 'failover',
   ) {
     const serversFile = join(dir, 'mcp-servers.json');
+    const toolsets = chaosToolsets(fault);
     writeFileSync(
       serversFile,
-      JSON.stringify(chaosServersFile(upstreamA.url, upstreamB.url, DEMO_SERVER_MAIN), null, 2),
+      JSON.stringify(
+        chaosServersFile(
+          upstreamA.url,
+          upstreamB.url,
+          DEMO_SERVER_MAIN,
+          toolsets,
+          // Its five HTTP sessions per poller start at once on a loaded box; one parked at start
+          // (connect slower than 2 s) would otherwise wait out the 300 s default probe, far
+          // past the catalog wait, since no work reaches it before the catalog is ready.
+          fault === 'failover' ? { parkedProbeMs: 5000 } : {},
+        ),
+        null,
+        2,
+      ),
     );
     this.pollers = [1, 2, 3].map((i) => new PollerSlot(i, () => db.url, serversFile));
     this.apis = [new ApiReplica(db.url), new ApiReplica(db.url)];
   }
 
-  static async start(dir: string): Promise<ChaosCluster> {
+  /** `fault: 'failover'`: a replicated database and the 2026-07-28 native toolset as well. */
+  static async start(dir: string, fault: 'all' | 'failover' = 'all'): Promise<ChaosCluster> {
     mkdirSync(dir, { recursive: true });
-    const db = await ChaosDatabase.start(join(dir, 'pg'));
+    const db = await ChaosDatabase.start(join(dir, 'pg'), fault === 'failover');
     const [portA, portB] = [await freePort(), await freePort()];
     const a = new DemoUpstream('upstream-a', portA, join(dir, 'upstream-a.json'));
     const b = new DemoUpstream('upstream-b', portB, join(dir, 'upstream-b.json'));
-    const cluster = new ChaosCluster(dir, db, a, b);
+    const cluster = new ChaosCluster(dir, db, a, b, fault);
     try {
       await Promise.all([a.start(), b.start()]);
       await Promise.all([

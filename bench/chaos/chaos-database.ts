@@ -2,6 +2,11 @@ import { Pool, QueryResultRow } from 'pg';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
 import { createDataSource, runMigrations } from '@app/persistence';
 import { MIGRATIONS } from '../../migrations';
+import {
+  startFailoverPair,
+  type FailoverPair,
+  type FailoverTimes,
+} from '../../test/helpers/postgres-failover';
 import { INSTALL_LEASE_AUDIT_SQL } from './lease-audit.sql';
 
 /**
@@ -13,7 +18,7 @@ import { INSTALL_LEASE_AUDIT_SQL } from './lease-audit.sql';
 export class ChaosDatabase {
   readonly pool: Pool;
   private constructor(
-    private server: EmbeddedDatabase,
+    private server: EmbeddedDatabase | FailoverPair,
     private readonly dataDir: string,
   ) {
     // A small pool for the driver, the watcher and the checker; idle clients broken by the
@@ -26,8 +31,15 @@ export class ChaosDatabase {
     return this.server.url;
   }
 
-  static async start(dataDir: string): Promise<ChaosDatabase> {
-    const server = await startEmbeddedPostgres({ dataDir });
+  /**
+   * `replicated`: instead of the embedded server, a primary and a synchronous streaming standby
+   * behind a TCP proxy (test/helpers/postgres-failover.ts), for the failover fault; `url` is
+   * the proxy's, as a `-rw` Service's would be.
+   */
+  static async start(dataDir: string, replicated = false): Promise<ChaosDatabase> {
+    const server = replicated
+      ? await startFailoverPair(dataDir)
+      : await startEmbeddedPostgres({ dataDir });
     const dataSource = createDataSource(server.url, MIGRATIONS, 2, 'chaos-migrate');
     await dataSource.initialize();
     try {
@@ -41,8 +53,15 @@ export class ChaosDatabase {
 
   /** Stops the server and starts it again on the same data directory and port. */
   async restart(): Promise<void> {
+    if ('failover' in this.server) throw new Error('a replicated database fails over instead');
     await this.server.stop();
     this.server = await startEmbeddedPostgres({ dataDir: this.dataDir, port: this.server.port });
+  }
+
+  /** The primary crashes, the standby is promoted after `downMs`, the proxy switches to it. */
+  async failover(downMs: number): Promise<FailoverTimes> {
+    if (!('failover' in this.server)) throw new Error('failover needs a replicated database');
+    return this.server.failover(downMs);
   }
 
   async query<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {

@@ -1,3 +1,4 @@
+import type { FailoverTimes } from '../../test/helpers/postgres-failover';
 import { AuditRow } from './lease-audit.sql';
 import { FaultEvent } from './fault-schedule';
 import { DrivenTask } from './task-driver';
@@ -37,6 +38,10 @@ export interface ChaosEvidence {
   faults: FaultEvent[];
   /** Submits per tag as counted by the HTTP demo servers (demo_stats `by_tag`). */
   submitsByTag: Map<string, number>;
+  /** Cancel requests per tag as counted by the HTTP demo servers (demo_stats `by_tag`). */
+  cancelsByTag?: Map<string, number>;
+  /** The failover's steps, when the run injected one. */
+  failover?: FailoverTimes;
   /** Jobs the HTTP demo servers know, from their state files. */
   upstreamJobs: UpstreamJob[];
   /** `${task_id} ${type}` pairs delivered to the receiver; undefined when webhooks are off. */

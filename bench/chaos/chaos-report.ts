@@ -3,6 +3,7 @@ import { ChaosEvidence } from './chaos-evidence';
 import { ChaosOptions } from './chaos-options';
 import { ChaosVerdict } from './chaos-checker';
 import { ChaosRunState } from './chaos-run';
+import { failoverFigures } from './failover.report';
 
 // Enough lines per invariant to diagnose; the full list goes to the run directory.
 const SHOWN_PER_INVARIANT = 15;
@@ -41,6 +42,20 @@ export function printReport(
   const excused = [...verdict.excused].map(([why, n]) => `${why} ${n}`).join(', ');
   out(`honest crash outcomes: ${excused || 'none'}`);
   out(`tasks a fault reached: ${verdict.reached}`);
+  const failover = failoverFigures(evidence);
+  if (failover) {
+    const resumed =
+      failover.claimsResumedMs === undefined ? 'never' : `${failover.claimsResumedMs} ms`;
+    out(
+      `failover: standby promoted ${failover.promotedMs} ms after the primary crashed, proxy ` +
+        `switched at ${failover.switchedMs} ms; claims resumed ${resumed} after the switch`,
+    );
+    out(
+      `failover: tasks lost ${failover.lost.length}, duplicate upstream submits ` +
+        `${failover.duplicateSubmits.length}, handles cancelled wrongly ` +
+        `${failover.wronglyCancelled.length}, outcome_uncertain ${failover.outcomeUncertain}`,
+    );
+  }
   const claims = [...evidence.audit.values()]
     .flat()
     .filter((r) => r.new_token && r.new_token !== r.old_token);

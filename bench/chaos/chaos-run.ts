@@ -1,6 +1,6 @@
 import { ChaosCluster } from './chaos-cluster';
 import { ChaosOptions } from './chaos-options';
-import { CHAOS_TOOLSETS } from './chaos-toolsets';
+import { chaosToolsets } from './chaos-toolsets';
 import { FaultInjector } from './fault-injector';
 import { planFaults } from './fault-schedule';
 import { GatewayClient } from './gateway-client';
@@ -35,7 +35,12 @@ export async function runChaos(
   const random = new SeededRandom(options.seed);
   const plan = planTasks(options, random);
   const client = new GatewayClient(() => cluster.apiUrls(), cluster.apiKey);
-  await waitUntil(() => catalogReady(client), 'every chaos toolset in the catalog', 60_000, 250);
+  await waitUntil(
+    () => catalogReady(client, options),
+    'every chaos toolset in the catalog',
+    60_000,
+    250,
+  );
   const driver = new TaskDriver(plan, client, options.seed);
   const injector = new FaultInjector(
     {
@@ -87,10 +92,15 @@ export async function runChaos(
   return state;
 }
 
-async function catalogReady(client: GatewayClient): Promise<true | undefined> {
+async function catalogReady(
+  client: GatewayClient,
+  options: ChaosOptions,
+): Promise<true | undefined> {
   const answer = await client.send('GET', '/v1/toolsets');
   const items = (answer.body?.items ?? []) as { name: string; available: boolean }[];
-  const ready = CHAOS_TOOLSETS.every((t) => items.some((i) => i.name === t.name && i.available));
+  const ready = chaosToolsets(options.fault).every((t) =>
+    items.some((i) => i.name === t.name && i.available),
+  );
   return ready || undefined;
 }
 

@@ -12,6 +12,11 @@ export interface ChaosToolset {
   retryOnCrash: boolean;
   /** Share of the planned tasks. */
   weight: number;
+  /**
+   * The stored handle is a 2026-07-28 task ID, which the demo server keeps in memory only (its
+   * state file has the job behind it, under another ID): the job-to-handle check skips it.
+   */
+  handleOutsideStateFile?: true;
 }
 
 export const CHAOS_TOOLSETS: readonly ChaosToolset[] = [
@@ -75,6 +80,25 @@ export const CHAOS_TOOLSETS: readonly ChaosToolset[] = [
   },
 ];
 
+/**
+ * A native toolset on the 2026-07-28 side of upstream A (the same jobs as `a-native`, reached by
+ * discovery instead of a pinned 2025-11-25): the failover run covers both task designs.
+ */
+export const A_NATIVE_2026: ChaosToolset = {
+  name: 'a-native-2026',
+  server: 'up-a-2026',
+  upstream: 'a',
+  contract: 'mcp-tasks',
+  retryOnCrash: false,
+  weight: 10,
+  handleOutsideStateFile: true,
+};
+
+/** The toolsets a run plans tasks for: the failover run adds the 2026-07-28 native one. */
+export function chaosToolsets(fault: 'all' | 'failover'): readonly ChaosToolset[] {
+  return fault === 'failover' ? [...CHAOS_TOOLSETS, A_NATIVE_2026] : CHAOS_TOOLSETS;
+}
+
 /** The sync-call toolsets' call deadline (the lease is renewed while the call runs). */
 export const HELD_CALL_TIMEOUT_MS = 30_000;
 
@@ -110,19 +134,30 @@ function binding(toolset: ChaosToolset): Record<string, unknown> {
  * connect and three calls (2 s + 3 × 2.5 s; docs/leases.md, "Attempt deadlines"); sync calls
  * renew their lease instead. The stdio child is this Node binary running the compiled demo server.
  */
-export function chaosServersFile(urlA: string, urlB: string, demoMain: string): object {
+export function chaosServersFile(
+  urlA: string,
+  urlB: string,
+  demoMain: string,
+  toolsets: readonly ChaosToolset[] = CHAOS_TOOLSETS,
+  extra: Record<string, unknown> = {},
+): object {
   const entry = (server: string, transport: Record<string, unknown>): Record<string, unknown> => ({
     ...transport,
+    ...extra,
     connectTimeoutMs: 2000,
     callTimeoutMs: 2500,
     maxConcurrentCalls: 24,
-    taskToolsets: CHAOS_TOOLSETS.filter((t) => t.server === server).map(binding),
+    taskToolsets: toolsets.filter((t) => t.server === server).map(binding),
   });
   return {
     mcpServers: {
       // demo_task_required lives on the demo server's 2025-11-25 side.
       'up-a': entry('up-a', { url: `${urlA}/mcp`, protocolVersion: '2025-11-25' }),
       'up-a-retry': entry('up-a-retry', { url: `${urlA}/mcp`, protocolVersion: '2025-11-25' }),
+      ...(toolsets.includes(A_NATIVE_2026)
+        ? // No protocolVersion: discovery finds 2026-07-28, where demo_task_required also lives.
+          { 'up-a-2026': entry('up-a-2026', { url: `${urlA}/mcp` }) }
+        : {}),
       'up-b': entry('up-b', { url: `${urlB}/mcp`, protocolVersion: '2025-11-25' }),
       'up-stdio': entry('up-stdio', {
         command: process.execPath,

@@ -26,11 +26,13 @@ export async function collectEvidence(
   );
   const audit = await cluster.db.queryPatiently<AuditRow & Record<string, unknown>>(READ_AUDIT_SQL);
   const submitsByTag = new Map<string, number>();
+  const cancelsByTag = new Map<string, number>();
   const upstreamJobs: UpstreamJob[] = [];
   for (const upstream of [cluster.upstreamA, cluster.upstreamB]) {
     const stats = await demoStats(upstream.url);
     for (const [tag, entry] of Object.entries(stats.by_tag)) {
       submitsByTag.set(tag, (submitsByTag.get(tag) ?? 0) + entry.submits);
+      cancelsByTag.set(tag, (cancelsByTag.get(tag) ?? 0) + entry.cancels);
     }
     const state = JSON.parse(readFileSync(upstream.stateFile, 'utf8')) as { jobs: UpstreamJob[] };
     upstreamJobs.push(...state.jobs);
@@ -41,6 +43,8 @@ export async function collectEvidence(
     audit: groupAudit(audit),
     faults: run.injector.events,
     submitsByTag,
+    cancelsByTag,
+    failover: run.injector.failover,
     upstreamJobs,
     webhooks: cluster.receiver,
     terminalChanges: await run.watch.changed(),

@@ -1,3 +1,4 @@
+import type { FailoverTimes } from '../../test/helpers/postgres-failover';
 import { ChaosDatabase } from './chaos-database';
 import { ChaosOptions } from './chaos-options';
 import { DemoUpstream } from './demo-upstream';
@@ -27,6 +28,8 @@ export class FaultInjector {
   readonly events: FaultEvent[] = [];
   readonly errors: string[] = [];
   readonly skipped: string[] = [];
+  /** The failover's steps, when one was injected (docs/chaos.md, "Postgres failover"). */
+  failover?: FailoverTimes;
   private readonly running: Promise<void>[] = [];
 
   constructor(
@@ -67,6 +70,11 @@ export class FaultInjector {
       case 'pg-restart':
         await db.restart();
         return this.record(fault, 'postgres', start);
+      case 'pg-failover': {
+        // The event spans the outage: from the primary's crash to the proxy's switch.
+        this.failover = await db.failover(this.options.failoverDownMs);
+        return this.record(fault, 'postgres', start);
+      }
       case 'upstream-restart':
         await restartable.crashAndRestart();
         return this.record(fault, restartable.name, start);

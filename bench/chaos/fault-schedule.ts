@@ -2,7 +2,12 @@ import { ChaosOptions } from './chaos-options';
 import { SeededRandom } from './seeded-random';
 
 export type FaultKind =
-  'poller-kill' | 'poller-pause' | 'pg-restart' | 'upstream-restart' | 'upstream-hang';
+  | 'poller-kill'
+  | 'poller-pause'
+  | 'pg-restart'
+  | 'pg-failover'
+  | 'upstream-restart'
+  | 'upstream-hang';
 
 /** A fault to inject, `atMs` after the run starts. */
 export interface PlannedFault {
@@ -25,6 +30,8 @@ export interface FaultEvent {
  */
 export function planFaults(options: ChaosOptions, random: SeededRandom): PlannedFault[] {
   const window = options.seconds * 1000;
+  // The failover run: that one fault, in the middle of the submits.
+  if (options.fault === 'failover') return [{ kind: 'pg-failover', atMs: window * 0.5 }];
   const faults: PlannedFault[] = [
     { kind: 'upstream-hang', atMs: window * 0.2 },
     { kind: 'pg-restart', atMs: window * 0.45 },

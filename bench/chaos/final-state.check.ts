@@ -117,7 +117,7 @@ function faultsOn(
     // A frozen poller's upstream sessions may have died meanwhile; it finds them dead on their
     // next use, so a claim it took within a lease after waking is hit as well (docs/chaos.md).
     if (e.kind === 'poller-pause') return heldBy(e) || claimedSoonAfter(e);
-    if (e.kind === 'pg-restart') return true;
+    if (e.kind === 'pg-restart' || e.kind === 'pg-failover') return true;
     if (e.kind === 'upstream-restart') return toolset.upstream === 'a';
     return toolset.upstream === 'b';
   });

@@ -1,5 +1,5 @@
 /**
- * The chaos run: `npm run chaos [-- --short] [--tasks N] [--seconds S] [--seed X]`.
+ * The chaos run: `npm run chaos [-- --short | --fault failover] [--tasks N] [--seconds S] [--seed X]`.
  * Starts a whole gateway (own Postgres, two API replicas, three pollers, demo upstreams over HTTP
  * and stdio), submits scripted tasks while it kills, pauses and restarts its parts, then checks
  * the invariants of docs/chaos.md. Exits 1 on any violation. See docs/chaos.md.
@@ -22,7 +22,7 @@ async function main(): Promise<number> {
   console.log(
     `chaos: starting (seed ${options.seed}; replay with --seed ${options.seed}); work dir ${dir}`,
   );
-  const cluster = await ChaosCluster.start(dir);
+  const cluster = await ChaosCluster.start(dir, options.fault);
   let violations = 1;
   try {
     await cluster.subscribeWebhooks();

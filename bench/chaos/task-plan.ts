@@ -1,5 +1,5 @@
 import { ChaosOptions } from './chaos-options';
-import { CHAOS_TOOLSETS, ChaosToolset } from './chaos-toolsets';
+import { ChaosToolset, chaosToolsets } from './chaos-toolsets';
 import { SeededRandom } from './seeded-random';
 
 /** What a task's arguments script, and so the final state the checker expects. */
@@ -22,12 +22,13 @@ const DURATIONS = [200, 500, 1000, 2000, 3000, 5000, 8000];
 
 /** The run's tasks, in submit order; the same seed gives the same plan. */
 export function planTasks(options: ChaosOptions, random: SeededRandom): PlannedTask[] {
-  const weights = Object.fromEntries(CHAOS_TOOLSETS.map((t) => [t.name, t.weight]));
+  const toolsets = chaosToolsets(options.fault);
+  const weights = Object.fromEntries(toolsets.map((t) => [t.name, t.weight]));
   const window = options.seconds * 1000 * 0.85;
   const tasks: PlannedTask[] = [];
   for (let i = 0; i < options.tasks; i++) {
     const name = random.weighted(weights);
-    const toolset = CHAOS_TOOLSETS.find((t) => t.name === name)!;
+    const toolset = toolsets.find((t) => t.name === name)!;
     const script = pickScript(toolset, random);
     const tag = `chaos-${options.seed}-${i}`;
     tasks.push({

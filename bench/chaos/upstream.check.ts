@@ -35,6 +35,7 @@ export function upstreamViolations(evidence: ChaosEvidence): string[] {
       problems.push(`upstream job ${job.id} (tag ${job.args.tag ?? '-'}) belongs to no task`);
       continue;
     }
+    if (driven?.plan.toolset.handleOutsideStateFile) continue;
     if (task.remote_task_id === job.id || job.cancelledAt !== undefined) continue;
     if (task.status === 'failed' && task.error_code === 'outcome_uncertain') continue;
     problems.push(

@@ -77,7 +77,7 @@ function urlFor(port: number): string {
 }
 
 /**
- * Starts the pair under `dir` (`primary/`, `standby/`): initdb and the primary, a
+ * Starts the pair under `dir` (`primary/`, `standby/`; removed on stop): initdb and the primary, a
  * `pg_basebackup -R` of it, the standby streaming from it, and the proxy in front of the
  * primary. Replication is synchronous (`synchronous_standby_names = '*'` on the primary), as on
  * RDS Multi-AZ and on CloudNativePG or Patroni set up for it: every commit a client was told of
@@ -93,10 +93,11 @@ export async function startFailoverPair(
   const ids = serverIds();
   const primaryDir = ownedDataDir(join(dir, 'primary'), ids);
   const standbyDir = ownedDataDir(join(dir, 'standby'), ids);
+  // The pair owns `dir`: stopping it (or failing to start) removes it, with any relocated data.
   const removeDirs = (): void => {
-    for (const d of [primaryDir, standbyDir]) {
-      rmSync(d.base ?? d.dataDir, { recursive: true, force: true });
-    }
+    for (const d of [primaryDir, standbyDir])
+      if (d.base) rmSync(d.base, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   };
   const [primaryPort, standbyPort] = [await freePort(), await freePort()];
   const flags = [
