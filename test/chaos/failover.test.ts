@@ -169,6 +169,8 @@ describeWithTools('Postgres failover', () => {
       50,
     );
 
+    // SIGKILL, not a fast shutdown: a crash loses the replies in flight and says goodbye to no
+    // client, the case a failover exists for (docs/chaos.md, "Postgres failover").
     await pair.crashPrimary();
     // While no primary answers: the API says so (503 with Retry-After), for a read and a submit.
     const read = await call('GET', `/v1/threads/failover/tasks/${ids.get(tags[0].tag)!}`);
