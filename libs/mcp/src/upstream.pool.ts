@@ -143,10 +143,10 @@ export class UpstreamPool implements UpstreamPort {
 
   async taskProtocol(server: string, signal?: AbortSignal): Promise<TaskProtocolVersion> {
     const { config } = this.supervisor(server);
-    if (config.protocolVersion) return config.protocolVersion;
+    // Asked of the 2026-07-28 side even when pinned: work revives it if parked.
     const side = this.statelessSides.get(server);
-    if (!side) return LEGACY_ERA;
-    return untilAborted(side.protocol(), signal, server, 'finding the task protocol');
+    if (side) return untilAborted(side.protocol(), signal, server, 'finding the task protocol');
+    return config.protocolVersion ?? LEGACY_ERA;
   }
 
   statelessSession(server: string): StatelessSession {
