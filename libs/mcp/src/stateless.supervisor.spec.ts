@@ -33,6 +33,7 @@ const refuse =
 function sideAnswering(answers: Answer[], pinned = false) {
   const asked: string[] = [];
   const eras: TaskProtocolVersion[] = [];
+  const published: number[] = [];
   const client: StatelessSession = {
     server: 'up',
     request: (method) => {
@@ -51,9 +52,9 @@ function sideAnswering(answers: Answer[], pinned = false) {
     metrics: {},
     backoff: new BackoffPolicy({ initialMs: 5, maxMs: 5, jitter: 0 }),
     onEra: (era) => eras.push(era),
-    onToolsChanged: () => undefined,
+    onToolsChanged: () => published.push(Date.now()),
   });
-  return { side, asked, eras };
+  return { side, asked, eras, published };
 }
 
 describe('StatelessSupervisor', () => {
@@ -138,6 +139,34 @@ describe('StatelessSupervisor', () => {
     const before = asked.length;
     side.rediscover('tasks/get refused');
     expect(asked).toHaveLength(before);
+    await side.close();
+  });
+
+  it('a re-ask that finds the same tools publishes nothing; changed tools are published', async () => {
+    const more = {
+      ...TOOLS,
+      tools: [...TOOLS.tools, { name: 'b', inputSchema: { type: 'object' } }],
+    };
+    const { side, asked, published } = sideAnswering([
+      () => DISCOVERED,
+      () => TOOLS,
+      () => DISCOVERED,
+      () => TOOLS,
+      () => DISCOVERED,
+      () => more,
+    ]);
+    side.start();
+    await side.protocol();
+    await waitFor(() => side.status().state === 'ready');
+    side.rediscover('re-ask');
+    await waitFor(() => asked.length === 4 && !side.status().reason);
+    expect(published).toEqual([]);
+    const now = Date.now.bind(Date);
+    jest.spyOn(Date, 'now').mockImplementation(() => now() + 10_000);
+    side.rediscover('re-ask');
+    await waitFor(() => published.length === 1);
+    expect(side.status().tools).toEqual(more.tools);
+    jest.restoreAllMocks();
     await side.close();
   });
 });

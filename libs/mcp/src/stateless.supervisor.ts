@@ -168,14 +168,18 @@ export class StatelessSupervisor {
     }
     if (!this.life.started) return;
     const changed = this.found !== STATELESS_ERA;
+    const capabilities = discovered?.capabilities as ServerCapabilities | undefined;
+    // A re-ask that found what the last one did publishes nothing (a catalog write per 5 s).
+    const same =
+      JSON.stringify([tools, capabilities]) === JSON.stringify([this.tools, this.capabilities]);
     this.found = STATELESS_ERA;
     this.tools = tools;
-    this.capabilities = discovered?.capabilities as ServerCapabilities | undefined;
+    this.capabilities = capabilities;
     this.life.succeeded(`2026-07-28, ${tools.length} tools`);
     const delay = reaskDelayMs([discovered?.ttlMs], config);
     this.reaskTimer = setTimeout(() => void this.life.runAttempt(), delay).unref();
     if (changed) this.deps.onEra(STATELESS_ERA);
-    this.deps.onToolsChanged();
+    else if (!(wasReady && same)) this.deps.onToolsChanged();
   }
 
   /** The server speaks 2025-11-25 (only): this side rests and the session side serves. */
