@@ -260,3 +260,59 @@ describe('demo server, MCP 2026-07-28', () => {
     }
   });
 });
+
+describe('demo server, --strict-2026 and --only-2025', () => {
+  const INITIALIZE = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'demo-test', version: '1.0.0' },
+    },
+  };
+  const postRaw = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+
+  it('strict: refuses every 2025-11-25 request as a 2026-07-28-only server does', async () => {
+    const { url } = await startDemoServer(['--strict-2026']);
+    const refused = await postRaw(url, INITIALIZE);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      error: { code: -32020, message: 'MCP-Protocol-Version header is missing' },
+    });
+    // The SDK's own 2025-11-25 client cannot open a session.
+    await expect(connectHttp(url)).rejects.toThrow(/-32020/);
+    const wrongEra = await postRaw(url, INITIALIZE, { 'mcp-protocol-version': '2025-11-25' });
+    expect(wrongEra.status).toBe(400);
+    expect(await wrongEra.json()).toMatchObject({ error: { code: -32022 } });
+    expect((await fetch(`${url}/mcp`)).status).toBe(405);
+    // The 2026-07-28 side is whole: discover, tools/list and a task.
+    await expect(ok2026(url, 'server/discover')).resolves.toMatchObject({
+      capabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    });
+    const created = await callTool(url, 'demo_task', { duration_ms: 100, poll_interval_ms: 50 });
+    const done = await waitForStatus(() => getTask(url, created.taskId), 'completed');
+    expect(done.result.structuredContent.echo).toMatchObject({ duration_ms: 100 });
+  });
+
+  it('only-2025: server/discover gets what a 2025-11-25 server answers, sessions work', async () => {
+    const { url } = await startDemoServer(['--only-2025']);
+    const discover = await post2026(url, 'server/discover');
+    expect(discover.status).toBe(400);
+    expect(discover.error?.code).toBe(-32000);
+    const legacy = await connectHttp(url);
+    expect((await legacy.listTools()).tools.map((tool) => tool.name)).toContain(
+      'demo_task_required',
+    );
+  });
+});

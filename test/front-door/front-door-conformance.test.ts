@@ -47,6 +47,8 @@ beforeAll(async () => {
   fd = await startFrontDoor({
     toolsets: taskToolsets,
     server: { protocolVersion: server.protocolVersion },
+    // Its fixtures are 2026-07-28 tools: served by a server that speaks nothing else.
+    demoArgs: ['--strict-2026'],
     apiEnv: { MCP_ANONYMOUS_USER: 'conformance' },
   });
 }, 120_000);

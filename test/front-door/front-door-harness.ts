@@ -59,10 +59,12 @@ export async function startFrontDoor(
     server?: Record<string, unknown>;
     /** Extra environment of every poller (e.g. a short LEASE_MS). */
     pollerEnv?: Record<string, string>;
+    /** Demo server flags (e.g. `--strict-2026` for an upstream that refuses initialize). */
+    demoArgs?: string[];
   } = {},
 ): Promise<FrontDoor> {
   const api = await startApi(options.apiEnv);
-  const demo = await startDemoServer();
+  const demo = await startDemoServer(options.demoArgs);
   const demoUrl = demo.url;
   const dir = mkdtempSync(join(tmpdir(), 'mtg-front-door-'));
   const serversFile = join(dir, 'mcp-servers.json');

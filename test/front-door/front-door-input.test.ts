@@ -4,7 +4,9 @@
 // upstream through the durable input path, through a real poller, both for questions a task asks
 // and for the rounds an upstream asks before it makes a task. 2026-07-28: those pre-task rounds
 // must come back as multi-round-trip rounds (no task yet), and the retry must create the task
-// with the answers. And against another user answering them.
+// with the answers, and a task's questions must be answerable through tasks/update in two goes.
+// And against another user answering them. The upstream is a strict 2026-07-28 server (it
+// refuses initialize), pinned.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CallToolResultSchema,
@@ -23,6 +25,7 @@ let fd: FrontDoor;
 beforeAll(async () => {
   fd = await startFrontDoor({
     server: { protocolVersion: '2026-07-28' },
+    demoArgs: ['--strict-2026'],
     toolsets: [
       { name: 'ask-two', contract: 'mcp-tasks', tool: 'demo_ask_two', mcp: { toolName: 'ask' } },
       { name: 'mrtr', contract: 'mcp-tasks', tool: 'demo_mrtr', mcp: { toolName: 'approve' } },
@@ -211,4 +214,41 @@ it('2026: questions before a task exist are a round; the retry with the answers 
     60_000,
   );
   expect(ended.result.structuredContent).toMatchObject({ approved: true });
+});
+
+it("2026: a task's questions answered through tasks/update in two goes reach the upstream once each", async () => {
+  const tag = `fd-update-${process.pid}`;
+  const created = (await call2026('tools/call', { name: 'ask', arguments: { tag } })).body.result;
+  expect(created.resultType).toBe('task');
+  const taskId = created.taskId as string;
+  const asking = (keys: number) =>
+    waitUntil(
+      async () => {
+        const got = (await call2026('tasks/get', { taskId })).body.result;
+        const open = Object.keys(got.inputRequests ?? {});
+        return got.status === 'input_required' && open.length === keys ? open.sort() : undefined;
+      },
+      `${keys} question(s) open`,
+      60_000,
+    );
+  expect(await asking(2)).toEqual(['confirm', 'name']);
+  const name = { action: 'accept', content: { name: 'Ada' } };
+  const first = await call2026('tasks/update', { taskId, inputResponses: { name } });
+  expect(first.body.error).toBeUndefined();
+  expect(await asking(1)).toEqual(['confirm']);
+  const confirm = { action: 'accept', content: { confirm: true } };
+  const second = await call2026('tasks/update', { taskId, inputResponses: { confirm } });
+  expect(second.body.error).toBeUndefined();
+  const done = await waitUntil(
+    async () => {
+      const got = (await call2026('tasks/get', { taskId })).body.result;
+      return got.status === 'completed' ? got : undefined;
+    },
+    'the task to complete',
+    60_000,
+  );
+  expect(done.result.structuredContent).toMatchObject({ answers: { name, confirm } });
+  expect((await fd.demo.stats(tag)).by_tag[tag]).toMatchObject({
+    answers: { name: 1, confirm: 1 },
+  });
 });

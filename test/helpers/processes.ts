@@ -6,6 +6,7 @@ import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '@app/dev-db';
 import { waitUntil } from './wait';
+import { request2026 } from './mcp-2026';
 
 // Works from test/helpers (jest) and from dist/test/helpers (compiled benchmarks).
 /** The repository root. */
@@ -165,18 +166,19 @@ export async function startDemoServer(
  * client with its schemas is about 0.2 s of a worker's CPU that most test files never use.
  */
 export async function demoStats(url: string, tag?: string): Promise<DemoStats> {
-  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]);
-  const client = new Client({ name: 'fleet-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-  try {
-    const result = await client.callTool({ name: 'demo_stats', arguments: tag ? { tag } : {} });
-    return result.structuredContent as DemoStats;
-  } finally {
-    await client.close();
-  }
+  // Asked on the 2026-07-28 side: every HTTP demo server serves it, --strict-2026 ones only it.
+  const { body, headers } = request2026('tools/call', {
+    name: 'demo_stats',
+    arguments: tag ? { tag } : {},
+  });
+  const response = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const answer = (await response.json()) as { result?: { structuredContent?: unknown } };
+  if (!answer.result) throw new Error(`demo_stats failed: ${JSON.stringify(answer)}`);
+  return answer.result.structuredContent as DemoStats;
 }
 
 // ---------------------------------------------------------------------------------------------

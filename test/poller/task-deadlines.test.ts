@@ -2,7 +2,8 @@
 // submit from the mcpServers file, and past it each contract's upstream work must be cancelled and
 // the task end failed/deadline_exceeded (never `cancelled`, never `tracking_timeout`), a task never
 // submitted must end the same way without reaching the upstream, and the consumer must read a
-// fixed sentence.
+// fixed sentence. mcp-tasks runs on a server speaking both eras, on it pinned to 2025-11-25, and on
+// a strict 2026-07-28 server (it refuses initialize).
 import request from 'supertest';
 import { apiKeyFor, bearer } from '../helpers/api';
 import { useFleet } from '../helpers/fleet';
@@ -14,11 +15,13 @@ const DEADLINE_SECONDS = 3600;
 
 const fleet = useFleet();
 let demo: DemoServerProcess;
+let strict: DemoServerProcess;
 let poller: PollerProcess;
 let apiUrl: string;
 
 beforeAll(async () => {
   demo = await fleet.demo();
+  strict = await fleet.demo(['--strict-2026']);
   poller = await fleet.poller(
     {
       demo: {
@@ -74,6 +77,19 @@ beforeAll(async () => {
           },
         ],
       },
+      strict: {
+        url: `${strict.url}/mcp`,
+        connectTimeoutMs: 1000,
+        callTimeoutMs: 1900,
+        taskToolsets: [
+          {
+            name: 'dl-native-strict',
+            contract: 'mcp-tasks',
+            tool: 'demo_task_required',
+            deadlineSeconds: DEADLINE_SECONDS,
+          },
+        ],
+      },
     },
     // mcp-tasks submits chain two connects and two calls (docs/leases.md, "Attempt deadlines").
     { env: { LEASE_MS: '10000' } },
@@ -82,8 +98,8 @@ beforeAll(async () => {
     const rows = await fleet.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM toolsets WHERE available AND deadline_seconds IS NOT NULL`,
     );
-    return rows[0].n === 5 ? true : undefined;
-  }, 'the five toolsets published with their deadline');
+    return rows[0].n === 6 ? true : undefined;
+  }, 'the six toolsets published with their deadline');
   apiUrl = (await fleet.api()).url;
 }, 120_000);
 
@@ -107,11 +123,13 @@ it.each([
   ['dl-ordinary', 'ordinary'],
   ['dl-native', 'mcp-tasks, 2026-07-28'],
   ['dl-native-2025', 'mcp-tasks, 2025-11-25'],
+  ['dl-native-strict', 'mcp-tasks, a strict 2026-07-28 server'],
   ['dl-sync', 'sync-call'],
 ])(
   '%s (%s): past the deadline the upstream work is cancelled and the task fails deadline_exceeded',
   async (toolset) => {
     const tag = `deadline-${toolset}`;
+    const upstream = toolset === 'dl-native-strict' ? strict : demo;
     const auth = bearer(await apiKeyFor({ db: fleet.database }, `user-${toolset}`));
     const created = await request(apiUrl)
       .post('/v1/threads/deadlines/tasks')
@@ -123,7 +141,7 @@ it.each([
     expect((await row(id)).deadline_seconds).toBe(DEADLINE_SECONDS);
     // Running upstream (a handle stored, or the held call under way) before the deadline passes.
     await waitUntil(async () => {
-      const stats = await demo.stats(tag);
+      const stats = await upstream.stats(tag);
       const current = await row(id);
       return current.status === 'working' && stats.by_tag[tag]?.submits === 1 ? true : undefined;
     }, `${toolset} running upstream`);
@@ -150,7 +168,7 @@ it.each([
     );
     expect(ended).toMatchObject({ status: 'failed', error_code: 'deadline_exceeded' });
     expect(ended.error_message).toMatch(/no end within 3600 s of submit/);
-    const stats = await demo.stats(tag);
+    const stats = await upstream.stats(tag);
     // The upstream's own record: one submit, one cancel (the 2026 demo store keeps no per-tag
     // state, so there the cancel count is the proof).
     expect(stats.by_tag[tag]).toMatchObject({ submits: 1, cancels: 1 });

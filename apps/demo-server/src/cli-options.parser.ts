@@ -17,6 +17,13 @@ export interface DemoOptions {
   forgetSessions: boolean;
   /** Streamable HTTP answers each POST with one JSON body instead of an SSE stream. */
   jsonResponse: boolean;
+  /**
+   * Speaks MCP 2026-07-28 only, as a server built for that revision may: a request without the
+   * `MCP-Protocol-Version` header (so `initialize`) is refused with HTTP 400 and -32020.
+   */
+  strict2026: boolean;
+  /** Speaks MCP 2025-11-25 only: a 2026-07-28 request (`server/discover` too) takes the SDK path. */
+  only2025: boolean;
   requireAuth?: string;
 }
 
@@ -29,6 +36,8 @@ const BOOLEAN_FLAGS = {
   'drop-after-initialize': 'dropAfterInitialize',
   'forget-sessions': 'forgetSessions',
   'json-response': 'jsonResponse',
+  'strict-2026': 'strict2026',
+  'only-2025': 'only2025',
 } as const;
 
 const VALUE_FLAGS = [
@@ -82,6 +91,15 @@ export function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOpt
   if (transport !== 'stdio' && transport !== 'http' && transport !== 'sse') {
     throw new CliUsageError('--transport must be stdio, http or sse');
   }
+  const strict2026 = flag('strict-2026');
+  if (strict2026 && transport !== 'http') {
+    throw new CliUsageError(
+      '--strict-2026 needs --transport http (2026-07-28 has no stdio or SSE)',
+    );
+  }
+  const only2025 = flag('only-2025');
+  if (strict2026 && only2025)
+    throw new CliUsageError('--strict-2026 and --only-2025 exclude each other');
   const port = value('port');
   const slow = value('slow-initialize-ms');
   const requireAuth = value('require-auth');
@@ -93,6 +111,8 @@ export function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOpt
     noPing: flag('no-ping'),
     html: flag('html'),
     jsonResponse: flag('json-response'),
+    strict2026,
+    only2025,
     slowInitializeMs:
       slow === undefined ? 0 : parseInteger('slow-initialize-ms', slow, 0, 2 ** 31 - 1),
     dropAfterInitialize: flag('drop-after-initialize'),

@@ -7,7 +7,7 @@ import type { DemoContext } from './demo-context.interface';
 import { createDemoServer } from './demo-server.factory';
 import type { HttpSession, HttpSessionRegistry } from './http-session.registry';
 import { Mcp2026Handler } from './mcp-2026/mcp-2026.handler';
-import { isStatelessRequest } from '@app/mcp-wire';
+import { isStatelessRequest, PROTOCOL_2026 } from '@app/mcp-wire';
 import { tapTransport } from './message-tap.middleware';
 
 function messages(body: unknown): JSONRPCMessage[] {
@@ -49,8 +49,15 @@ export class McpHttpHandler {
   }
 
   async streamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (this.context.options.strict2026) return this.strict(req, res, body);
     const sessionId = req.headers['mcp-session-id'];
-    if (sessionId === undefined && req.method === 'POST' && isStatelessRequest(req.headers, body)) {
+    const speaks2026 = !this.context.options.only2025;
+    if (
+      speaks2026 &&
+      sessionId === undefined &&
+      req.method === 'POST' &&
+      isStatelessRequest(req.headers, body)
+    ) {
       return this.stateless.handle(req, res, body);
     }
     if (typeof sessionId === 'string') {
@@ -80,6 +87,28 @@ export class McpHttpHandler {
     await server.connect(transport);
     tapTransport(transport, this.context);
     await transport.handleRequest(req, res, body);
+  }
+
+  /**
+   * --strict-2026: only the stateless side exists. A POST without `MCP-Protocol-Version` (every
+   * 2025-11-25 request, `initialize` first) is refused as a 2026-07-28 server refuses it: HTTP
+   * 400, -32020; another version is -32022; GET and DELETE (sessions, streams) are 405.
+   */
+  private strict(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> | void {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST', 'content-type': 'application/json' });
+      return void res.end(
+        JSON.stringify({ error: `${req.method} is not served: 2026-07-28 only` }),
+      );
+    }
+    const version = req.headers['mcp-protocol-version'];
+    if (version === undefined) {
+      return sendJsonRpcError(res, 400, -32020, 'MCP-Protocol-Version header is missing');
+    }
+    if (version !== PROTOCOL_2026) {
+      return sendJsonRpcError(res, 400, -32022, `Unsupported protocol version: ${String(version)}`);
+    }
+    return this.stateless.handle(req, res, body);
   }
 
   async sseStream(res: ServerResponse): Promise<void> {

@@ -54,8 +54,11 @@ export class CatalogBuilder {
   ): PublishedToolset {
     // ordinary: consumers call the submit tool, so its description and schema are the toolset's.
     const toolName = toolset.contract === Contract.Ordinary ? toolset.submitTool : toolset.tool;
-    const tool = status.tools?.find((candidate) => candidate.name === toolName);
-    const reason = this.unavailableReason(toolset, status, secrets);
+    // A 2026-07-28 server's ordinary and sync-call toolsets run on its 2025-11-25 session side.
+    const side =
+      toolset.contract !== Contract.McpTasks && status.sessionSide ? status.sessionSide : status;
+    const tool = side.tools?.find((candidate) => candidate.name === toolName);
+    const reason = this.unavailableReason(toolset, side, secrets);
     return {
       name: toolset.name,
       server: toolset.server,

@@ -1,6 +1,7 @@
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { UpstreamHttpError } from './upstream.errors';
 
 /** How a failed connect attempt is treated: permanent failures park the server at once. */
 export interface FailureClass {
@@ -42,11 +43,14 @@ function httpStatus(error: unknown): number | undefined {
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     return typeof error.code === 'number' ? error.code : undefined;
   }
+  // The 2026-07-28 side's own client (stateless-http.client.ts).
+  if (error instanceof UpstreamHttpError) return error.status;
   return undefined;
 }
 
 /**
- * Classifies a connect failure (spawn, initialize, the first tools/list). Permanent: the things
+ * Classifies a connect failure (spawn, initialize, the first tools/list; on the 2026-07-28 side
+ * `server/discover` and `tools/list`). Permanent: the things
  * retrying cannot heal (connections.md requirement 5). Everything else is transient and goes
  * through backoff.
  */

@@ -14,7 +14,8 @@ import {
   UpstreamUnavailableError,
 } from './upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks } from './upstream.hooks';
-import type { ServerStatus, SupervisorState } from './upstream.port';
+import { SupervisorLifecycle } from './supervisor.lifecycle';
+import type { ServerStatus } from './upstream.port';
 
 export interface SupervisorDeps {
   config: ServerConfig;
@@ -24,33 +25,24 @@ export interface SupervisorDeps {
   backoff: BackoffPolicy;
   closeTimeoutMs: number;
   onToolsChanged(status: ServerStatus): void;
+  /** A connect attempt failed (the pool may ask whether the server now speaks 2026-07-28). */
+  onConnectFailed?(failure: FailureClass): void;
 }
 
-/** Work may revive a parked server, but a burst of work must not become a burst of probes. */
-const MAX_WORK_PROBE_GAP_MS = 5000;
-
 /**
- * One server's connection life (connections.md requirements 1–4, 10–14): connect with a deadline,
- * retry with backoff, park after the budget, probe while parked, reconnect on loss, keep an idle
- * HTTP session alive, and keep the tool catalog. It never gives up for good.
+ * The 2025-11-25 side of one server (connections.md requirements 1–4, 10–14): connect with a
+ * deadline, retry with backoff, park after the budget, probe while parked, reconnect on loss,
+ * keep an idle HTTP session alive, and keep the tool catalog. It never gives up for good; it is
+ * put to rest only when its server is found to speak 2026-07-28 alone ("Which side serves").
  */
 export class ServerSupervisor {
   readonly server: string;
   readonly config: ServerConfig;
-  private state: SupervisorState = 'connecting';
-  private reason?: string = 'not started';
+  private readonly life: SupervisorLifecycle;
   private tools?: Tool[];
   private capabilities?: ServerCapabilities;
   private current?: UpstreamConnection;
   private attemptConnection?: UpstreamConnection;
-  private attempt?: Promise<void>;
-  private failures = 0;
-  private everReady = false;
-  private started = false;
-  private lastProbeAt = 0;
-  private retryTimer?: NodeJS.Timeout;
-  private probeTimer?: NodeJS.Timeout;
-  private readonly waiters = new Set<() => void>();
   private readonly keepalive: KeepaliveMonitor;
   private taskConnection?: UpstreamConnection;
   private taskConnecting?: Promise<UpstreamConnection>;
@@ -58,23 +50,38 @@ export class ServerSupervisor {
   constructor(private readonly deps: SupervisorDeps) {
     this.server = deps.config.name;
     this.config = deps.config;
+    this.life = new SupervisorLifecycle({
+      config: deps.config,
+      logger: deps.logger,
+      metrics: deps.metrics,
+      backoff: deps.backoff,
+      side: 'session',
+      attemptOnce: () => this.attemptOnce(),
+    });
     this.keepalive = new KeepaliveMonitor(deps.config, deps.logger, (conn, reason) =>
       this.lose(conn, reason, 'keepalive_failed'),
     );
   }
 
+  /** Whether the side runs (started and not put to rest). */
+  get started(): boolean {
+    return this.life.started;
+  }
+
+  get state(): ServerStatus['state'] {
+    return this.life.state;
+  }
+
   start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.transition('connecting', 'starting');
-    void this.runAttempt();
+    this.life.start();
   }
 
   status(): ServerStatus {
+    const state = this.life.state;
     return {
       server: this.server,
-      state: this.state,
-      reason: this.state === 'ready' ? undefined : this.reason,
+      state,
+      reason: state === 'ready' ? undefined : this.life.reason,
       tools: this.tools,
       capabilities: this.capabilities,
     };
@@ -83,9 +90,13 @@ export class ServerSupervisor {
   /** The live pooled connection now, without waiting; a dead stdio child fails at once. */
   currentOrThrow(): UpstreamConnection {
     const conn = this.current;
-    if (conn?.alive && this.state === 'ready') return conn;
+    if (conn?.alive && this.life.state === 'ready') return conn;
     if (conn) this.lose(conn, 'the stdio server exited', 'connection_lost');
-    throw new UpstreamUnavailableError(this.server, this.state, this.reason ?? 'not connected');
+    throw new UpstreamUnavailableError(
+      this.server,
+      this.life.state,
+      this.life.reason ?? 'not connected',
+    );
   }
 
   get currentConnection(): UpstreamConnection | undefined {
@@ -94,23 +105,27 @@ export class ServerSupervisor {
 
   /**
    * Waits (at most connectTimeoutMs) for a ready pooled connection. New work revives a parked
-   * server with an immediate probe (requirement 1).
+   * server with an immediate probe (requirement 1), and starts a side put to rest.
    */
   async ready(): Promise<UpstreamConnection> {
     this.start();
     if (this.current && !this.current.alive) {
       this.lose(this.current, 'the stdio server exited', 'connection_lost');
     }
-    if (this.state === 'parked') this.probeForWork();
-    await this.waitUntil(
+    this.life.probeForWork();
+    await this.life.waitUntil(
       () =>
-        (this.state === 'ready' && this.current !== undefined) ||
-        this.state === 'closed' ||
-        (this.state === 'parked' && this.attempt === undefined),
+        (this.life.state === 'ready' && this.current !== undefined) ||
+        this.life.state === 'closed' ||
+        (this.life.state === 'parked' && !this.life.attempting),
       this.deps.config.connectTimeoutMs,
     );
-    if (this.state === 'ready' && this.current) return this.current;
-    throw new UpstreamUnavailableError(this.server, this.state, this.reason ?? 'not connected');
+    if (this.life.state === 'ready' && this.current) return this.current;
+    throw new UpstreamUnavailableError(
+      this.server,
+      this.life.state,
+      this.life.reason ?? 'not connected',
+    );
   }
 
   /**
@@ -150,19 +165,34 @@ export class ServerSupervisor {
     void conn.close('task session lost', false);
   }
 
-  async close(): Promise<void> {
-    if (this.state === 'closed') return;
-    clearTimeout(this.retryTimer);
-    clearTimeout(this.probeTimer);
+  /**
+   * Puts the side to rest: its server was found to speak 2026-07-28 only. The pooled session is
+   * ended; the task session is closed without DELETE (tasks bound to it are resumed by ID).
+   */
+  async stop(reason: string): Promise<void> {
+    if (!this.life.started) return;
     this.keepalive.stop();
-    this.transition('closed', 'pool closed');
+    this.life.stop(reason);
+    await this.closeConnections(reason);
+  }
+
+  async close(): Promise<void> {
+    if (this.life.state === 'closed') return;
+    this.keepalive.stop();
+    this.life.close();
+    await this.closeConnections('pool closed');
+    await this.life.settled();
+  }
+
+  private async closeConnections(reason: string): Promise<void> {
     const pooled = [this.current, this.attemptConnection];
+    const task = this.taskConnection;
     this.current = undefined;
+    this.taskConnection = undefined;
     await Promise.all([
-      ...pooled.map((conn) => conn?.close('pool closed', true)),
-      this.taskConnection?.close('pool closed', false),
+      ...pooled.map((conn) => conn?.close(reason, true)),
+      task?.close(reason, false),
     ]);
-    await this.attempt?.catch(() => undefined);
   }
 
   private async openTaskConnection(): Promise<UpstreamConnection> {
@@ -173,11 +203,11 @@ export class ServerSupervisor {
     try {
       await conn.connect();
     } catch (error) {
-      throw new UpstreamUnavailableError(this.server, this.state, describe(error));
+      throw new UpstreamUnavailableError(this.server, this.life.state, describe(error));
     }
-    if (this.state === 'closed') {
+    if (!this.life.started) {
       await conn.close('pool closed', false);
-      throw new UpstreamUnavailableError(this.server, 'closed', 'pool closed');
+      throw new UpstreamUnavailableError(this.server, this.life.state, 'pool closed');
     }
     this.taskConnection = conn;
     return conn;
@@ -198,89 +228,40 @@ export class ServerSupervisor {
     return conn;
   }
 
-  private runAttempt(): Promise<void> {
-    this.attempt ??= this.attemptOnce().finally(() => {
-      this.attempt = undefined;
-      this.notify();
-    });
-    return this.attempt;
-  }
-
   /** One connect: spawn/open + initialize, then tools/list, the request that proves health. */
   private async attemptOnce(): Promise<void> {
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
     const conn = this.newConnection((reason) => this.lose(conn, reason, 'connection_lost'));
     this.attemptConnection = conn;
     try {
       await conn.connect();
       const tools = await readToolCatalog(conn);
-      if (this.state === 'closed') return void (await conn.close('pool closed', true));
+      if (!this.life.started) return void (await conn.close('pool closed', true));
       this.current = conn;
-      this.failures = 0;
-      this.everReady = true;
       this.tools = tools;
       this.capabilities = conn.capabilities;
-      clearTimeout(this.probeTimer);
-      this.transition('ready', `connected, ${tools.length} tools`);
+      this.life.succeeded(`connected, ${tools.length} tools`);
       this.keepalive.watch(conn);
       this.deps.onToolsChanged(this.status());
     } catch (error) {
       // A pooled session never carries native tasks, so its DELETE is allowed.
       await conn.close('connect failed', true);
-      if (this.state !== 'closed') this.attemptFailed(classifyConnectFailure(error));
+      if (this.life.started) {
+        const failure = classifyConnectFailure(error);
+        this.life.failed(failure);
+        this.deps.onConnectFailed?.(failure);
+      }
     } finally {
       this.attemptConnection = undefined;
     }
   }
 
-  private attemptFailed(failure: FailureClass): void {
-    if (failure.permanent) return this.park(failure.reason);
-    this.failures += 1;
-    if (this.state === 'parked' || this.failures >= this.deps.config.connectAttempts) {
-      return this.park(failure.reason);
-    }
-    this.transition(this.everReady ? 'degraded' : 'connecting', failure.reason);
-    this.deps.metrics.onReconnect?.(this.server, 'connect_failed');
-    this.retryTimer = setTimeout(
-      () => void this.runAttempt(),
-      this.deps.backoff.delayMs(this.failures),
-    ).unref();
-  }
-
-  private park(reason: string): void {
-    this.transition('parked', reason);
-    clearTimeout(this.probeTimer);
-    this.probeTimer = setTimeout(() => {
-      this.lastProbeAt = Date.now();
-      this.deps.metrics.onReconnect?.(this.server, 'probe');
-      void this.runAttempt();
-    }, this.deps.config.parkedProbeMs).unref();
-  }
-
-  private probeForWork(): void {
-    const gap = Math.min(this.deps.config.parkedProbeMs, MAX_WORK_PROBE_GAP_MS);
-    if (this.attempt || Date.now() - this.lastProbeAt < gap) return;
-    this.lastProbeAt = Date.now();
-    this.deps.metrics.onReconnect?.(this.server, 'work');
-    void this.runAttempt();
-  }
-
   /** The pooled connection broke: reconnect at once the first time, then with backoff. */
   private lose(conn: UpstreamConnection, reason: string, kind: string): void {
-    if (conn !== this.current || this.state === 'closed') return;
+    if (conn !== this.current || !this.life.started) return;
     this.current = undefined;
     this.keepalive.stop();
     void conn.close(reason, false);
-    this.deps.metrics.onReconnect?.(this.server, kind);
-    this.failures += 1;
-    this.transition('degraded', reason);
-    if (this.failures === 1) void this.runAttempt();
-    else
-      this.retryTimer = setTimeout(
-        () => void this.runAttempt(),
-        this.deps.backoff.delayMs(this.failures - 1),
-      ).unref();
+    this.life.lost(reason, kind);
   }
 
   private async refreshTools(conn: UpstreamConnection): Promise<void> {
@@ -297,43 +278,5 @@ export class ServerSupervisor {
         'upstream tools refresh failed',
       );
     }
-  }
-
-  /**
-   * Every change of state is a log line and a metric (requirement 13). A repeated identical
-   * failure is silent, so a parked server's probes do not flood the log.
-   */
-  private transition(to: SupervisorState, reason: string): void {
-    const from = this.state;
-    const sameReason = reason === this.reason;
-    this.reason = reason;
-    if (from === to && sameReason) return;
-    const line = { server: this.server, from, to, reason };
-    if (from === to) this.deps.logger.info(line, 'upstream still ' + to);
-    else if (to === 'parked' || to === 'degraded') this.deps.logger.warn(line, 'upstream state');
-    else this.deps.logger.info(line, 'upstream state');
-    this.state = to;
-    if (from !== to) this.deps.metrics.onState?.(this.server, to);
-    this.notify();
-  }
-
-  private notify(): void {
-    for (const waiter of [...this.waiters]) waiter();
-  }
-
-  private waitUntil(done: () => boolean, timeoutMs: number): Promise<void> {
-    if (done()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const finish = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve();
-      };
-      const check = (): void => {
-        if (done()) finish();
-      };
-      const timer = setTimeout(finish, timeoutMs);
-      this.waiters.add(check);
-    });
   }
 }

@@ -10,6 +10,7 @@ import {
   encodeHeaderValue,
 } from '@app/mcp-wire';
 import { describe, provablyNotSent } from './failure.classifier';
+import { refusesStateless } from './protocol-era.rules';
 import { signalIsolatingFetch } from './signal-isolating.fetch';
 import {
   UpstreamConnectionError,
@@ -47,6 +48,8 @@ export class StatelessHttpClient implements StatelessSession {
     private readonly logger: UpstreamLogger,
     base: FetchLike = fetch,
     private readonly onCallDuration?: (method: string, seconds: number) => void,
+    /** A request was refused the way a server that stopped speaking 2026-07-28 refuses it. */
+    private readonly onRefused?: (method: string, error: unknown) => void,
   ) {
     this.server = config.name;
     this.fetch = signalIsolatingFetch(base);
@@ -101,7 +104,13 @@ export class StatelessHttpClient implements StatelessSession {
       } catch (error) {
         throw this.sendFailure(error, deadline.signal, timeoutMs, options, false);
       }
-      return this.answer(response, text, id);
+      try {
+        return this.answer(response, text, id);
+      } catch (error) {
+        if (method !== 'server/discover' && refusesStateless(error))
+          this.onRefused?.(method, error);
+        throw error;
+      }
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onCallerAbort);
@@ -127,6 +136,10 @@ export class StatelessHttpClient implements StatelessSession {
 
   private answer(response: Response, text: string, id: number): Record<string, unknown> {
     const type = response.headers.get('content-type') ?? '';
+    if (type.includes('text/html')) {
+      // A web page, not an MCP endpoint: classified permanent at connect (failure.classifier.ts).
+      throw new UpstreamProtocolError(this.server, 'the answer is text/html, not JSON-RPC');
+    }
     const message = type.includes('text/event-stream') ? fromEventStream(text, id) : parse(text);
     if (isObject(message) && isObject(message.error)) {
       const { code, message: why } = message.error;

@@ -7,7 +7,9 @@ import { ProcessGroupRegistry } from './process-group.registry';
 import { ResumedSessionCache } from './resumed-session.cache';
 import { ServerSupervisor } from './server.supervisor';
 import { StatelessHttpClient } from './stateless-http.client';
-import { TaskProtocolDiscovery } from './task-protocol.discovery';
+import { LEGACY_ERA } from './protocol-era.rules';
+import { StatelessSupervisor } from './stateless.supervisor';
+import { describe } from './failure.classifier';
 import { TransportFactory } from './transport.factory';
 import { UpstreamUnavailableError, untilAborted } from './upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks, UpstreamPoolOptions } from './upstream.hooks';
@@ -20,22 +22,20 @@ import type {
 } from './upstream.port';
 
 /**
- * The poller's connection layer: one supervisor per configured server, the pooled session of each,
- * the separate native-task sessions and the cache of resumed sessions. Construct it, call
- * `start()` at application bootstrap, `close()` at shutdown.
+ * The poller's connection layer: per configured server a 2025-11-25 session supervisor and, for an
+ * HTTP server with `mcp-tasks` toolsets, a 2026-07-28 supervisor that also finds which era the
+ * server speaks; the separate native-task sessions and the cache of resumed sessions. Construct
+ * it, call `start()` at application bootstrap, `close()` at shutdown.
  */
 export class UpstreamPool implements UpstreamPort {
   private readonly supervisors = new Map<string, ServerSupervisor>();
+  private readonly statelessSides = new Map<string, StatelessSupervisor>();
   private readonly sessions = new Map<string, PooledSessionAdapter>();
   private readonly listeners = new Set<(status: ServerStatus) => void>();
   private readonly stateListeners = new Set<(server: string, state: SupervisorState) => void>();
   private readonly registry: ProcessGroupRegistry;
   private readonly resumed: ResumedSessionCache;
   private readonly stateless = new Map<string, StatelessHttpClient>();
-  private readonly discovery = new TaskProtocolDiscovery(
-    (server) => this.statelessSession(server),
-    (server) => this.emitToolsChanged(this.status(server)),
-  );
   private closed = false;
 
   /**
@@ -47,59 +47,72 @@ export class UpstreamPool implements UpstreamPort {
   constructor(
     servers: ServerConfig[],
     private readonly logger: UpstreamLogger,
-    hooks: UpstreamMetricHooks = {},
+    private readonly hooks: UpstreamMetricHooks = {},
     private readonly options: UpstreamPoolOptions = {},
   ) {
-    const metrics: UpstreamMetricHooks = {
-      ...hooks,
-      onState: (server, state) => {
-        hooks.onState?.(server, state);
-        this.emitState(server, state);
-      },
-    };
     this.registry = new ProcessGroupRegistry(logger, options.processGroupDir);
     const factory = new TransportFactory(this.registry, logger);
     const closeTimeoutMs = options.closeTimeoutMs ?? 3000;
     const backoff = new BackoffPolicy({ ...DEFAULT_BACKOFF, ...options.backoff });
     for (const config of servers) {
+      const name = config.name;
       const supervisor = new ServerSupervisor({
         config,
         factory,
         logger,
-        metrics,
+        metrics: this.sideMetrics('session'),
         backoff,
         closeTimeoutMs,
-        onToolsChanged: (status) => this.emitToolsChanged(this.withProtocol(status)),
+        onToolsChanged: () => this.emitToolsChanged(this.status(name)),
+        onConnectFailed: () => {
+          const side = this.statelessSides.get(name);
+          if (side?.era === LEGACY_ERA) side.rediscover('a 2025-11-25 session could not be opened');
+        },
       });
-      this.supervisors.set(config.name, supervisor);
-      this.sessions.set(config.name, new PooledSessionAdapter(supervisor));
-      if (config.transport === 'http') {
-        const client = new StatelessHttpClient(config, logger, fetch, (method, seconds) =>
-          metrics.onCallDuration?.(config.name, method, seconds),
-        );
-        this.stateless.set(config.name, client);
-      }
+      this.supervisors.set(name, supervisor);
+      this.sessions.set(name, new PooledSessionAdapter(supervisor));
+      if (config.transport !== 'http') continue;
+      const client = new StatelessHttpClient(
+        config,
+        logger,
+        fetch,
+        (method, seconds) => hooks.onCallDuration?.(name, method, seconds),
+        (method, error) =>
+          this.statelessSides.get(name)?.rediscover(`${method} refused: ${describe(error)}`),
+      );
+      this.stateless.set(name, client);
+      if (!hasStatelessSide(config)) continue;
+      const side = new StatelessSupervisor({
+        config,
+        client,
+        logger,
+        metrics: this.sideMetrics('stateless'),
+        backoff,
+        onEra: (era) => this.eraChanged(config, era),
+        onToolsChanged: () => this.emitToolsChanged(this.status(name)),
+      });
+      this.statelessSides.set(name, side);
     }
     this.resumed = new ResumedSessionCache({
       factory,
       logger,
-      metrics,
+      metrics: hooks,
       closeTimeoutMs,
       idleMs: options.resumedSessionIdleMs ?? 300_000,
     });
   }
 
-  /** Reaps children a crashed predecessor left, then starts every supervisor. */
+  /**
+   * Reaps children a crashed predecessor left, then starts every server's side: the 2026-07-28
+   * side where there is one (it finds the era), the session side where no 2026-07-28 side serves
+   * or `ordinary`/`sync-call` toolsets need a session.
+   */
   start(): void {
     if (this.options.reapOrphans !== false) this.registry.reapOrphans();
     for (const supervisor of this.supervisors.values()) {
-      supervisor.start();
-      // Learn the task design early, so the catalog judges mcp-tasks toolsets by the right rules;
-      // a server not reachable yet is asked again by its first task.
-      const { config } = supervisor;
-      if (config.toolsets.some((toolset) => toolset.contract === Contract.McpTasks)) {
-        void this.discovery.protocolOf(config).catch(() => undefined);
-      }
+      const side = this.statelessSides.get(supervisor.server);
+      side?.start();
+      if (!side || needsSession(supervisor.config)) supervisor.start();
     }
   }
 
@@ -128,9 +141,12 @@ export class UpstreamPool implements UpstreamPort {
     return untilAborted(resuming, signal, server, 'session resume');
   }
 
-  taskProtocol(server: string, signal?: AbortSignal): Promise<TaskProtocolVersion> {
-    const discovering = this.discovery.protocolOf(this.supervisor(server).config);
-    return untilAborted(discovering, signal, server, 'finding the task protocol');
+  async taskProtocol(server: string, signal?: AbortSignal): Promise<TaskProtocolVersion> {
+    const { config } = this.supervisor(server);
+    // Asked of the 2026-07-28 side even when pinned: work revives it if parked.
+    const side = this.statelessSides.get(server);
+    if (side) return untilAborted(side.protocol(), signal, server, 'finding the task protocol');
+    return config.protocolVersion ?? LEGACY_ERA;
   }
 
   statelessSession(server: string): StatelessSession {
@@ -140,15 +156,26 @@ export class UpstreamPool implements UpstreamPort {
     return client;
   }
 
+  /**
+   * The status of the side that serves the server (docs/connections.md, "Which side serves"):
+   * the 2026-07-28 side unless the server was found to speak 2025-11-25 only; with the session
+   * side's own status beside it when that side runs too.
+   */
   status(server: string): ServerStatus {
-    return this.withProtocol(this.supervisor(server).status());
+    const supervisor = this.supervisor(server);
+    const side = this.statelessSides.get(server);
+    if (side && side.era !== LEGACY_ERA) {
+      const status = side.status();
+      return supervisor.started ? { ...status, sessionSide: supervisor.status() } : status;
+    }
+    const { config } = supervisor;
+    const known = config.protocolVersion ?? (config.transport === 'http' ? side?.era : LEGACY_ERA);
+    return known ? { ...supervisor.status(), taskProtocol: known } : supervisor.status();
   }
 
   /** Statuses of every configured server (for the catalog and health endpoints). */
   statuses(): ServerStatus[] {
-    return [...this.supervisors.values()].map((supervisor) =>
-      this.withProtocol(supervisor.status()),
-    );
+    return [...this.supervisors.keys()].map((server) => this.status(server));
   }
 
   onToolsChanged(listener: (status: ServerStatus) => void): void {
@@ -165,6 +192,7 @@ export class UpstreamPool implements UpstreamPort {
     this.closed = true;
     await Promise.all([
       ...[...this.supervisors.values()].map((supervisor) => supervisor.close()),
+      ...[...this.statelessSides.values()].map((side) => side.close()),
       this.resumed.close(),
     ]);
     this.listeners.clear();
@@ -178,20 +206,37 @@ export class UpstreamPool implements UpstreamPort {
     return supervisor;
   }
 
+  /** The side whose state is the server's: the 2026-07-28 one unless the era is 2025-11-25. */
+  private serving(server: string): 'session' | 'stateless' {
+    const side = this.statelessSides.get(server);
+    return side && side.era !== LEGACY_ERA ? 'stateless' : 'session';
+  }
+
   /**
-   * The status with the task design, and with the tools the server lists to 2026-07-28 requests
-   * added to its 2025-11-25 catalog (a dual-era server may offer different tools on each side).
+   * A side's metric hooks: only the serving side sets the state gauge (one server, one state);
+   * both count reconnects and call durations, and both wake the state listeners (the catalog
+   * reads the combined status).
    */
-  private withProtocol(status: ServerStatus): ServerStatus {
-    const config = this.supervisors.get(status.server)?.config;
-    const taskProtocol = config ? this.discovery.known(config) : undefined;
-    if (!taskProtocol) return status;
-    const extra = this.discovery.toolsOf(status.server) ?? [];
-    const tools = status.tools && [
-      ...status.tools,
-      ...extra.filter((tool) => !status.tools?.some((known) => known.name === tool.name)),
-    ];
-    return { ...status, tools, taskProtocol };
+  private sideMetrics(side: 'session' | 'stateless'): UpstreamMetricHooks {
+    return {
+      ...this.hooks,
+      onState: (server, state) => {
+        if (this.serving(server) === side) this.hooks.onState?.(server, state);
+        this.emitState(server, state);
+      },
+    };
+  }
+
+  /** The era changed: the serving side changes, and with it the gauge and the catalog. */
+  private eraChanged(config: ServerConfig, era: TaskProtocolVersion): void {
+    const supervisor = this.supervisors.get(config.name);
+    if (!supervisor || this.closed) return;
+    this.logger.info({ server: config.name, era }, 'upstream era found');
+    if (era === LEGACY_ERA) supervisor.start();
+    else if (!needsSession(config)) void supervisor.stop('the server speaks 2026-07-28');
+    const status = this.status(config.name);
+    this.hooks.onState?.(config.name, status.state);
+    this.emitToolsChanged(status);
   }
 
   private emitState(server: string, state: SupervisorState): void {
@@ -214,4 +259,18 @@ export class UpstreamPool implements UpstreamPort {
       }
     }
   }
+}
+
+/** An HTTP server with `mcp-tasks` toolsets, not pinned to 2025-11-25, has a 2026-07-28 side. */
+function hasStatelessSide(config: ServerConfig): boolean {
+  return (
+    config.transport === 'http' &&
+    config.protocolVersion !== LEGACY_ERA &&
+    config.toolsets.some((toolset) => toolset.contract === Contract.McpTasks)
+  );
+}
+
+/** `ordinary` and `sync-call` run on a 2025-11-25 session whatever else the server speaks. */
+function needsSession(config: ServerConfig): boolean {
+  return !hasStatelessSide(config) || config.toolsets.some((t) => t.contract !== Contract.McpTasks);
 }

@@ -67,6 +67,11 @@ export interface ServerStatus {
   capabilities?: ServerCapabilities;
   /** The task design the server speaks, once pinned or discovered. */
   taskProtocol?: TaskProtocolVersion;
+  /**
+   * When the 2026-07-28 side serves the server and a 2025-11-25 session runs beside it (for
+   * `ordinary` and `sync-call` toolsets): that session's own status, which those toolsets follow.
+   */
+  sessionSide?: ServerStatus;
 }
 
 /**
@@ -93,14 +98,15 @@ export interface UpstreamPort {
     signal?: AbortSignal,
   ): Promise<UpstreamSession>;
   /**
-   * The task design the server speaks: pinned by its `protocolVersion`, else discovered once with
-   * `server/discover` and cached. Throws `UpstreamError` when the server cannot be asked now.
+   * The task design the server speaks: pinned by its `protocolVersion`, else found with
+   * `server/discover` and asked again on the rules of docs/connections.md ("Which side serves").
+   * Throws `UpstreamError` when the server cannot be asked now.
    */
   taskProtocol(server: string, signal?: AbortSignal): Promise<TaskProtocolVersion>;
   /** The stateless 2026-07-28 client of an HTTP server. */
   statelessSession(server: string): StatelessSession;
   status(server: string): ServerStatus;
-  /** Called after every successful connect and tools/list_changed refresh. */
+  /** Called after every successful connect, re-ask, tools/list_changed refresh and era change. */
   onToolsChanged(listener: (status: ServerStatus) => void): void;
   close(): Promise<void>;
 }

@@ -1,0 +1,53 @@
+import type { ServerConfig } from '@app/config';
+import { TASKS_EXTENSION } from '@app/mcp-wire';
+import { UpstreamHttpError, UpstreamRpcError } from './upstream.errors';
+
+export const LEGACY_ERA = '2025-11-25';
+export const STATELESS_ERA = '2026-07-28';
+
+/**
+ * The 2026 side re-asks `server/discover` and `tools/list` after the shorter of their `ttlMs`,
+ * held between these bounds (docs/connections.md, "Which side serves"). A `ttlMs` of 0 ("do not
+ * cache") would otherwise be a tight loop: 5 s costs two small POSTs per server per worker. The
+ * ceiling is the server's `keepaliveIntervalMs` (default 30 s): a server is never left unasked
+ * longer than an idle 2025-11-25 session goes without a ping.
+ */
+export const MIN_REASK_MS = 5000;
+
+/** When the 2026 side asks again, from the `ttlMs` values its answers carried. */
+export function reaskDelayMs(ttls: unknown[], config: Pick<ServerConfig, 'keepaliveIntervalMs'>) {
+  const ceiling = Math.max(MIN_REASK_MS, config.keepaliveIntervalMs);
+  const given = ttls.filter((ttl): ttl is number => typeof ttl === 'number' && ttl >= 0);
+  if (given.length === 0) return ceiling;
+  return Math.min(ceiling, Math.max(MIN_REASK_MS, Math.min(...given)));
+}
+
+/** A `server/discover` answer that names the tasks extension (and 2026-07-28, if it lists any). */
+export function advertisesTasks(result: Record<string, unknown>): boolean {
+  const capabilities = result.capabilities as { extensions?: Record<string, unknown> } | undefined;
+  const versions = result.supportedVersions;
+  const speaks = !Array.isArray(versions) || versions.includes(STATELESS_ERA);
+  return speaks && typeof capabilities?.extensions?.[TASKS_EXTENSION] === 'object';
+}
+
+/**
+ * `server/discover` was understood and refused: the server does not speak 2026-07-28. Any
+ * JSON-RPC error, or an HTTP 4xx; but 401/403 (the credentials), 408 and 429 (load) say nothing
+ * about the protocol.
+ */
+export function refusesDiscover(error: unknown): boolean {
+  if (error instanceof UpstreamRpcError) return true;
+  if (!(error instanceof UpstreamHttpError)) return false;
+  return error.status < 500 && ![401, 403, 408, 429].includes(error.status);
+}
+
+/**
+ * A 2026-07-28 request refused in a way that says the server may no longer speak 2026-07-28
+ * (a redeploy): an HTTP 400, 404 or 405 without a JSON-RPC error, or the JSON-RPC codes a
+ * 2025-11-25 server answers a request without a session with (-32000, "Bad Request: …"), an
+ * unknown method (-32601) or an unsupported version (-32022). It triggers a new `server/discover`.
+ */
+export function refusesStateless(error: unknown): boolean {
+  if (error instanceof UpstreamRpcError) return [-32000, -32601, -32022].includes(error.code);
+  return error instanceof UpstreamHttpError && [400, 404, 405].includes(error.status);
+}
