@@ -24,8 +24,10 @@ it('healthy tasks beside lone surrogates complete untouched; the bad ones end at
   const serversFile = writeServersFile({
     cut: {
       url: upstream.url,
-      connectTimeoutMs: 1000,
-      callTimeoutMs: 1900,
+      // Generous: on a loaded machine a submit cut by its timeout would end outcome_uncertain,
+      // which is not what this test is about (the 10 s lease below leaves room for it).
+      connectTimeoutMs: 2000,
+      callTimeoutMs: 5000,
       maxConcurrentCalls: 40,
       taskToolsets: [
         {
@@ -71,14 +73,12 @@ it('healthy tasks beside lone surrogates complete untouched; the bad ones end at
   ]);
 
   const states = await taskStates(fleet.db, ids);
-  for (const id of healthy) {
-    const state = states.get(id)!;
-    expect([state.status, state.last_error, state.consecutive_errors]).toEqual([
-      'completed',
-      null,
-      0,
-    ]);
-  }
+  expect(
+    healthy
+      .map((id) => states.get(id)!)
+      .filter((s) => s.status !== 'completed' || s.last_error !== null || s.consecutive_errors)
+      .map((s) => [s.status, s.error_code, s.error_message, s.last_error]),
+  ).toEqual([]);
   // No attempt of a healthy task failed on the way (an error is cleared by the next success).
   const failedAttempts = attemptLines([poller]).filter(
     (line) => healthy.includes(line.taskId) && line.outcome !== 'ok',
