@@ -372,13 +372,16 @@ it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, un
 // whose first attempt failed "not sent" is held again from a poll-phase claim, and a draining
 // poller must keep it as it keeps any held call (docs/leases.md, "Held calls at shutdown").
 it('a draining poller keeps a held call that a poll-phase claim started', async () => {
-  // Nothing listens on the port yet: the first attempt cannot connect, so it is not sent.
   const port = await freePort();
+  const first = await startDemoServer([], { port });
   const serversFile = writeServersFile({
     demo: syncEntry(`http://127.0.0.1:${port}`, 'held-again', false),
   });
   const env = { LEASE_MS: '12000' };
   const leaving = await fleet.poller(serversFile, { env: { ...env, DRAIN_TIMEOUT_MS: '200' } });
+  await awaitUpstreamReady([leaving], 'demo');
+  // The server goes away: the first attempt cannot connect, so its call is not sent.
+  await first.kill();
   const [id] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'held-again',
@@ -390,13 +393,14 @@ it('a draining poller keeps a held call that a poll-phase claim started', async 
   await awaitAttemptLines([leaving], id, (lines) =>
     lines.some((l) => l.phase === 'submit' && l.outcome === 'transient_error'),
   );
+  // Back on the same port: the next attempt, a poll-phase claim, holds the call.
   const demo = await startDemoServer([], { port });
   await waitUntil(
     async () =>
       (await syncStats(demo, 'held-again')).by_tag['held-again']?.submits ? true : undefined,
     () =>
       `the call held again: ${JSON.stringify(leaving.logs.slice(-15).map((l) => [l.msg, l.phase, l.outcome, l.error ?? l.err ?? l.to]))}`,
-    20_000,
+    30_000,
   );
   const held = await heldRow(id);
   expect([held.status, held.lease_owner]).toEqual(['working', leaving.workerId]);
