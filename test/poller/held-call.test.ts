@@ -379,6 +379,10 @@ it('a draining poller keeps a held call that a poll-phase claim started', async 
   });
   const env = { LEASE_MS: '12000' };
   const leaving = await fleet.poller(serversFile, { env: { ...env, DRAIN_TIMEOUT_MS: '200' } });
+  // A second poller stands by, paused until the SIGTERM: had the call been given back, it
+  // would take the row over. Started now, so its boot does not eat into the held call.
+  const staying = await fleet.poller(serversFile, { env });
+  staying.pause();
   await awaitUpstreamReady([leaving], 'demo');
   // The server goes away: the first attempt cannot connect, so its call is not sent.
   await first.kill();
@@ -404,8 +408,8 @@ it('a draining poller keeps a held call that a poll-phase claim started', async 
   );
   const held = await heldRow(id);
   expect([held.status, held.lease_owner]).toEqual(['working', leaving.workerId]);
-  const staying = await fleet.poller(serversFile, { env });
   leaving.child.kill('SIGTERM');
+  staying.resume();
   const final = await waitUntil(
     async () => {
       const rows = await fleet.db.query<HeldRow>(
