@@ -7,6 +7,8 @@ export interface FleetTaskSeed {
   toolset: string;
   server: string;
   contract?: 'ordinary' | 'mcp-tasks' | 'sync-call';
+  /** The submitting user (default `user-1`). */
+  userId?: string;
   /** The consumer's arguments (demo job args: duration_ms, tag, fault, ...). */
   input: Record<string, unknown>;
 }
@@ -16,15 +18,16 @@ export async function insertFleetTasks(db: Queryable, seeds: FleetTaskSeed[]): P
   const ids = seeds.map(() => newTaskId());
   await db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)
-     SELECT id, 'user-1', 'thread-1', toolset, contract, server, 'queued', input
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
-            AS t(id, toolset, contract, server, input)`,
+     SELECT id, user_id, 'thread-1', toolset, contract, server, 'queued', input
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::text[])
+            AS t(id, toolset, contract, server, input, user_id)`,
     [
       ids,
       seeds.map((s) => s.toolset),
       seeds.map((s) => s.contract ?? 'ordinary'),
       seeds.map((s) => s.server),
       seeds.map((s) => JSON.stringify(s.input)),
+      seeds.map((s) => s.userId ?? 'user-1'),
     ],
   );
   return ids;

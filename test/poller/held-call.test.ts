@@ -1,4 +1,5 @@
 // Guards sync-call: a call held longer than its lease is renewed, cancellable, and never silently repeated after a crash.
+import { freePort } from '@app/dev-db';
 import { TaskRepository } from '@app/persistence';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
@@ -363,6 +364,72 @@ it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, un
   expect(attemptLines([staying]).filter((l) => l.taskId === id)).toEqual([]);
   expect((await awaitAttemptLines([leaving], id)).map((l) => l.outcome)).toEqual(['ok']);
   // The one SIGTERM above is the whole stop: a second signal would mean "exit now" (exit 1).
+  expect(await waitForExit(leaving.child, 10_000)).toBe(true);
+  expect(leaving.child.exitCode).toBe(0);
+});
+
+// Guards the drain's decision by what an attempt does, not by its claim's phase: a sync call
+// whose first attempt failed "not sent" is held again from a poll-phase claim, and a draining
+// poller must keep it as it keeps any held call (docs/leases.md, "Held calls at shutdown").
+it('a draining poller keeps a held call that a poll-phase claim started', async () => {
+  const port = await freePort();
+  const first = await startDemoServer([], { port });
+  const serversFile = writeServersFile({
+    demo: syncEntry(`http://127.0.0.1:${port}`, 'held-again', false),
+  });
+  const env = { LEASE_MS: '12000' };
+  const leaving = await fleet.poller(serversFile, { env: { ...env, DRAIN_TIMEOUT_MS: '200' } });
+  // A second poller stands by, paused until the SIGTERM: had the call been given back, it
+  // would take the row over. Started now, so its boot does not eat into the held call.
+  const staying = await fleet.poller(serversFile, { env });
+  staying.pause();
+  await awaitUpstreamReady([leaving], 'demo');
+  // The server goes away: the first attempt cannot connect, so its call is not sent.
+  await first.kill();
+  const [id] = await insertFleetTasks(fleet.db, [
+    {
+      toolset: 'held-again',
+      server: 'demo',
+      contract: 'sync-call',
+      input: { duration_ms: 6000, tag: 'held-again' },
+    },
+  ]);
+  await awaitAttemptLines([leaving], id, (lines) =>
+    lines.some((l) => l.phase === 'submit' && l.outcome === 'transient_error'),
+  );
+  // Back on the same port: the next attempt, a poll-phase claim, holds the call.
+  const demo = await startDemoServer([], { port });
+  await waitUntil(
+    async () =>
+      (await syncStats(demo, 'held-again')).by_tag['held-again']?.submits ? true : undefined,
+    () =>
+      `the call held again: ${JSON.stringify(leaving.logs.slice(-15).map((l) => [l.msg, l.phase, l.outcome, l.error ?? l.err ?? l.to]))}`,
+    30_000,
+  );
+  const held = await heldRow(id);
+  expect([held.status, held.lease_owner]).toEqual(['working', leaving.workerId]);
+  leaving.child.kill('SIGTERM');
+  staying.resume();
+  const final = await waitUntil(
+    async () => {
+      const rows = await fleet.db.query<HeldRow>(
+        `SELECT * FROM tasks WHERE id = $1 AND completed_at IS NOT NULL`,
+        [id],
+      );
+      return rows[0];
+    },
+    'the held call to end',
+    20_000,
+    100,
+  );
+  expect([final.status, final.error_code]).toEqual(['completed', null]);
+  // The call that a poll-phase claim started ran on the leaving poller to its end, sent once.
+  const lines = await awaitAttemptLines([leaving], id, (l) => l.some((x) => x.outcome === 'ok'));
+  const ok = lines.pop()!;
+  expect([ok.phase, ok.outcome]).toEqual(['poll', 'ok']);
+  expect(lines.map((l) => l.outcome)).toEqual(lines.map(() => 'transient_error'));
+  expect((await syncStats(demo, 'held-again')).by_tag['held-again']?.submits).toBe(1);
+  expect(attemptLines([staying]).filter((l) => l.taskId === id)).toEqual([]);
   expect(await waitForExit(leaving.child, 10_000)).toBe(true);
   expect(leaving.child.exitCode).toBe(0);
 });

@@ -1,6 +1,12 @@
-import { TransientTaskError } from '@app/common';
+import {
+  DATABASE_ERROR_PREFIX,
+  LeaseLostError,
+  TransientTaskError,
+  isRoundHandle,
+} from '@app/common';
 import type { ContractDriver, DriverContext, PendingAnswers, SubmitOutcome } from '@app/drivers';
 import type { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
+import type { UnrepeatableCalls } from './unrepeatable-calls';
 
 /**
  * Sends a claimed task's stored answers upstream (docs/contracts.md, "Answering questions"), at
@@ -9,7 +15,10 @@ import type { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
  * delivered (the previous holder stopped in between) is passed to the driver as uncertain.
  */
 export class InputDelivery {
-  constructor(private readonly leases: Pick<TaskLeaseRepository, 'markAnswers'>) {}
+  constructor(
+    private readonly leases: Pick<TaskLeaseRepository, 'markAnswers'>,
+    private readonly calls: Pick<UnrepeatableCalls, 'begin'>,
+  ) {}
 
   /**
    * @returns the call's new state when answering replaced the upstream handle (a
@@ -26,7 +35,29 @@ export class InputDelivery {
     const answers: PendingAnswers = {
       ...pending,
       beforeSend: async (keys) => {
-        await this.leases.markAnswers(item.lease, 'sent', keys);
+        // A round's answers go in the retried tools/call, a new submit: from here on the
+        // attempt holds it, and a draining poller keeps it (leases.md, "Held calls at shutdown").
+        if (isRoundHandle(item.remoteTaskId)) {
+          this.calls.begin(
+            item,
+            ctx.signal,
+            () => new TransientTaskError('answers not sent: the attempt was aborted first'),
+          );
+        }
+        try {
+          await this.leases.markAnswers(item.lease, 'sent', keys);
+        } catch (error) {
+          if (error instanceof LeaseLostError) throw error;
+          // Unknown outcome (docs/leases.md, "Ambiguous commits"): the keys may be marked, and
+          // nothing was sent. Unmarked below like any send that provably did not happen, so the
+          // next attempt does not take them for uncertain.
+          marked.push(...keys);
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new TransientTaskError(
+            `${DATABASE_ERROR_PREFIX}the answers could not be marked sent, so none was sent: ${reason}`,
+            { cause: error },
+          );
+        }
         marked.push(...keys);
       },
     };

@@ -1,5 +1,6 @@
 import {
   Contract,
+  DATABASE_ERROR_PREFIX,
   LeaseLostError,
   RemoteHandle,
   TaskSnapshot,
@@ -18,6 +19,7 @@ import { abortedForDeadline } from './item-abort';
 import { InputDelivery } from './input-delivery';
 import { PollScheduler } from './poll-scheduler';
 import { ProgressWriter } from './progress.writer';
+import { UnrepeatableCalls } from './unrepeatable-calls';
 
 /**
  * The driver's submit failed in a way that proves nothing landed upstream (or the toolset allows
@@ -33,6 +35,8 @@ export interface PhaseRunnerDeps {
   metrics: GatewayMetrics;
   scheduler: PollScheduler;
   heldCalls: Set<HeldCallGuard>;
+  /** Attempts holding a call a repeat could duplicate: kept by a draining poller. */
+  calls: UnrepeatableCalls;
 }
 
 export interface ItemScope {
@@ -63,7 +67,7 @@ export class PhaseRunner {
   private readonly answers: InputDelivery;
 
   constructor(private readonly deps: PhaseRunnerDeps) {
-    this.answers = new InputDelivery(deps.leases);
+    this.answers = new InputDelivery(deps.leases, deps.calls);
   }
 
   async run(
@@ -103,8 +107,61 @@ export class PhaseRunner {
   }
 
   private async submit(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
-    await this.deps.leases.markSubmitStarted(item.lease);
+    await this.markSubmitStarted(item, scope);
     return this.record(item, await this.driverSubmit(item, scope), scope);
+  }
+
+  /**
+   * The durable mark that a submit is about to go out, written before anything is sent. A write
+   * whose outcome is unknown (the connection broke after sending it) is re-read under the fence:
+   * this attempt's mark landed → send; it did not → write it again; until the attempt's
+   * deadline. Failing that, nothing was sent: the runner releases the row as an unsent submit,
+   * which clears a mark that did land (docs/leases.md, "Ambiguous commits").
+   */
+  private async markSubmitStarted(item: ClaimedTask, scope: ItemScope): Promise<void> {
+    const { leases, calls } = this.deps;
+    // From here on the attempt holds a submit: a draining poller keeps it, whatever the phase.
+    calls.begin(
+      item,
+      scope.controller.signal,
+      () => new SubmitNotLandedError('submit not sent: the attempt was aborted before it began'),
+    );
+    await this.untilLanded(scope, 'the submit-started mark', async (retry) => {
+      if (retry && (await leases.submitMarkLanded(item.lease, item.submitAttempts))) return;
+      await leases.markSubmitStarted(item.lease);
+    });
+  }
+
+  /**
+   * Runs `write` until it lands: a lost lease ends it at once; any other failure leaves the
+   * outcome unknown, and `write` runs again (told it is a retry, so it can re-read first) after a
+   * pause, until the attempt's deadline; then it fails as not sent ({@link SubmitNotLandedError}):
+   * these writes come before anything is sent upstream.
+   */
+  private async untilLanded(
+    scope: ItemScope,
+    what: string,
+    write: (retry: boolean) => Promise<void>,
+  ): Promise<void> {
+    for (let retry = false, pause = HANDLE_WRITE_MIN_PAUSE_MS; ; retry = true) {
+      try {
+        await write(retry);
+        return;
+      } catch (error) {
+        if (error instanceof LeaseLostError) throw error;
+        const left = scope.leaseExpiresAtMs - Date.now();
+        if (scope.signal.aborted || left <= pause) {
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new SubmitNotLandedError(
+            `${DATABASE_ERROR_PREFIX}${what} could not be written, so nothing was sent: ${reason}`,
+            { cause: error },
+          );
+        }
+        scope.log.warn({ err: error }, `writing ${what} failed; re-reading and retrying`);
+        await sleep(pause);
+        pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS);
+      }
+    }
   }
 
   /**
@@ -138,8 +195,11 @@ export class PhaseRunner {
   /** sync-call: the submit is the call, held under a renewed lease until it ends the task. */
   private async holdCall(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
     const { leases, settings, heldCalls } = this.deps;
-    await leases.markSubmitStarted(item.lease);
-    await leases.markWorking(item.lease);
+    await this.markSubmitStarted(item, scope);
+    // Idempotent and fenced by a token it keeps: after an unknown outcome, simply written again.
+    await this.untilLanded(scope, "the held call's working mark", () =>
+      leases.markWorking(item.lease),
+    );
     this.transition(item, TaskStatus.Working);
     const guard = new HeldCallGuard(
       leases,
@@ -246,7 +306,8 @@ export class PhaseRunner {
         pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS);
       }
     }
-    // Past the lease: keep trying for one more lease's length while the database comes back.
+    // Past the lease (or our token is gone): keep trying for one more lease's length while the
+    // database comes back.
     const giveUpAt = Date.now() + settings.lease.ms;
     for (
       let pause = HANDLE_WRITE_MIN_PAUSE_MS;
@@ -258,9 +319,22 @@ export class PhaseRunner {
           log.warn('stored the remote handle after the lease expired (no other claim meanwhile)');
           return;
         }
+        // Our token is gone: another claim took the row, or an earlier try whose reply was lost
+        // landed and cleared it. Only the row can tell (docs/leases.md, "Ambiguous commits").
+        if (await leases.handleStored(item.id, handle)) {
+          log.warn('the remote handle had been stored by a write whose reply was lost');
+          return;
+        }
         break;
       } catch (error) {
-        if (Date.now() >= giveUpAt) break;
+        if (Date.now() >= giveUpAt) {
+          // Neither stored nor proven unstored: cancelling could end a task the row tracks.
+          scope.log.error(
+            { remote_task_id: handle.remoteTaskId, server: scope.server.name, err: error },
+            'could not tell whether the remote handle was stored; the upstream task is left running',
+          );
+          throw new LeaseLostError(item.id);
+        }
         log.warn({ err: error }, 'storing the remote handle failed; retrying');
         await sleep(pause);
       }

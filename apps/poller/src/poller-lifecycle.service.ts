@@ -7,7 +7,6 @@ import {
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { UpstreamPool } from '@app/mcp';
-import { Phase } from '@app/common';
 import { WakeSignal } from '@app/leasing';
 import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { BacklogSamplingService } from './backlog-sampling.service';
@@ -28,11 +27,6 @@ import { WorkerRegistryService } from './worker-registry.service';
 const ABORT_GRACE_MS = 2000;
 const DB_WAIT_MAX_MS = 5000;
 
-/** Items a draining worker may abort and give back: a repeat costs nothing (invariant 8). */
-function repeatable(item: ClaimedTask): boolean {
-  return item.phase !== Phase.Submit;
-}
-
 /**
  * The one lifecycle of a poller (leases.md, "Graceful shutdown"); it owns every loop and job.
  * Start: connect upstream, wait until the database answers, register, listen, then start both
@@ -49,6 +43,13 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
   private stopping = false;
   /** Cuts the wait for the database short at shutdown. */
   private readonly stopSignal = new WakeSignal();
+  /**
+   * Items a draining worker may abort and give back, since a repeat costs nothing (invariant 8):
+   * decided by what the attempt is doing, not by its claim's phase (a sync call held again, or
+   * a multi-round-trip call retried, runs from a poll-phase claim).
+   */
+  private readonly repeatable = (item: ClaimedTask): boolean =>
+    !this.runner.holdsUpstreamCall(item);
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
@@ -151,8 +152,8 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
   private async drainTasks(deadline: number): Promise<void> {
     const engine = this.tasks.engine;
     if (await engine.drain(deadline)) return;
-    engine.abort(repeatable, new ItemAbort('shutdown'));
-    if (!(await engine.drain(Date.now() + ABORT_GRACE_MS, repeatable))) {
+    engine.abort(this.repeatable, new ItemAbort('shutdown'));
+    if (!(await engine.drain(Date.now() + ABORT_GRACE_MS, this.repeatable))) {
       await this.releaseStragglers();
     }
     const held = engine.inFlight().length;
@@ -177,7 +178,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
 
   /** Calls that ignored the abort: give their claims back here; their late writes are fenced off. */
   private async releaseStragglers(): Promise<void> {
-    for (const item of this.tasks.engine.inFlight(repeatable)) {
+    for (const item of this.tasks.engine.inFlight(this.repeatable)) {
       await this.leases.release(item.lease).catch((error: unknown) => {
         this.log.warn({ err: error, task_id: item.id }, 'could not release a claim at shutdown');
       });

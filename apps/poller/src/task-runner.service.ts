@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import {
+  DATABASE_ERROR_PREFIX,
   ERROR_MESSAGE_STORED_CHARS,
   LAST_ERROR_CHARS,
   LeaseLostError,
@@ -17,13 +18,14 @@ import { McpServersConfig, ServerConfig, Settings, ToolsetConfig, SETTINGS } fro
 import { DriverRegistry } from '@app/drivers';
 import { taskLogger } from '@app/logging';
 import { AttemptOutcome, GatewayMetrics } from '@app/metrics';
-import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
+import { ClaimedTask, TaskLeaseRepository, isDatabaseError } from '@app/persistence';
 import { AttemptDeadline, attemptDeadlineMs, localLeaseEndMs } from './attempt-deadline';
 import { preflight, trackingMessage, trackingTimedOut } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
 import { abortedForDeadline, abortKind } from './item-abort';
 import { PhaseRunner, SubmitNotLandedError } from './phase.runner';
 import { PollScheduler } from './poll-scheduler';
+import { UnrepeatableCalls } from './unrepeatable-calls';
 import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
 import { annotateTaskSpan, runInTaskSpan } from '@app/tracing';
 
@@ -43,6 +45,7 @@ export class TaskRunnerService {
   private readonly scheduler: PollScheduler;
   private readonly phases: PhaseRunner;
   private readonly heldCalls = new Set<HeldCallGuard>();
+  private readonly calls = new UnrepeatableCalls();
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
@@ -62,12 +65,22 @@ export class TaskRunnerService {
       metrics,
       scheduler: this.scheduler,
       heldCalls: this.heldCalls,
+      calls: this.calls,
     });
   }
 
   /** A `cancel` NOTIFY: held sync calls check for their cancel request now. */
   checkHeldCalls(): void {
     for (const guard of this.heldCalls) void guard.checkNow();
+  }
+
+  /**
+   * Whether the item's attempt holds an upstream call a repeat could duplicate (a submit, a held
+   * sync call, a multi-round-trip retry): a draining poller must not abort it, whatever the
+   * phase of its claim (leases.md, "Held calls at shutdown").
+   */
+  holdsUpstreamCall(item: ClaimedTask): boolean {
+    return this.calls.holds(item);
   }
 
   /** One attempt, traced as a child of the task's submit (a no-op when tracing is off). */
@@ -116,6 +129,7 @@ export class TaskRunnerService {
       [outcome, result] = await this.fail(item, error, controller.signal, log);
     } finally {
       deadline.dispose();
+      this.calls.end(item);
     }
     this.metrics.attempts.inc({ phase: item.phase, toolset: item.toolset, outcome });
     annotateTaskSpan({ 'task.outcome': outcome });
@@ -195,7 +209,7 @@ export class TaskRunnerService {
   }
 
   private async transient(item: ClaimedTask, error: unknown): Promise<AttemptOutcome> {
-    const text = cutText(error instanceof Error ? error.message : String(error), LAST_ERROR_CHARS);
+    const text = cutText(lastErrorText(error), LAST_ERROR_CHARS);
     const silentMs =
       item.phase === Phase.Submit
         ? undefined
@@ -215,4 +229,14 @@ export class TaskRunnerService {
     }
     return 'transient_error';
   }
+}
+
+/**
+ * The stored text of a transient error. A failure of the gateway's own database (a write it
+ * refused, a connection lost) is marked as such, so it is never shown as the upstream's error.
+ */
+function lastErrorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const database = !(error instanceof TransientTaskError) && isDatabaseError(error);
+  return database ? `${DATABASE_ERROR_PREFIX}${message}` : message;
 }

@@ -53,3 +53,10 @@ export class AttemptDeadlineError extends Error {
 export function isAttemptDeadline(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true && signal.reason instanceof AttemptDeadlineError;
 }
+
+/**
+ * How a task's `last_error` begins when the failure was the gateway's own database (a refused or
+ * lost write), not the upstream: the API's view tells the two apart by it and never shows a
+ * database failure as the upstream's (docs/api.md, "Errors of a task").
+ */
+export const DATABASE_ERROR_PREFIX = 'gateway database: ';

@@ -18,9 +18,11 @@ export {
   METADATA_MAX_BYTES,
   cutText,
 } from './bounds';
+export { hasUnstorableText, storableText, unstorableTextProblem } from './storable-text';
 export {
   AttemptDeadlineError,
   ConfigError,
+  DATABASE_ERROR_PREFIX,
   LeaseLostError,
   PermanentTaskError,
   TransientTaskError,

@@ -91,5 +91,7 @@ describe('remoteIdProblem', () => {
     expect(remoteIdProblem(7)).toBe('must be a non-empty string');
     expect(remoteIdProblem('a'.repeat(256))).toBe('is 256 chars, over the 255-char bound');
     expect(remoteIdProblem('job\u0000x')).toBe('must not contain U+0000 (NUL)');
+    expect(remoteIdProblem('job-\ud83d')).toBe('must not contain a lone UTF-16 surrogate');
+    expect(remoteIdProblem('job-\ud83d\ude00')).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ import {
   PROGRESS_MESSAGE_CHARS,
   REMOTE_TASK_ID_MAX_CHARS,
   cutText,
+  unstorableTextProblem,
   type TaskProgress,
   type TaskSnapshot,
 } from '@app/common';
@@ -105,11 +106,13 @@ export function pollHintMs(value: unknown, unitMs: number, what: string): number
 
 /**
  * A remote task ID must be a string of 1..255 chars: it is stored and sent back verbatim, so it
- * must not hold U+0000 either (Postgres cannot store it, and a replaced ID names another task).
+ * must not hold U+0000 or a lone UTF-16 surrogate either (Postgres cannot store them exactly,
+ * and a replaced ID names another task; docs/leases.md, "Unstorable text").
  */
 export function remoteIdProblem(value: unknown): string | null {
   if (typeof value !== 'string' || value.length === 0) return 'must be a non-empty string';
-  if (value.includes('\u0000')) return 'must not contain U+0000 (NUL)';
+  const unstorable = unstorableTextProblem(value);
+  if (unstorable) return unstorable;
   if (value.length > REMOTE_TASK_ID_MAX_CHARS) {
     return `is ${value.length} chars, over the ${REMOTE_TASK_ID_MAX_CHARS}-char bound`;
   }

@@ -7,6 +7,7 @@ import {
   TaskStatus,
   TransientTaskError,
   isTerminal,
+  unstorableTextProblem,
   type TaskSnapshot,
 } from '@app/common';
 import { UpstreamRpcError, type StatelessSession, type UpstreamPort } from '@app/mcp';
@@ -171,6 +172,9 @@ export class StatelessTasksDriver implements ContractDriver {
               `tools/call: "requestState" is over the ${JSON_FIELD_MAX_BYTES}-byte bound`,
             );
           }
+          // Sent back verbatim like a task ID: a replaced character would change it.
+          const unstorable = unstorableTextProblem(parsed.requestState);
+          if (unstorable) throw protocolError(`tools/call: "requestState" ${unstorable}`);
           round.requestState = parsed.requestState;
         }
         return {

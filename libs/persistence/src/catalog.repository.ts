@@ -25,29 +25,48 @@ export interface SweptToolset {
 export class CatalogRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** Upserts the rows of a publisher's toolsets; publishing proves them configured again. */
+  /**
+   * Upserts the rows of a publisher's toolsets; publishing proves them configured again. Each
+   * entry is its own statement, and one that fails does not stop the entries after it: they are
+   * all tried, then the first error is thrown, naming how many failed.
+   */
   async publish(entries: readonly PublishedToolset[]): Promise<void> {
+    const failed: { name: string; error: unknown }[] = [];
     for (const entry of entries) {
-      await this.db.query(
-        `INSERT INTO toolsets (name, server, contract, description, input_schema, available,
-                               unavailable_reason, mcp, deadline_seconds, updated_at)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9, now())
-         ON CONFLICT (name) DO UPDATE SET server = $2, contract = $3, description = $4,
-           input_schema = $5::jsonb, available = $6, unavailable_reason = $7, mcp = $8::jsonb,
-           deadline_seconds = $9, updated_at = now(), removed_at = NULL`,
-        [
-          entry.name,
-          entry.server,
-          entry.contract,
-          entry.description,
-          jsonParam(entry.inputSchema),
-          entry.available,
-          entry.unavailableReason,
-          jsonParam(entry.mcp ?? null),
-          entry.deadlineSeconds ?? null,
-        ],
-      );
+      try {
+        await this.publishOne(entry);
+      } catch (error) {
+        failed.push({ name: entry.name, error });
+      }
     }
+    if (failed.length > 0) {
+      const names = failed.map((f) => f.name).join(', ');
+      throw new Error(`${failed.length} of ${entries.length} toolsets not published (${names})`, {
+        cause: failed[0].error,
+      });
+    }
+  }
+
+  private async publishOne(entry: PublishedToolset): Promise<void> {
+    await this.db.query(
+      `INSERT INTO toolsets (name, server, contract, description, input_schema, available,
+                             unavailable_reason, mcp, deadline_seconds, updated_at)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9, now())
+       ON CONFLICT (name) DO UPDATE SET server = $2, contract = $3, description = $4,
+         input_schema = $5::jsonb, available = $6, unavailable_reason = $7, mcp = $8::jsonb,
+         deadline_seconds = $9, updated_at = now(), removed_at = NULL`,
+      [
+        entry.name,
+        entry.server,
+        entry.contract,
+        entry.description,
+        jsonParam(entry.inputSchema),
+        entry.available,
+        entry.unavailableReason,
+        jsonParam(entry.mcp ?? null),
+        entry.deadlineSeconds ?? null,
+      ],
+    );
   }
 
   /** Marks every toolset of a server unavailable with a reason (for example, parked). */

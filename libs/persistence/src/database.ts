@@ -1,4 +1,4 @@
-import { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
+import { DatabaseError, Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { storableJson, storableParams } from './storable-text';
 
 /** What the SQL repositories need: rows back from a statement. Satisfied by a pool or a client. */
@@ -133,6 +133,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   // pg-pool's checkout timeout and pg's lost connection carry no code, only these messages.
   return /timeout exceeded when trying to connect|Connection terminated/.test(error.message);
+}
+
+/**
+ * True for an error of the database itself: a statement it refused (a `DatabaseError` with its
+ * SQLSTATE) or a connection it could not give or keep. The drivers' errors are typed task errors,
+ * so a caller can tell a database failure from an upstream one and say so.
+ */
+export function isDatabaseError(error: unknown): boolean {
+  return error instanceof DatabaseError || isDatabaseUnavailable(error);
 }
 
 /**

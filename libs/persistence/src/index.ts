@@ -1,5 +1,5 @@
 export { createDataSource } from './data-source';
-export { Database, isDatabaseUnavailable } from './database';
+export { Database, isDatabaseError, isDatabaseUnavailable } from './database';
 export type { Queryable } from './database';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';

@@ -1,10 +1,11 @@
-// Guards against U+0000 reaching a Postgres parameter: replaced in text, JSON strings and keys at any depth.
-import { storableJson, storableParams, withoutNul } from './storable-text';
+// Guards against U+0000 or a lone UTF-16 surrogate reaching a Postgres parameter: replaced in text, JSON strings and keys at any depth.
+import { storableText } from '@app/common';
+import { storableJson, storableParams } from './storable-text';
 
 describe('storable text', () => {
   it('replaces every U+0000 in text with U+FFFD and leaves other text alone', () => {
-    expect(withoutNul('a\u0000b\u0000')).toBe('a\uFFFDb\uFFFD');
-    expect(withoutNul('plain \\u0000 text')).toBe('plain \\u0000 text');
+    expect(storableText('a\u0000b\u0000')).toBe('a\uFFFDb\uFFFD');
+    expect(storableText('plain \\u0000 text')).toBe('plain \\u0000 text');
   });
 
   it('replaces U+0000 in JSON strings and keys at any depth', () => {
@@ -22,14 +23,26 @@ describe('storable text', () => {
     expect(storableJson(value)).toBe(JSON.stringify(value));
   });
 
+  it('replaces lone surrogates, high or low, and keeps pairs (an emoji) whole', () => {
+    const emoji = '\ud83d\ude00';
+    expect(storableText(`cut ${emoji.slice(0, 1)}`)).toBe('cut \uFFFD');
+    expect(storableText(`${emoji.slice(1)} tail`)).toBe('\uFFFD tail');
+    expect(storableText(`whole ${emoji} \udbff`)).toBe(`whole ${emoji} \uFFFD`);
+    const value = { [`k${emoji.slice(0, 1)}`]: [`v${emoji.slice(1)}`, emoji] };
+    const json = storableJson(value);
+    expect(json).not.toMatch(/\\ud[89a-f]/);
+    expect(JSON.parse(json)).toEqual({ 'k\uFFFD': ['v\uFFFD', emoji] });
+    expect(storableJson({ emoji })).toBe(JSON.stringify({ emoji }));
+  });
+
   it('replaces U+0000 in string parameters and Postgres array elements', () => {
     const date = new Date(0);
-    expect(storableParams(['a\u0000', 1, null, date, ['b\u0000']])).toEqual([
+    expect(storableParams(['a\u0000', 1, null, date, ['b\u0000', 'c\ud800']])).toEqual([
       'a\uFFFD',
       1,
       null,
       date,
-      ['b\uFFFD'],
+      ['b\uFFFD', 'c\uFFFD'],
     ]);
   });
 });

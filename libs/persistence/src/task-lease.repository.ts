@@ -30,12 +30,14 @@ import {
   SUBMITTED_BATCH_SQL,
   SUBMITTED_IF_STILL_OURS_SQL,
   SUBMITTED_SQL,
+  SUBMIT_MARK_LANDED_SQL,
   SUBMIT_STARTED_BATCH_SQL,
   SUBMIT_STARTED_SQL,
   UPDATE_PROGRESS_SQL,
   ANSWER_MARK_SQL,
   FINISH_SQL,
   FINISH_UNLESS_CANCELLED_SQL,
+  HANDLE_STORED_SQL,
   RELEASE_AFTER_ERROR_SQL,
   RELEASE_UNSENT_SUBMIT_SQL,
 } from './sql/fenced-write.sql';
@@ -204,6 +206,36 @@ export class TaskLeaseRepository {
       return;
     }
     await this.mustApply(lease, SUBMIT_STARTED_SQL, []);
+  }
+
+  /**
+   * After `markSubmitStarted` failed with an unknown outcome (docs/leases.md, "Ambiguous
+   * commits"): whether this claim's mark landed, given `submitAttempts` as the claim read it.
+   * Throws {@link LeaseLostError} when the lease is gone.
+   */
+  async submitMarkLanded(lease: TaskLease, submitAttempts: number): Promise<boolean> {
+    const rows = await this.db.query<{ landed: boolean }>(SUBMIT_MARK_LANDED_SQL, [
+      lease.taskId,
+      lease.token,
+      submitAttempts,
+    ]);
+    if (rows.length === 0) throw new LeaseLostError(lease.taskId);
+    return rows[0].landed;
+  }
+
+  /**
+   * Whether the task row holds `handle` (its task ID, session and driver state): after a handle
+   * write whose outcome was unknown, the row is the only witness that it landed (docs/leases.md,
+   * "Ambiguous commits"). Upstream work whose handle is stored is never cancelled as orphaned.
+   */
+  async handleStored(taskId: string, handle: RemoteHandle): Promise<boolean> {
+    const rows = await this.db.query(HANDLE_STORED_SQL, [
+      taskId,
+      handle.remoteTaskId,
+      handle.sessionId ?? null,
+      jsonParam(handle.driverState),
+    ]);
+    return rows.length > 0;
   }
 
   /**

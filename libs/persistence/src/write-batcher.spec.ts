@@ -60,8 +60,27 @@ describe('WriteBatcher', () => {
     expect(batches).toEqual([[1], [2]]);
   });
 
-  it("a failed batch statement fails every write in it with the statement's error", async () => {
-    const broken = new Error('connection terminated');
+  it('a batch the database refused is sent again row by row: one bad row fails only itself', async () => {
+    const batches: number[][] = [];
+    const refused = Object.assign(new Error('invalid input syntax for type json'), {
+      code: '22P02',
+    });
+    const batcher = new WriteBatcher(
+      (items: number[]) => {
+        batches.push(items);
+        return items.includes(13) ? Promise.reject(refused) : Promise.resolve(items.map(String));
+      },
+      { windowMs: 3, maxItems: 100 },
+    );
+    const results = [12, 13, 14].map((n) => batcher.submit(n).catch((e: unknown) => e));
+    jest.advanceTimersByTime(3);
+
+    expect(await Promise.all(results)).toEqual(['12', refused, '14']);
+    expect(batches).toEqual([[12, 13, 14], [12], [13], [14]]);
+  });
+
+  it("a batch whose connection broke fails every write in it with the statement's error", async () => {
+    const broken = new Error('Connection terminated unexpectedly');
     const { send } = recorder(broken);
     const batcher = new WriteBatcher(send, { windowMs: 3, maxItems: 100 });
     const results = [batcher.submit(1), batcher.submit(2)].map((p) => p.catch((e: unknown) => e));

@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from './database';
+
 /** When a {@link WriteBatcher} sends what it has queued. */
 export interface WriteBatchOptions {
   /** How long the first queued write waits for others, in ms. 0 sends every write alone. */
@@ -16,9 +18,12 @@ interface Queued<T, R> {
  * Group commit for one kind of write (docs/leases.md, "Group commit"): writes queued within a
  * short window go to the database as ONE statement, so the database pays one commit per batch
  * instead of one per write. `send` gets the batch and answers one result per item, in order;
- * each caller's promise settles with its own item's result. When `send` fails, every item of
- * that batch gets the same error: the statement did not land for any of them, which is not the
- * same as a lost lease.
+ * each caller's promise settles with its own item's result. When `send` fails because the
+ * database refused the statement (bad data in one row, a deadlock), each item is sent again
+ * alone, so one row that cannot be written fails only its own item. When the database could not
+ * be reached or the connection broke (the outcome is unknown), every item of the batch gets that
+ * error, which is not the same as a lost lease: each caller re-reads what landed
+ * (docs/leases.md, "Ambiguous commits").
  *
  * The batcher holds no state a crash could lose that the callers do not also hold: each
  * caller awaits its own write. `flush` sends what is queued at once and waits for every batch
@@ -75,6 +80,10 @@ export class WriteBatcher<T, R> {
         throw new Error(`a batch of ${batch.length} writes answered ${results.length} results`);
       }
     } catch (error) {
+      if (batch.length > 1 && !isDatabaseUnavailable(error)) {
+        await Promise.all(batch.map((queued) => this.sendBatch([queued])));
+        return;
+      }
       for (const queued of batch) queued.reject(error);
       return;
     }

@@ -70,6 +70,17 @@ it('classifies transient errors and says what the gateway was doing', () => {
     TransientClass.NotConfigured,
   );
   expect(transientClass('no such job job_123456789abc')).toBe(TransientClass.UpstreamError);
+  expect(transientClass('gateway database: timeout exceeded when trying to connect')).toBe(
+    TransientClass.Database,
+  );
+  expect(
+    consumerLastError(
+      row({ status: TaskStatus.Working, lastError: 'gateway database: invalid input syntax' }),
+      false,
+    ),
+  ).toBe(
+    "The gateway could not store the task's state while the gateway was checking the task's status; the gateway retries with backoff.",
+  );
   const working = consumerLastError(
     row({ status: TaskStatus.Working, lastError: 'job_123456789abc exploded in /srv/x' }),
     false,

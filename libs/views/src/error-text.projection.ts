@@ -1,4 +1,10 @@
-import { ERROR_MESSAGE_SHOWN_CHARS, TaskErrorCode, TaskStatus, cutText } from '@app/common';
+import {
+  DATABASE_ERROR_PREFIX,
+  ERROR_MESSAGE_SHOWN_CHARS,
+  TaskErrorCode,
+  TaskStatus,
+  cutText,
+} from '@app/common';
 import type { TaskRow } from '@app/persistence';
 
 /**
@@ -41,6 +47,7 @@ export enum TransientClass {
   Timeout = 'timeout',
   NotConfigured = 'not_configured',
   UpstreamError = 'upstream_error',
+  Database = 'database',
 }
 
 const TRANSIENT_TEMPLATES: Readonly<Record<TransientClass, string>> = {
@@ -48,6 +55,7 @@ const TRANSIENT_TEMPLATES: Readonly<Record<TransientClass, string>> = {
   [TransientClass.Timeout]: 'The upstream server did not answer in time',
   [TransientClass.NotConfigured]: "The task's toolset is not configured on any worker right now",
   [TransientClass.UpstreamError]: 'The upstream server answered with an error',
+  [TransientClass.Database]: "The gateway could not store the task's state",
 };
 
 /**
@@ -56,6 +64,8 @@ const TRANSIENT_TEMPLATES: Readonly<Record<TransientClass, string>> = {
  * nothing of the stored text: a new wording can only make a sentence less precise, never leak.
  */
 const TRANSIENT_PATTERNS: ReadonlyArray<[RegExp, TransientClass]> = [
+  // First: a database failure's text may hold words of the others ("timeout", "connection").
+  [new RegExp(`^${DATABASE_ERROR_PREFIX}`), TransientClass.Database],
   [/did not answer within|timed? ?out|ETIMEDOUT/i, TransientClass.Timeout],
   [/not in this worker's mcpServers config|now belongs to server/i, TransientClass.NotConfigured],
   [

@@ -400,3 +400,24 @@ export const RENEW_WATCHING_CANCEL_BATCH_SQL = batchedWriteSql(
   'delay_ms float8',
   RENEWAL_RETURNING,
 );
+
+/**
+ * Re-reads after a write whose outcome is unknown (docs/leases.md, "Ambiguous commits"): the
+ * connection broke after the statement was sent, so it may have committed. Read under the same
+ * fence, the submit-started mark tells whether it landed: it counts `submit_attempts` up, and
+ * nothing but a fenced write of this claim can change the count while the claim holds the lease,
+ * so a count above the one the claim read (`$3`) is this attempt's mark. No row: the lease is gone.
+ */
+export const SUBMIT_MARK_LANDED_SQL = `SELECT tasks.submit_attempts > $3 AS landed
+  FROM task_leases JOIN tasks ON tasks.id = task_leases.task_id
+ WHERE ${singleFence({})}`;
+
+/**
+ * Whether the task row holds this remote handle (`$2` task ID, `$3` session, `$4` driver state):
+ * the handle write clears the lease token, so a retry after a lost reply misses its fence, and
+ * only the row itself can say that the first try landed. Not fenced: it decides whether upstream
+ * work is cancelled as orphaned, whoever holds the row now.
+ */
+export const HANDLE_STORED_SQL = `SELECT 1 FROM tasks
+ WHERE id = $1 AND remote_task_id = $2 AND remote_session_id IS NOT DISTINCT FROM $3
+   AND driver_state IS NOT DISTINCT FROM $4::jsonb`;

@@ -1,0 +1,88 @@
+// Guards against a commit whose reply was lost being taken for one that never landed: a poller
+// behind a TCP proxy that swallows Postgres' answer to a committed handle write (or submit-started
+// mark) and closes the connection must not cancel upstream work whose handle is stored, nor end
+// an unsent task outcome_uncertain (docs/leases.md, "Ambiguous commits").
+import { useFleet } from '../helpers/fleet';
+import {
+  insertFleetTasks,
+  submitViolations,
+  taskStates,
+  waitAllTerminal,
+} from '../helpers/fleet-tasks';
+import { demoServerEntry } from '../helpers/processes';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { waitUntil } from '../helpers/wait';
+
+const fleet = useFleet({ perTest: true });
+let proxy: TcpProxy | undefined;
+
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+
+/** What the client sends for each write: its SQL text (batches are unnamed statements). */
+const HANDLE_WRITE = 'submitted_at = now(), last_success_at = now()';
+const SUBMIT_MARK = 'submit_started_at = now(), submit_attempts';
+
+const TASKS = 12;
+
+/**
+ * One poller whose DATABASE_URL goes through the proxy, 12 ordinary tasks against the demo
+ * server, and the replies to the first `times` statements holding `sql` lost after they
+ * committed. Every task must complete, submitted once and never cancelled upstream.
+ */
+async function loseRepliesTo(sql: string, times: number, env: Record<string, string> = {}) {
+  const target = new URL(fleet.url);
+  proxy = await startTcpProxy(Number(target.port || 5432));
+  const viaProxy = new URL(fleet.url);
+  viaProxy.port = String(proxy.port);
+  const demo = await fleet.demo();
+  const poller = await fleet.poller(
+    { demo: demoServerEntry(demo.url, 'lost-reply') },
+    { env: { DATABASE_URL: viaProxy.toString(), ...env } },
+  );
+  const fired = proxy.loseReplyTo((chunk) => chunk.includes(sql), times);
+  const tag = (i: number) => `lost-${i}`;
+  const ids = await insertFleetTasks(
+    fleet.db,
+    Array.from({ length: TASKS }, (_, i) => ({
+      toolset: 'lost-reply',
+      server: 'demo',
+      input: { duration_ms: 1500, tag: tag(i) },
+    })),
+  );
+  let lost = false;
+  void fired.then(() => (lost = true));
+  await waitUntil(
+    () => lost || undefined,
+    () =>
+      `the proxy to lose ${times} replies; poller said ${JSON.stringify(poller.logs.slice(-5))}`,
+    15_000,
+  );
+  await waitAllTerminal(fleet.db, ids, 'every task to end', 30_000);
+
+  const states = [...(await taskStates(fleet.db, ids)).values()];
+  expect(states.map((s) => [s.status, s.error_code])).toEqual(
+    Array.from({ length: TASKS }, () => ['completed', null]),
+  );
+  const stats = await demo.stats();
+  // Nothing cancelled upstream, and each task sent exactly once.
+  const cancelled = Object.entries(stats.by_tag).filter(([, counts]) => counts.cancels > 0);
+  expect(cancelled).toEqual([]);
+  expect(stats.ordinary.cancels).toBe(0);
+  expect(await submitViolations(fleet.db, ids, stats.by_tag)).toEqual([]);
+  expect(poller.logs.filter((l) => /could not be stored/.test(String(l.msg)))).toEqual([]);
+}
+
+it('a lost reply to a committed handle write: the stored handle is kept, nothing cancelled', async () => {
+  await loseRepliesTo(HANDLE_WRITE, 2);
+});
+
+it('a lost reply to a committed submit-started mark: the mark is re-read, the task sent once', async () => {
+  await loseRepliesTo(SUBMIT_MARK, 2);
+});
+
+it('row by row (no group commit), a lost reply to a handle write keeps the handle too', async () => {
+  await loseRepliesTo(HANDLE_WRITE, 2, { WRITE_BATCH_WINDOW_MS: '0' });
+});
