@@ -168,6 +168,8 @@ async function claimer(
     application_name: workerId,
     options: '-c jit=off',
   });
+  // An idle client's lost connection is a pool 'error' event: without a listener it ends the run.
+  pool.on('error', () => undefined);
   const leases = new TaskLeaseRepository(new Database(pool));
   let inflight = 0;
   let freed: () => void = () => undefined;

@@ -1,11 +1,20 @@
+import { createWriteStream, WriteStream } from 'node:fs';
 import { NodeProcess, startNode } from '../../test/helpers/node-process';
 
-/** One API process; two of them sit behind the driver, which alternates between them. */
+/**
+ * One API process; two of them sit behind the driver, which alternates between them. Everything
+ * it writes (stdout and stderr) goes to `logFile` in the run's work directory as it comes, so a
+ * replica that fails, even before it listens, leaves its reason behind.
+ */
 export class ApiReplica {
   private process?: NodeProcess;
+  private log?: WriteStream;
   url = '';
 
-  constructor(private readonly databaseUrl: string) {}
+  constructor(
+    private readonly databaseUrl: string,
+    readonly logFile: string,
+  ) {}
 
   async start(): Promise<void> {
     this.process = startNode('apps/api/main.js', [], {
@@ -19,8 +28,19 @@ export class ApiReplica {
       SUBMIT_RATE_LIMIT_PER_MINUTE: '0',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     });
-    const line = await this.process.waitForLine(/api listening on port \d+/, 30_000);
-    this.url = `http://127.0.0.1:${/port (\d+)/.exec(line)![1]}`;
+    const log = createWriteStream(this.logFile, { flags: 'a' });
+    this.log = log;
+    this.process.child.stdout?.on('data', (chunk: Buffer) => log.write(chunk));
+    this.process.child.stderr?.on('data', (chunk: Buffer) => log.write(chunk));
+    try {
+      const line = await this.process.waitForLine(/api listening on port \d+/, 30_000);
+      this.url = `http://127.0.0.1:${/port (\d+)/.exec(line)![1]}`;
+    } catch (error) {
+      throw new Error(
+        `an API replica did not start (${String(error).split(';')[0]}): ${this.exitReport()}; ` +
+          `its whole output is in ${this.logFile}`,
+      );
+    }
   }
 
   exited(): boolean {
@@ -37,5 +57,6 @@ export class ApiReplica {
 
   async stop(): Promise<void> {
     await this.process?.kill('SIGTERM');
+    await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
   }
 }

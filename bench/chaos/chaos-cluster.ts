@@ -52,7 +52,8 @@ export class ChaosCluster {
       ),
     );
     this.pollers = [1, 2, 3].map((i) => new PollerSlot(i, () => db.url, serversFile));
-    this.apis = [new ApiReplica(db.url), new ApiReplica(db.url)];
+    mkdirSync(join(dir, 'logs'), { recursive: true });
+    this.apis = [1, 2].map((i) => new ApiReplica(db.url, join(dir, 'logs', `api-${i}.log`)));
   }
 
   /** `fault: 'failover'`: a replicated database and the 2026-07-28 native toolset as well. */
@@ -73,11 +74,29 @@ export class ChaosCluster {
         await new ApiKeyRepository(new Database(db.pool)).create(CHAOS_USER, 'chaos')
       ).key;
     } catch (error) {
-      // Whatever did start must not outlive the run.
+      // Whatever did start must not outlive the run; what each wrote stays in the work directory.
+      cluster.keepLogs();
       await cluster.stop();
       throw error;
     }
     return cluster;
+  }
+
+  /**
+   * Writes every poller incarnation's output to `logs/` in the work directory (the API replicas
+   * write theirs there as they go): at the end of a run, and when the cluster fails to start.
+   */
+  keepLogs(): void {
+    const logs = join(this.dir, 'logs');
+    mkdirSync(logs, { recursive: true });
+    for (const slot of this.pollers) {
+      for (const poller of [...slot.retired, ...(slot.current ? [slot.current] : [])]) {
+        const lines = poller.logs.map((line) => JSON.stringify(line)).join('\n');
+        writeFileSync(join(logs, `${poller.workerId}.jsonl`), `${lines}\n`);
+        const stderr = poller.stderr();
+        if (stderr !== '') writeFileSync(join(logs, `${poller.workerId}.stderr`), stderr);
+      }
+    }
   }
 
   apiUrls(): string[] {

@@ -4,7 +4,7 @@
  * and stdio), submits scripted tasks while it kills, pauses and restarts its parts, then checks
  * the invariants of docs/chaos.md. Exits 1 on any violation. See docs/chaos.md.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ChaosCluster } from './chaos-cluster';
 import { checkInvariants } from './chaos-checker';
@@ -22,7 +22,12 @@ async function main(): Promise<number> {
   console.log(
     `chaos: starting (seed ${options.seed}; replay with --seed ${options.seed}); work dir ${dir}`,
   );
-  const cluster = await ChaosCluster.start(dir, options.fault);
+  // A cluster that fails to start keeps its work directory: every replica's output is in logs/,
+  // and the error names the one that failed with its last lines.
+  const cluster = await ChaosCluster.start(dir, options.fault).catch((error: unknown) => {
+    console.log(`chaos: logs kept in ${join(dir, 'logs')}`);
+    throw error;
+  });
   let violations = 1;
   try {
     await cluster.subscribeWebhooks();
@@ -31,7 +36,7 @@ async function main(): Promise<number> {
     violations = printReport(options, cluster, run, evidence, checkInvariants(evidence));
     if (violations > 0) keepEvidence(evidence, dir);
   } finally {
-    keepPollerLogs(cluster, dir);
+    cluster.keepLogs();
     await cluster.stop();
     rmSync(join(dir, 'pg'), { recursive: true, force: true });
     // A passing run leaves nothing behind; a failing one keeps the logs and upstream state.
@@ -49,18 +54,6 @@ function keepEvidence(evidence: ChaosEvidence, dir: string): void {
     JSON.stringify(Object.fromEntries(evidence.audit), null, 1),
   );
   writeFileSync(join(dir, 'faults.json'), JSON.stringify(evidence.faults, null, 1));
-}
-
-function keepPollerLogs(cluster: ChaosCluster, dir: string): void {
-  mkdirSync(join(dir, 'logs'), { recursive: true });
-  for (const slot of cluster.pollers) {
-    for (const poller of [...slot.retired, ...(slot.current ? [slot.current] : [])]) {
-      const lines = poller.logs.map((line) => JSON.stringify(line)).join('\n');
-      writeFileSync(join(dir, 'logs', `${poller.workerId}.jsonl`), `${lines}\n`);
-      const stderr = poller.stderr();
-      if (stderr !== '') writeFileSync(join(dir, 'logs', `${poller.workerId}.stderr`), stderr);
-    }
-  }
 }
 
 main().then(

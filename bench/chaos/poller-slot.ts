@@ -64,7 +64,14 @@ export class PollerSlot {
     await waitUntil(
       async () => {
         if (poller.child.exitCode !== null || poller.child.signalCode !== null) {
-          throw new Error(`${poller.workerId} exited at start`);
+          const code = String(poller.child.exitCode ?? poller.child.signalCode);
+          const tail = [
+            ...poller.logs.slice(-5).map((line) => JSON.stringify(line)),
+            poller.stderr().slice(-1500),
+          ];
+          throw new Error(
+            `${poller.workerId} exited at start (${code}); last output: ${tail.join(' | ')}`,
+          );
         }
         const res = await fetch(`http://127.0.0.1:${poller.metricsPort}/healthz/ready`);
         return res.status === 200 || undefined;

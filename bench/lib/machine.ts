@@ -20,6 +20,8 @@ export async function describeMachine(adminUrl: string): Promise<MachineInfo> {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
   const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ?? cpus()[0]?.model ?? 'unknown';
   const client = new Client({ connectionString: adminUrl });
+  // A connection lost between statements is an 'error' event: the next query fails on its own.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const version = await client.query<{ server_version: string }>('SHOW server_version');

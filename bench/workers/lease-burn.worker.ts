@@ -36,6 +36,8 @@ runWorker(async () => {
     // jit=off as on the apps' connections (libs/persistence/src/data-source.ts).
     options: '-c jit=off',
   });
+  // An idle client's lost connection is a pool 'error' event: without a listener it ends the run.
+  pool.on('error', () => undefined);
   const db = new Database(pool);
   const leases = new TaskLeaseRepository(db);
   const workerId = `bench-${process.pid}`;

@@ -113,6 +113,8 @@ export function withDatabase(url: string, database: string): string {
 /** Runs one statement on `url` over a short-lived connection (CREATE/DROP DATABASE and the like). */
 export async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new Client({ connectionString: url });
+  // A connection lost during the statement is an 'error' event too: the statement fails on its own.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query(sql);

@@ -1,4 +1,4 @@
-// Guards against a catalog that lies: a toolset no live poller has configured turns unavailable, new submits to it get 422, and its queued tasks end toolset_removed after the grace.
+// Guards against a catalog that lies: a toolset no live poller has configured turns unavailable, new submits to it get 422, and its queued tasks end toolset_removed after the grace (outcome_uncertain for a submit that may have been sent).
 import request from 'supertest';
 import { ApiKeyRepository } from '@app/persistence';
 import { ApiProcess, bearer } from '../helpers/api';
@@ -72,10 +72,17 @@ it('two pollers with different configs: the toolset only the stopped one had bec
   await submit('never-configured').expect(422);
   await submit('shared').expect(201);
 
-  // A task queued for it (accepted before the removal was seen) ends after the grace.
-  const [queued] = await insertFleetTasks(fleet.db, [
+  // A task queued for it (accepted before the removal was seen) ends after the grace. So does
+  // one whose submit was recorded as started by a worker that stopped before storing a handle:
+  // the upstream may have it, so it is no "removed before the task could be submitted".
+  const [queued, maybeSent] = await insertFleetTasks(fleet.db, [
+    { toolset: 'only-a', server: 'extra', input: { duration_ms: 100 } },
     { toolset: 'only-a', server: 'extra', input: { duration_ms: 100 } },
   ]);
+  await fleet.db.query(
+    `UPDATE tasks SET submit_started_at = now(), submit_attempts = 1 WHERE id = $1`,
+    [maybeSent],
+  );
   const [ended] = await waitUntil(
     async () => {
       const rows = await fleet.db.query<{
@@ -105,6 +112,19 @@ it('two pollers with different configs: the toolset only the stopped one had bec
     message:
       "The task's toolset was removed from the gateway's configuration before the task could be submitted.",
   });
+
+  const uncertain = await waitUntil(
+    async () => {
+      const res = await request(api.url)
+        .get(`/v1/threads/thread-1/tasks/${maybeSent}`)
+        .set('Authorization', auth)
+        .expect(200);
+      return res.body.status === 'failed' ? res.body : undefined;
+    },
+    'the maybe-sent task to end',
+    15_000,
+  );
+  expect(uncertain.error.code).toBe('outcome_uncertain');
 
   // Configured again: a poller that lists it brings it back.
   await fleet.poller(both, { env });

@@ -7,6 +7,7 @@ import { GatewayMetrics } from '@app/metrics';
 import { bearerFirstMiddleware } from './auth/bearer-first.middleware';
 import { httpMetricsMiddleware } from './http/http-metrics.middleware';
 import { jsonBodyMiddlewares } from './http/json-body.middleware';
+import { McpRequestGuard } from './mcp/mcp-request-guard.service';
 import { setupOpenApi } from './openapi/openapi';
 import { ProblemFilter } from './problem/problem.filter';
 import { SubmitFastPathHandler } from './tasks/submit-fast-path.handler';
@@ -26,7 +27,7 @@ export function configureApp(app: INestApplication, settings: Settings): void {
   // Middleware order matters: timing first, so refused requests are measured too.
   app.use(httpMetricsMiddleware(app.get(GatewayMetrics)));
   // Then the bearer's syntax, so an anonymous request is refused before its body is read.
-  app.use(bearerFirstMiddleware());
+  app.use(bearerFirstMiddleware(app.get(McpRequestGuard)));
   for (const middleware of jsonBodyMiddlewares()) app.use(middleware);
   app.useGlobalFilters(new ProblemFilter(app.get(HttpAdapterHost)));
   setupOpenApi(app);

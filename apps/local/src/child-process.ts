@@ -76,3 +76,31 @@ export async function stopChild(child: Child, graceMs: number): Promise<void> {
   await child.exited;
   clearTimeout(timer);
 }
+
+/** The launcher's side of its guardian (guardian.ts): what to stop if the launcher dies. */
+export interface Guardian {
+  watchChild(child: Child): void;
+  watchPostgres(dataDir: string): void;
+}
+
+/**
+ * Starts the guardian in a session of its own (a terminal's signals are not for it) with a pipe
+ * from this process on its stdin: the pipe closes when this process ends, by whatever means,
+ * which is the guardian's cue. Neither the guardian nor its pipe keeps this process alive.
+ */
+export function startGuardian(script: string): Guardian {
+  const guardian = spawn(process.execPath, [script], {
+    stdio: ['pipe', 'inherit', 'inherit'],
+    detached: true,
+  });
+  guardian.unref();
+  const pipe = guardian.stdin;
+  (pipe as unknown as { unref?: () => void }).unref?.();
+  // A guardian that failed to start must not take the launcher down with an EPIPE.
+  pipe.on('error', () => undefined);
+  const tell = (message: object) => pipe.write(`${JSON.stringify(message)}\n`);
+  return {
+    watchChild: (child) => child.process.pid !== undefined && tell({ child: child.process.pid }),
+    watchPostgres: (dataDir) => tell({ postgres: dataDir }),
+  };
+}

@@ -5,21 +5,31 @@ import { loadSettings, runMain } from '@app/config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
 import { createDataSource, Database, runMigrations } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
-import { Child, hasExited, startChild, stopChild, waitForLine } from './child-process';
+import {
+  Child,
+  hasExited,
+  startChild,
+  startGuardian,
+  stopChild,
+  waitForLine,
+} from './child-process';
 import { DEV_USER, ensureDevApiKey } from './dev-api-key';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
 const DIST = join(ROOT, 'dist', 'apps');
-const DATA = join(ROOT, '.data');
+// Where the embedded cluster, the development key and the demo state live (tests use their own).
+const DATA = resolve(process.env.LOCAL_DATA_DIR ?? join(ROOT, '.data'));
 const DUPLICATE_SIGNAL_MS = 1000;
 
 /**
  * `npm start`: the whole system on one machine. Without DATABASE_URL it runs an embedded
  * Postgres under .data/, applies migrations, then starts the demo MCP server (Streamable HTTP),
- * the API and one poller as child processes, and stops them all on Ctrl-C.
+ * the API and one poller as child processes, and stops them all on Ctrl-C. However the launcher
+ * ends (a SIGKILL runs none of its handlers), its guardian (guardian.ts) stops what is left.
  */
 runMain('start', async () => {
   const settings = loadSettings();
+  const guardian = startGuardian(join(__dirname, 'guardian.js'));
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = settings.database.url;
   if (!databaseUrl) {
@@ -29,6 +39,7 @@ runMain('start', async () => {
       onRelocated: (dir) =>
         log(`the postgres OS user cannot reach this folder: the cluster lives in ${dir} instead`),
     });
+    guardian.watchPostgres(embedded.dataDir);
     databaseUrl = await ensureDatabase(embedded.url, 'gateway');
   }
   const dataSource = createDataSource(databaseUrl, MIGRATIONS, 2, 'mcp-task-gateway-start');
@@ -90,6 +101,7 @@ runMain('start', async () => {
     ],
     env,
   );
+  guardian.watchChild(demo);
   children.push(demo);
   const [, demoUrl] = await waitForLine(demo, /listening on (http:\/\/\S+)/, 20_000);
   const appEnv = {
@@ -105,6 +117,7 @@ runMain('start', async () => {
     }),
   );
   children.push(startChild('api', join(DIST, 'api', 'main.js'), [], appEnv));
+  for (const child of children.slice(1)) guardian.watchChild(child);
   for (const child of children) {
     void child.exited.then((code) => {
       if (stopping) return;
@@ -124,6 +137,8 @@ runMain('start', async () => {
 
 async function ensureDatabase(serverUrl: string, name: string): Promise<string> {
   const client = new Client({ connectionString: serverUrl });
+  // A connection lost between statements is an 'error' event: the next query fails on its own.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

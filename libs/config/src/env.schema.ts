@@ -96,6 +96,9 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) SSE_RECHECK_INTERVAL_MS = 30000;
   @Transform(toInt) @IsInt() @Min(1000) SSE_MAX_AGE_MS = 1800000;
   @Transform(toInt) @IsInt() @Min(1) @Max(10000) SSE_MAX_STREAMS_PER_USER = 10;
+  // One answer to a task's question (POST …/input, /mcp tasks/update), as compact JSON: the bound
+  // of the question it answers (`input_required`, 64 KiB), so no answer outweighs what is asked.
+  @Transform(toInt) @IsInt() @Min(1024) @Max(1048576) MAX_INPUT_RESPONSE_BYTES = 65536;
   // After SIGTERM the API answers readiness 503 but keeps serving this long before its port closes
   // (docs/operations.md, "Grace periods"); unset: 5000 in production, else 0.
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) SHUTDOWN_DELAY_MS?: number =

@@ -154,6 +154,7 @@ function toSettings(dto: EnvSchema): Settings {
         maxAgeMs: dto.SSE_MAX_AGE_MS,
         maxStreamsPerUser: dto.SSE_MAX_STREAMS_PER_USER,
       },
+      maxInputResponseBytes: dto.MAX_INPUT_RESPONSE_BYTES,
       shutdownDelayMs: dto.SHUTDOWN_DELAY_MS ?? (nodeEnv === 'production' ? 5000 : 0),
     },
     webhooks: { allowPrivateNetworks: dto.WEBHOOK_ALLOW_PRIVATE_NETWORKS },

@@ -87,6 +87,8 @@ export interface Settings {
     submitFastPath: boolean;
     /** Server-sent event streams: token re-check, maximum age, concurrent streams per user. */
     sse: { recheckIntervalMs: number; maxAgeMs: number; maxStreamsPerUser: number };
+    /** The largest one answer to a task's question may be, as compact JSON (docs/api.md). */
+    maxInputResponseBytes: number;
     /**
      * After the shutdown signal, readiness answers 503 while everything else is still served for
      * this long, so load balancers stop routing here before the port closes.

@@ -93,8 +93,8 @@ export class CatalogRepository {
 
   /**
    * Ends up to `limit` queued, unleased tasks of toolsets removed for at least `graceMs`:
-   * `failed`/`toolset_removed`, or `cancelled` when a cancel was requested before any submit.
-   * Returns their IDs.
+   * `failed`/`toolset_removed`, `failed`/`outcome_uncertain` when a submit may have been sent,
+   * or `cancelled` when a cancel was requested before any submit. Returns their IDs.
    */
   async failQueuedOfRemoved(graceMs: number, limit: number): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(FAIL_QUEUED_OF_REMOVED_SQL, [graceMs, limit]);

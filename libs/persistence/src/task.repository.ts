@@ -98,16 +98,29 @@ export class TaskRepository {
       if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };
       // The key was taken: by this same request retried (replay) or by another body (conflict).
       // The conflicting insert has committed by now, so READ COMMITTED sees it.
-      const existing = await this.db.query(
-        `SELECT * FROM task_rows WHERE user_id = $1 AND idempotency_key = $2`,
-        [task.userId, task.idempotencyKey],
-      );
-      return earlier(task, toTaskRow(existing[0]));
+      const found = await this.findEarlier(task);
+      if (!found) throw new Error('the idempotency key was taken, yet no task holds it');
+      return found;
     }
     const result = await this.checkedSubmit(id, task, quota);
     // submit_task answers a row or raises: only the catalog-guarded call can answer none.
     if (result.kind === 'stale') throw new Error('submit_task answered no row');
     return result;
+  }
+
+  /**
+   * The task an earlier submit of this user stored under `task`'s idempotency key: a `replayed`
+   * one when the thread and the request hash match, else a `conflict`; null when the key is unused.
+   */
+  async findEarlier(
+    task: Pick<NewTask, 'userId' | 'threadId' | 'idempotencyKey' | 'requestHash'>,
+  ): Promise<StoreResult | null> {
+    if (!task.idempotencyKey) return null;
+    const rows = await this.db.query(
+      `SELECT * FROM task_rows WHERE user_id = $1 AND idempotency_key = $2`,
+      [task.userId, task.idempotencyKey],
+    );
+    return rows.length > 0 ? earlier(task, toTaskRow(rows[0])) : null;
   }
 
   /**
@@ -247,7 +260,7 @@ function columns(task: NewTask): unknown[] {
 }
 
 /** The same idempotency key's earlier task: a replay of this request, or a conflict. */
-function earlier(task: NewTask, found: TaskRow): StoreResult {
+function earlier(task: Pick<NewTask, 'threadId' | 'requestHash'>, found: TaskRow): StoreResult {
   const same = found.requestHash === (task.requestHash ?? null) && found.threadId === task.threadId;
   return { kind: same ? 'replayed' : 'conflict', task: found };
 }

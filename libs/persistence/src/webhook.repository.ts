@@ -1,4 +1,4 @@
-import { Queryable } from './database';
+import { Database } from './database';
 import { TaskEventRow, toTaskEventRow } from './event.repository';
 import { WEBHOOK_CLAIM_SQL, WEBHOOK_FINISH_ATTEMPT_SQL } from './sql/webhook-claim.sql';
 
@@ -70,12 +70,15 @@ export interface AttemptRecord {
 
 const COLUMNS = `id, user_id, url, description, created_at, disabled_at, disabled_reason`;
 
+/** The advisory-lock key space of the per-user subscription cap (the second key: the user's hash). */
+const WEBHOOK_CAP_LOCK_SPACE = 0x6d637768;
+
 /**
  * Webhook subscriptions (the API, scoped by user: another user's subscription is not found)
  * and their deliveries (the poller: the claim and fenced writes of leases.md).
  */
 export class WebhookRepository {
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: Database) {}
 
   async create(sub: NewWebhookSubscription): Promise<WebhookSubscriptionRow> {
     const rows = await this.db.query(
@@ -84,6 +87,34 @@ export class WebhookRepository {
       [sub.id, sub.userId, sub.url, sub.description, sub.secret],
     );
     return toSubscription(rows[0]);
+  }
+
+  /**
+   * Stores the subscription unless its user already has `max`; null then. The count and the
+   * insert run under a transaction-scoped advisory lock per user, the insert's count in a
+   * statement of its own after the lock (READ COMMITTED gives it a snapshot that sees every
+   * subscription the previous holder committed). One statement could not do it: its snapshot
+   * would be taken before the lock was granted, and two creates that started together would
+   * both count the same rows (docs/events.md, "Webhooks").
+   */
+  async createWithinCap(
+    sub: NewWebhookSubscription,
+    max: number,
+  ): Promise<WebhookSubscriptionRow | null> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [
+        WEBHOOK_CAP_LOCK_SPACE,
+        sub.userId,
+      ]);
+      const rows = await tx.query(
+        `INSERT INTO webhook_subscriptions (id, user_id, url, description, secret)
+         SELECT $1, $2, $3, $4, $5
+          WHERE (SELECT count(*) FROM webhook_subscriptions WHERE user_id = $2) < $6
+         RETURNING ${COLUMNS}`,
+        [sub.id, sub.userId, sub.url, sub.description, sub.secret, max],
+      );
+      return rows.length > 0 ? toSubscription(rows[0]) : null;
+    });
   }
 
   async countForUser(userId: string): Promise<number> {

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ProblemException } from '../problem/problem.exception';
 
 /** `Authorization: Bearer <token>`: the token's characters per RFC 6750 (b64token). */
@@ -14,15 +14,39 @@ export function unauthorized(): ProblemException {
   });
 }
 
+/** The MCP front door's own check before its body is read: `McpRequestGuard.earlyRefusal`. */
+export interface McpEarlyCheck {
+  earlyRefusal(
+    req: Request,
+  ): { status: number; detail: string; headers: Record<string, string> } | null;
+}
+
 /**
  * Refuses a request under `/v1/` that carries no well-formed bearer token before anything reads
  * its body: an anonymous caller must not make the API parse up to 1 MiB of JSON, nor learn from
  * a 413 or a 415 what it would accept. Only the syntax is checked here (no I/O); the
  * {@link AuthGuard} verifies the token itself once the route is known.
+ *
+ * The path is compared as Express routes it: without regard to case and to trailing slashes
+ * (`/V1/threads/…` and `/mcp/` reach the same handlers as `/v1/threads/…` and `/mcp`). `/mcp`
+ * gets the front door's own early refusal (its Origin rule first, its 401 with the
+ * protected-resource challenge; no token needed when MCP_ANONYMOUS_USER is set).
  */
-export function bearerFirstMiddleware(): RequestHandler {
+export function bearerFirstMiddleware(mcp: McpEarlyCheck): RequestHandler {
   return (req, _res, next) => {
-    if (!req.path.startsWith(PROTECTED_PREFIX) && req.path !== '/v1') {
+    const path = req.path.toLowerCase().replace(/\/+$/, '');
+    if (path === '/mcp') {
+      // DELETE reads no body and answers 405 to anyone (no sessions); OPTIONS is a preflight.
+      const exempt = req.method === 'DELETE' || req.method === 'OPTIONS';
+      const refusal = exempt ? null : mcp.earlyRefusal(req);
+      next(
+        refusal
+          ? new ProblemException(refusal.status, refusal.detail, undefined, refusal.headers)
+          : undefined,
+      );
+      return;
+    }
+    if (!`${path}/`.startsWith(PROTECTED_PREFIX)) {
       next();
       return;
     }

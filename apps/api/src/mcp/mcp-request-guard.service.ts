@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { Settings, SETTINGS } from '@app/config';
+import { BEARER } from '../auth/bearer-first.middleware';
 import { Principal, TokenVerifier } from '../auth/token-verifier.service';
 
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+/** A `Host` header worth naming back: a DNS name or an IP literal, with an optional port. */
+const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** Why a request was refused before any JSON-RPC ran. */
@@ -40,15 +42,33 @@ export class McpRequestGuard {
     return { status: 403, detail: 'This Origin is not allowed.', headers: {} };
   }
 
+  /**
+   * What can be refused before the body is read (the API's bearer-first middleware): the Origin,
+   * then a missing or malformed bearer, answered as {@link principal} would answer them.
+   */
+  earlyRefusal(req: Request): Refusal | null {
+    const origin = this.originRefusal(req);
+    if (origin) return origin;
+    if (this.anonymousAllowed(req)) return null;
+    return BEARER.test(req.headers.authorization ?? '') ? null : this.unauthorized(req);
+  }
+
   /** @param fresh read an API key from the database, not from memory (a stream's re-check). */
   async principal(req: Request, fresh = false): Promise<Principal | Refusal> {
     const anonymous = this.settings.mcp.anonymousUser;
-    if (anonymous !== undefined && req.headers.authorization === undefined) {
+    if (anonymous !== undefined && this.anonymousAllowed(req)) {
       return { userId: anonymous, via: 'anonymous' };
     }
     const match = BEARER.exec(req.headers.authorization ?? '');
     const principal = match ? await this.verifier.verify(match[1], fresh) : null;
-    if (principal) return principal;
+    return principal ?? this.unauthorized(req);
+  }
+
+  private anonymousAllowed(req: Request): boolean {
+    return this.settings.mcp.anonymousUser !== undefined && req.headers.authorization === undefined;
+  }
+
+  private unauthorized(req: Request): Refusal {
     return {
       status: 401,
       detail: 'A valid bearer token is required.',
@@ -64,28 +84,46 @@ export class McpRequestGuard {
   resourceMetadata(req: Request): Record<string, unknown> | null {
     const { issuer, jwksUrl, jwtSecret } = this.settings.auth;
     if (!issuer || (!jwksUrl && !jwtSecret)) return null;
+    const resource = this.resourceUrl(req);
+    if (!resource) return null;
     return {
-      resource: this.resourceUrl(req),
+      resource,
       authorization_servers: [issuer],
       bearer_methods_supported: ['header'],
       resource_name: 'MCP Task Gateway',
     };
   }
 
+  /**
+   * The 401's challenge, naming the metadata document when there is one. A `Host` that makes no
+   * URL (`a b`, `x:y:z`) gets the plain `Bearer` challenge: the caller sent it, the 401 stands,
+   * and nothing of it is echoed back.
+   */
   private challenge(req: Request): string {
-    if (!this.resourceMetadata(req)) return 'Bearer';
-    const base = new URL(this.resourceUrl(req));
+    const resource = this.resourceMetadata(req)?.resource;
+    const base = typeof resource === 'string' ? parsedUrl(resource) : null;
+    if (!base) return 'Bearer';
     const metadata = `${base.origin}/.well-known/oauth-protected-resource${base.pathname}`;
     return `Bearer resource_metadata="${metadata}"`;
   }
 
-  private resourceUrl(req: Request): string {
+  /** `/mcp`'s own URL: MCP_PUBLIC_URL, else from the request's `Host`, which must make a URL. */
+  private resourceUrl(req: Request): string | null {
     if (this.settings.mcp.publicUrl) return this.settings.mcp.publicUrl;
-    return `${req.protocol}://${req.headers.host ?? 'localhost'}/mcp`;
+    const host = req.headers.host ?? 'localhost';
+    return HOST.test(host) ? (parsedUrl(`${req.protocol}://${host}/mcp`)?.href ?? null) : null;
   }
 
   /** Whether a value is a {@link Refusal} rather than a principal. */
   static isRefusal(value: Principal | Refusal): value is Refusal {
     return 'status' in value;
+  }
+}
+
+function parsedUrl(text: string): URL | null {
+  try {
+    return new URL(text);
+  } catch {
+    return null;
   }
 }

@@ -93,8 +93,13 @@ export class McpTaskAccess {
     if (isTerminal(task.status)) return task;
     try {
       await this.query.cancel(userId, task.threadId, task.id);
-    } catch {
-      // Ended between the read and the cancel (a 409): the task is as it ended.
+    } catch (error) {
+      // Ended between the read and the cancel (a 409): the task is as it ended. Anything else
+      // (the database refused or lost the write) means no cancel was stored, and acknowledging
+      // it would tell the caller a durable cancel exists that does not: the error goes on.
+      if (!(error instanceof ProblemException)) throw error;
+      if (error.problem.status === 404) return null; // its thread was deleted meanwhile
+      if (error.problem.status !== 409) throw error;
     }
     return this.find(userId, taskId);
   }

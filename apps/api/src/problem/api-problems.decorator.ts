@@ -8,7 +8,7 @@ const MEANINGS: Readonly<Record<number, string>> = {
   401: 'Missing or invalid bearer token (JWT or API key); the detail never says which check failed',
   404: 'No such resource, or it belongs to another user or thread, or its thread was deleted',
   409: 'The task is already terminal',
-  413: 'Request body over 1 MiB',
+  413: 'Request body over 1 MiB, or (answers) one answer over MAX_INPUT_RESPONSE_BYTES of JSON',
   415: 'Request body is not application/json',
   422: 'Body invalid: unknown toolset, arguments failing the input schema (each path listed), metadata over 4 KiB, or an Idempotency-Key reused with another body',
   429: 'A submit quota of the user is spent (quota names which); see Retry-After',

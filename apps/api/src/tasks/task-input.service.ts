@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { TaskStatus } from '@app/common';
+import { Settings, SETTINGS } from '@app/config';
 import { TaskInputRepository, TaskRepository, TaskRow } from '@app/persistence';
 import { InputRequiredView, TaskView, acceptsAnswers, inputRequiredView } from '@app/views';
 import { ProblemException, ProblemFieldError } from '../problem/problem.exception';
@@ -22,10 +23,12 @@ export class TaskInputService {
     private readonly inputs: TaskInputRepository,
     private readonly validator: ArgumentsValidator,
     private readonly presenter: TaskPresenter,
+    @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
   async answer(userId: string, threadId: string, taskId: string, body: unknown): Promise<TaskView> {
     const responses = parseBody(body);
+    this.checkSizes(responses);
     // One retry: a concurrent POST may store a key between our read and our write.
     for (let attempt = 0; ; attempt++) {
       const row = await this.tasks.findForUser(userId, taskId, threadId);
@@ -35,6 +38,28 @@ export class TaskInputService {
       const stored = await this.inputs.add(userId, threadId, taskId, fresh);
       if (stored) return this.presenter.detail(stored);
       if (attempt >= 1) throw new ProblemException(409, 'The task changed; read it and try again.');
+    }
+  }
+
+  /**
+   * Each answer is stored in the task row and sent upstream as it is, so each has a bound of its
+   * own, MAX_INPUT_RESPONSE_BYTES of compact JSON (the body's 1 MiB would otherwise be the only
+   * one): a larger answer is a 413 naming the bound and every answer over it.
+   */
+  private checkSizes(responses: Record<string, unknown>): void {
+    const max = this.settings.api.maxInputResponseBytes;
+    const errors = Object.entries(responses).flatMap(([key, response]) => {
+      const bytes = Buffer.byteLength(JSON.stringify(response) ?? '');
+      return bytes > max
+        ? [{ path: pointer(key), message: `is ${bytes} bytes of JSON; at most ${max} are allowed` }]
+        : [];
+    });
+    if (errors.length > 0) {
+      throw new ProblemException(
+        413,
+        `An answer may hold at most ${max} bytes of JSON (MAX_INPUT_RESPONSE_BYTES).`,
+        errors,
+      );
     }
   }
 

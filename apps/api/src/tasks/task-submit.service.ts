@@ -53,8 +53,11 @@ export interface SubmitCommand {
 export interface SubmitOutcome {
   created: boolean;
   task: TaskRow;
-  /** The toolset's catalog entry as this submit read it (the answer says why a task waits). */
-  entry: CatalogEntry;
+  /**
+   * The toolset's catalog entry as this submit read it (the answer says why a task waits); none
+   * for a replay whose toolset has left the catalog since.
+   */
+  entry?: CatalogEntry;
 }
 
 /**
@@ -153,7 +156,7 @@ export class TaskSubmitService {
         );
       }
     }
-    if (result.kind === 'created') this.metrics.submitted.inc({ toolset: entry.name });
+    if (result.kind === 'created') this.metrics.submitted.inc({ toolset: entry!.name });
     const task = command.waitSeconds
       ? await this.waitWhileQueued(result.task, command.waitSeconds, command.abort)
       : result.task;
@@ -175,27 +178,60 @@ export class TaskSubmitService {
     return result.kind === 'stale' ? undefined : { entry: known.entry, result };
   }
 
-  /** The submit against the toolset's entry as the catalog has it now, checked first. */
+  /**
+   * The submit against the toolset's entry as the catalog has it now, checked first. A refusal
+   * by the catalog (unknown or removed toolset, arguments off the schema) is given only once the
+   * idempotency key, if any, is known to be unused: a retry of a submit that was accepted gets
+   * its task back (200) even after the catalog changed (docs/api.md, "Behaviour worth knowing").
+   */
   private async createFresh(draft: Draft): Promise<Created> {
     const entry = await this.catalog.find(draft.request.toolset);
+    const refusal = this.catalogRefusal(draft, entry);
+    if (refusal) {
+      const earlier = await this.earlierSubmit(draft);
+      if (earlier) return { entry: entry ?? undefined, result: earlier };
+      throw this.refused(refusal.reason, refusal.problem);
+    }
+    return { entry: entry!, result: await this.tasks.create(newTask(draft, entry!), this.quota) };
+  }
+
+  /** Why the catalog refuses this submit as it stands now, or undefined when it takes it. */
+  private catalogRefusal(
+    draft: Draft,
+    entry: CatalogEntry | null,
+  ): { reason: SubmitRefusalReason; problem: ProblemException } | undefined {
     if (!entry || entry.removed) {
       // A removed toolset (configured on no live poller) would take a task that can never run.
       const message = entry
         ? 'is no longer configured on the gateway (see GET /v1/toolsets)'
         : 'is not a toolset in the catalog (see GET /v1/toolsets)';
-      throw this.refused(
-        'unknown_toolset',
-        new ProblemException(422, 'Unknown toolset.', [{ path: '/toolset', message }]),
-      );
+      return {
+        reason: 'unknown_toolset',
+        problem: new ProblemException(422, 'Unknown toolset.', [{ path: '/toolset', message }]),
+      };
     }
     const errors = this.validator.validate(entry.inputSchema, draft.request.arguments);
-    if (errors.length > 0) {
-      throw this.refused(
-        'invalid_arguments',
-        new ProblemException(422, "The arguments do not match the toolset's input schema.", errors),
-      );
-    }
-    return { entry, result: await this.tasks.create(newTask(draft, entry), this.quota) };
+    if (errors.length === 0) return undefined;
+    return {
+      reason: 'invalid_arguments',
+      problem: new ProblemException(
+        422,
+        "The arguments do not match the toolset's input schema.",
+        errors,
+      ),
+    };
+  }
+
+  /** The task an earlier submit with this idempotency key stored (a replay or a conflict). */
+  private async earlierSubmit(draft: Draft): Promise<CreateResult | null> {
+    const { command, request, key } = draft;
+    if (key === undefined) return null;
+    return this.tasks.findEarlier({
+      userId: command.userId,
+      threadId: command.threadId,
+      idempotencyKey: key,
+      requestHash: requestHash(command.threadId, request),
+    });
   }
 
   /**
@@ -232,7 +268,7 @@ interface Draft {
 
 /** The insert's outcome and the catalog entry it was decided on. */
 interface Created {
-  entry: CatalogEntry;
+  entry: CatalogEntry | undefined;
   result: CreateResult;
 }
 

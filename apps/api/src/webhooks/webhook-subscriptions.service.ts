@@ -28,10 +28,9 @@ export class WebhookSubscriptionsService {
     body: unknown,
   ): Promise<{ row: WebhookSubscriptionRow; secret: string }> {
     const { url, description } = this.validate(body);
-    // The quota first: a caller at the limit must not get DNS lookups done for free.
-    if ((await this.hooks.countForUser(userId)) >= MAX_WEBHOOKS_PER_USER) {
-      throw new ProblemException(422, `At most ${MAX_WEBHOOKS_PER_USER} webhooks per user.`);
-    }
+    // The quota first: a caller at the limit must not get DNS lookups done for free. This
+    // early look is only a shortcut; the insert below counts again under the user's lock.
+    if ((await this.hooks.countForUser(userId)) >= MAX_WEBHOOKS_PER_USER) throw tooMany();
     const policy = { allowPrivateNetworks: this.settings.webhooks.allowPrivateNetworks };
     try {
       await checkDestination(parseWebhookUrl(url, policy), policy);
@@ -44,13 +43,11 @@ export class WebhookSubscriptionsService {
       throw error;
     }
     const secret = newWebhookSecret();
-    const row = await this.hooks.create({
-      id: randomId('wh_'),
-      userId,
-      url,
-      description,
-      secret,
-    });
+    const row = await this.hooks.createWithinCap(
+      { id: randomId('wh_'), userId, url, description, secret },
+      MAX_WEBHOOKS_PER_USER,
+    );
+    if (!row) throw tooMany();
     return { row, secret };
   }
 
@@ -76,4 +73,8 @@ export class WebhookSubscriptionsService {
     if (errors.length > 0) throw new ProblemException(422, 'The webhook is invalid.', errors);
     return { url: b.url as string, description: description as string | null };
   }
+}
+
+function tooMany(): ProblemException {
+  return new ProblemException(422, `At most ${MAX_WEBHOOKS_PER_USER} webhooks per user.`);
 }

@@ -29,12 +29,22 @@ RETURNING t.name, t.removed_at IS NOT NULL AS removed`;
  * live lease is left alone (its claimer is acting on it; the next sweep sees it again), and
  * SKIP LOCKED keeps the sweep off rows a claim is taking; the lease rows are locked first, as
  * every writer of an active task takes them (fenced-write.sql.ts), and go with the
- * `tasks_after_update` trigger once their tasks end. A cancel requested before any submit ends
- * the task `cancelled`, as the cancel phase would have.
+ * `tasks_after_update` trigger once their tasks end. How each ends (`fate`):
+ *
+ * - a submit recorded as started (`submit_started_at`) with no handle stored may have reached
+ *   the upstream: its worker stopped mid-submit, and no worker can take the toolset to find out.
+ *   It ends `outcome_uncertain`, as the crash rules end such a submit (docs/contracts.md), never
+ *   "removed before the task could be submitted", which would claim nothing was sent;
+ * - a cancel requested before any submit ends the task `cancelled`, as the cancel phase would;
+ * - any other queued task was never sent: `toolset_removed`.
  */
 export const FAIL_QUEUED_OF_REMOVED_SQL = `
 WITH doomed AS (
-  SELECT l.task_id, l.claim_count
+  SELECT l.task_id, l.claim_count,
+         CASE WHEN t.submit_started_at IS NOT NULL THEN 'uncertain'
+              WHEN t.cancel_requested_at IS NOT NULL THEN 'cancelled'
+              ELSE 'removed' END AS fate,
+         s.removed_at
     FROM task_leases l
     JOIN tasks t ON t.id = l.task_id
     JOIN toolsets s ON s.name = t.toolset
@@ -45,17 +55,20 @@ WITH doomed AS (
    FOR UPDATE OF l SKIP LOCKED
 )
 UPDATE tasks t
-   SET status = CASE WHEN t.cancel_requested_at IS NOT NULL AND t.submit_started_at IS NULL
-                     THEN 'cancelled' ELSE 'failed' END,
-       error_code = CASE WHEN t.cancel_requested_at IS NOT NULL AND t.submit_started_at IS NULL
-                         THEN NULL ELSE 'toolset_removed' END,
-       error_message = CASE WHEN t.cancel_requested_at IS NOT NULL AND t.submit_started_at IS NULL
-                            THEN NULL
-                            ELSE 'toolset "' || t.toolset || '" has been in no live worker''s '
-                                 || 'mcpServers config since ' || s.removed_at::text
-                                 || '; the task was still queued after REMOVED_TOOLSET_GRACE_MS' END,
+   SET status = CASE WHEN doomed.fate = 'cancelled' THEN 'cancelled' ELSE 'failed' END,
+       error_code = CASE doomed.fate WHEN 'uncertain' THEN 'outcome_uncertain'
+                                     WHEN 'removed' THEN 'toolset_removed' END,
+       error_message = CASE doomed.fate
+         WHEN 'uncertain' THEN 'a submit was started (it may have reached the upstream) and no '
+                               || 'task ID was recorded; then toolset "' || t.toolset || '" was '
+                               || 'removed (in no live worker''s mcpServers config since '
+                               || doomed.removed_at::text || '), so no worker can learn or '
+                               || 'cancel what the upstream did'
+         WHEN 'removed' THEN 'toolset "' || t.toolset || '" has been in no live worker''s '
+                             || 'mcpServers config since ' || doomed.removed_at::text
+                             || '; the task was still queued after REMOVED_TOOLSET_GRACE_MS' END,
        completed_at = now(),
        claim_count = doomed.claim_count
-  FROM doomed, toolsets s
- WHERE t.id = doomed.task_id AND s.name = t.toolset
+  FROM doomed
+ WHERE t.id = doomed.task_id
 RETURNING t.id`;

@@ -81,21 +81,29 @@ function batchedWriteSql(write: FencedWrite, columns: string, returning = ''): s
   const fence = `task_leases.task_id = u.id AND task_leases.lease_token = u.token AND ${LEASE_LIVE}${
     write.guard ? ` AND ${write.guard}` : ''
   }`;
+  // The batch's lease rows are locked first, in task ID order (`l`), whatever order the items
+  // arrived in and whatever join the planner picks: thread deletion and every other writer of
+  // several tasks lock lease rows in ID order too, and two statements that lock an overlapping
+  // set in different orders deadlock (docs/leases.md, "The lease table"). The write then joins
+  // what `l` locked, its fence checked again on the locked row.
+  const locked = `l AS (SELECT u.* FROM task_leases JOIN ${values} ON ${fence}
+   ORDER BY task_leases.task_id FOR UPDATE OF task_leases)`;
   const extra = returning ? `, ${returning}` : '';
   if (write.task === undefined) {
     if (write.lease === undefined)
       throw new Error('batchedWriteSql: a lease-only write needs a SET list');
-    return `UPDATE task_leases SET ${write.lease} FROM ${values} WHERE ${fence}
+    return `WITH ${locked}
+UPDATE task_leases SET ${write.lease} FROM l AS u WHERE ${fence}
 RETURNING task_leases.task_id AS id, u.token::text AS token${extra}`;
   }
   const lease = write.ends
-    ? `DELETE FROM task_leases USING ${values} WHERE ${fence}
+    ? `DELETE FROM task_leases USING l AS u WHERE ${fence}
            RETURNING u.*, task_leases.claim_count AS ended_claims`
     : write.lease === undefined
-      ? `SELECT u.* FROM task_leases JOIN ${values} ON ${fence} FOR UPDATE OF task_leases`
-      : `UPDATE task_leases SET ${write.lease} FROM ${values} WHERE ${fence} RETURNING u.*`;
+      ? `SELECT * FROM l`
+      : `UPDATE task_leases SET ${write.lease} FROM l AS u WHERE ${fence} RETURNING u.*`;
   const claims = write.ends ? ', claim_count = u.ended_claims' : '';
-  return `WITH u AS (${lease})
+  return `WITH ${locked}, u AS (${lease})
 UPDATE tasks SET ${write.task}${claims} FROM u WHERE tasks.id = u.id
 RETURNING tasks.id, u.token::text AS token${extra}`;
 }

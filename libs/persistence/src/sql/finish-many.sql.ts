@@ -12,14 +12,25 @@ import { LEASE_LIVE, TERMINAL_SET } from './fenced-write.sql';
  * batch pays the commit (WAL flush) once per batch instead of once per row.
  *
  * `$1` task IDs and `$2` lease tokens, index-aligned; `$3…$12` the terminal SET list's (one
- * snapshot for the whole batch). The fence deletes the batch's lease rows (the tasks end), and
- * the task rows are written from what it deleted, as every terminal write does
- * (fenced-write.sql.ts).
+ * snapshot for the whole batch). The batch's lease rows are locked first in task ID order (`l`),
+ * as every statement that locks several lease rows does (fenced-write.sql.ts says why); the fence
+ * then deletes them (the tasks end), and the task rows are written from what it deleted, as
+ * every terminal write does.
  */
 export const FINISH_MANY_SQL = `
-WITH u AS (
+WITH l AS (
+  SELECT b.id, b.token
+    FROM task_leases
+    JOIN unnest($1::text[], $2::uuid[]) AS b(id, token)
+      ON task_leases.task_id = b.id
+     AND task_leases.lease_token = b.token
+     AND ${LEASE_LIVE}
+   ORDER BY task_leases.task_id
+     FOR UPDATE OF task_leases
+),
+u AS (
   DELETE FROM task_leases
-   USING unnest($1::text[], $2::uuid[]) AS b(id, token)
+   USING l AS b
    WHERE task_leases.task_id = b.id
      AND task_leases.lease_token = b.token
      AND ${LEASE_LIVE}

@@ -1,0 +1,131 @@
+// Guards against `npm start` leaving its processes behind when it is killed with SIGKILL (an IDE's
+// stop button, a closed terminal): the API, the poller, the demo server and the embedded Postgres
+// kept running and kept their ports, and the next start found them taken.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { freePort } from '@app/dev-db';
+import { waitUntil } from '../helpers/wait';
+
+const LAUNCHER = join(__dirname, '..', '..', 'dist', 'apps', 'local', 'src', 'main.js');
+// One folder for every run: the embedded cluster is created once and reused, as .data/ is.
+const DATA = join(tmpdir(), `mtg-start-sigkill-${process.getuid?.() ?? 0}`);
+
+/** Fields 3 and on of /proc/<pid>/stat (state, ppid, …), or null once the process is gone. */
+function stat(pid: number): string[] | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** A process that still runs (a zombie holds no port and waits only to be reaped). */
+function running(pid: number): boolean {
+  const fields = stat(pid);
+  return fields !== null && fields[0] !== 'Z';
+}
+
+/** Every process descending from `root`, by the parent links in /proc. */
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    const fields = Number.isInteger(pid) ? stat(pid) : null;
+    if (fields) parent.set(pid, Number(fields[1]));
+  }
+  const found: number[] = [];
+  const walk = (pid: number) => {
+    for (const [child, ppid] of parent) {
+      if (ppid === pid) {
+        found.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(root);
+  return found;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+it('ends the API, the poller, the demo server and Postgres, and frees their ports', async () => {
+  if (!existsSync(LAUNCHER)) throw new Error(`${LAUNCHER} is missing: run \`npm run build\``);
+  mkdirSync(DATA, { recursive: true });
+  const ports = {
+    PORT: await freePort(),
+    METRICS_PORT: await freePort(),
+    POLLER_METRICS_PORT: await freePort(),
+    DEMO_SERVER_PORT: await freePort(),
+  };
+  // As `npm start` runs it, without DATABASE_URL: the embedded Postgres is one of its processes.
+  const launcher = spawn(process.execPath, [LAUNCHER], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
+      LOCAL_DATA_DIR: DATA,
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      LOG_FORMAT: 'json',
+      NODE_ENV: 'test',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const lines: string[] = [];
+  createInterface({ input: launcher.stdout }).on('line', (line) => lines.push(line));
+  createInterface({ input: launcher.stderr }).on('line', (line) => lines.push(line));
+  let started: number[] = [];
+  try {
+    await waitUntil(
+      () =>
+        lines.some((l) => l.startsWith('[poller]') && l.includes('worker claiming')) &&
+        lines.some((l) => l.startsWith('[api]') && l.includes('api listening'))
+          ? true
+          : undefined,
+      'the API listening and the poller claiming',
+      90_000,
+      100,
+    );
+    started = descendants(launcher.pid!);
+    const postmaster = Number(
+      readFileSync(
+        join(
+          /cluster lives in (\S+) instead/.exec(lines.join('\n'))?.[1] ?? join(DATA, 'postgres'),
+          'postmaster.pid',
+        ),
+        'utf8',
+      ).split('\n')[0],
+    );
+    // The guardian, the demo server, the poller, the API, the postmaster and its own processes.
+    expect(started).toContain(postmaster);
+    expect(started.length).toBeGreaterThanOrEqual(6);
+
+    process.kill(launcher.pid!, 'SIGKILL');
+
+    await waitUntil(
+      () => (started.every((pid) => !running(pid)) ? true : undefined),
+      'every process the launcher started to end',
+      60_000,
+      200,
+    );
+    for (const port of Object.values(ports)) expect(await portFree(port)).toBe(true);
+  } finally {
+    for (const pid of [launcher.pid!, ...started]) {
+      try {
+        if (running(pid)) process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+});
