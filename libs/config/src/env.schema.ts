@@ -122,9 +122,23 @@ export class EnvSchema {
   @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string = undefined;
 
+  /**
+   * The gateway's public base URL (scheme, host, optional path); set, it turns answer links on
+   * (docs/console.md, "Answer links"), and ANSWER_LINK_KEYS is then required.
+   */
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  PUBLIC_BASE_URL?: string = undefined;
+  /** Comma-separated HMAC keys (32+ characters each): the first signs answer links, all verify. */
+  @IsOptional() @IsString() ANSWER_LINK_KEYS?: string = undefined;
+  /** Seconds an answer link stays valid after its event was written. */
+  @Transform(toInt) @IsInt() @Min(60) @Max(2592000) ANSWER_LINK_TTL = 86400;
+  /** Seconds a console session lasts after sign-in (never longer than the JWT it came from). */
+  @Transform(toInt) @IsInt() @Min(60) @Max(2592000) CONSOLE_SESSION_TTL = 28800;
+
   @IsOptional() @IsString() MCP_SERVERS_FILE?: string = undefined;
   @IsOptional() @IsString() WORKER_ID?: string = undefined;
 }
 
 /** Variables whose values are secrets: never echoed, not even their length. */
-export const SECRET_VARIABLES = new Set(['DATABASE_URL', 'AUTH_JWT_SECRET']);
+export const SECRET_VARIABLES = new Set(['DATABASE_URL', 'AUTH_JWT_SECRET', 'ANSWER_LINK_KEYS']);

@@ -88,6 +88,15 @@ function crossCheck(dto: EnvSchema): string[] {
   if (dto.MCP_ANONYMOUS_USER !== undefined && dto.NODE_ENV === 'production') {
     problems.push('MCP_ANONYMOUS_USER: must not be set when NODE_ENV is production');
   }
+  const linkKeys = commaList(dto.ANSWER_LINK_KEYS);
+  if (dto.PUBLIC_BASE_URL !== undefined && linkKeys.length === 0) {
+    problems.push(
+      'ANSWER_LINK_KEYS: required when PUBLIC_BASE_URL is set (answer links are signed)',
+    );
+  }
+  if (linkKeys.some((key) => key.length < 32)) {
+    problems.push('ANSWER_LINK_KEYS: every key must be at least 32 characters');
+  }
   return problems.map((line) => `invalid environment:\n  - ${line}`);
 }
 
@@ -171,6 +180,12 @@ function toSettings(dto: EnvSchema): Settings {
       defaultThread: dto.MCP_DEFAULT_THREAD,
       publicUrl: dto.MCP_PUBLIC_URL,
       anonymousUser: dto.MCP_ANONYMOUS_USER,
+    },
+    console: {
+      sessionTtlSeconds: dto.CONSOLE_SESSION_TTL,
+      publicBaseUrl: dto.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+      answerLinkKeys: commaList(dto.ANSWER_LINK_KEYS),
+      answerLinkTtlSeconds: dto.ANSWER_LINK_TTL,
     },
     mcpServersFile: dto.MCP_SERVERS_FILE,
   };

@@ -127,5 +127,15 @@ export interface Settings {
      */
     anonymousUser?: string;
   };
+  /**
+   * The browser console and answer links (docs/console.md). `publicBaseUrl` unset: no answer
+   * links (the field is absent from events). `answerLinkKeys[0]` signs, every key verifies.
+   */
+  console: {
+    sessionTtlSeconds: number;
+    publicBaseUrl?: string;
+    answerLinkKeys: readonly string[];
+    answerLinkTtlSeconds: number;
+  };
   mcpServersFile?: string;
 }

@@ -12,6 +12,7 @@ import {
 import { RetryPolicy, nextRetryMs } from './retry.policy';
 import { postWebhook } from './webhook.sender';
 import { signWebhook } from './webhook-signer';
+import type { EventAnswerLinks } from './answer-link';
 
 export interface DeliveryWorkerOptions extends EventProjectionContext {
   /** Lease owner written on claimed rows. */
@@ -27,6 +28,8 @@ export interface DeliveryWorkerOptions extends EventProjectionContext {
   /** Claim again after this long even without a notification (retries come due silently). */
   fallbackIntervalMs: number;
   resolver?: HostResolver;
+  /** Answer links for `task.input_required` events (docs/console.md); undefined: off. */
+  answerLinks?: Pick<EventAnswerLinks, 'forEvent'>;
 }
 
 /** The few logger methods used (pino's shape). */
@@ -183,6 +186,8 @@ export class WebhookDeliveryWorker implements LeasedWork<ClaimedDelivery> {
       return this.failure(delivery, null, 0, error.message);
     }
     const view = toEventView(delivery.event, this.options);
+    const link = await this.options.answerLinks?.forEvent(delivery.event);
+    if (link) view.data.answer_url = link;
     const body = JSON.stringify(view);
     const id = view.id;
     const timestamp = delivery.dbNowS;

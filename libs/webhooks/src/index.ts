@@ -9,3 +9,5 @@ export {
 export { DEFAULT_RETRY_POLICY } from './retry.policy';
 export { WebhookDeliveryWorker } from './delivery.worker';
 export type { DeliveryWorkerOptions } from './delivery.worker';
+export { AnswerLinkSigner, EventAnswerLinks } from './answer-link';
+export type { AnswerGrant } from './answer-link';

@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import { EventCursor, EventRepository, TaskEventRow } from '@app/persistence';
 import { toEventView } from '@app/views';
+import type { EventAnswerLinks } from '@app/webhooks';
 import { formatEventCursor } from './event-cursor';
 import { EventStreamHub } from './event-stream.hub';
 
@@ -31,7 +32,19 @@ export interface StreamLimits {
  * cursor still moves). `/v1/…/events` writes the event view; the MCP front door writes JSON-RPC
  * notifications from the same events.
  */
-export type EventFrame = (event: TaskEventRow, id: string) => string | null;
+export type EventFrame = (
+  event: TaskEventRow,
+  id: string,
+) => string | null | Promise<string | null>;
+
+/** Whose events a stream serves, and what their views need. */
+export interface StreamScope {
+  userId: string;
+  threadId: string;
+  trackingDegradedAfter: number;
+  /** Answer links for `task.input_required` events (docs/console.md); undefined: off. */
+  answerLinks?: Pick<EventAnswerLinks, 'forEvent'>;
+}
 
 /**
  * One client's server-sent event stream of a thread: everything after its cursor, from the
@@ -46,12 +59,14 @@ export class ThreadEventStream {
     private readonly res: Response,
     private readonly events: EventRepository,
     private readonly hub: EventStreamHub,
-    private readonly scope: { userId: string; threadId: string; trackingDegradedAfter: number },
+    private readonly scope: StreamScope,
     private cursor: EventCursor,
     private readonly log: StreamLog,
     private readonly limits: StreamLimits,
-    private readonly frame: EventFrame = (event, id) => {
+    private readonly frame: EventFrame = async (event, id) => {
       const view = toEventView(event, this.scope);
+      const link = await this.scope.answerLinks?.forEvent(event);
+      if (link) view.data.answer_url = link;
       return `id: ${id}\nevent: ${view.type}\ndata: ${JSON.stringify(view)}\n\n`;
     },
     /** Written first: a priming `id:` line lets a client resume from where it began. */
@@ -117,7 +132,7 @@ export class ThreadEventStream {
       for (const event of page.events) {
         if (this.closed) return;
         const position = { tx: event.tx, id: event.id };
-        const frame = this.frame(event, formatEventCursor(event.taskId, event.sequence));
+        const frame = await this.frame(event, formatEventCursor(event.taskId, event.sequence));
         this.cursor = position;
         if (frame !== null && !this.res.write(frame)) await this.drained();
       }

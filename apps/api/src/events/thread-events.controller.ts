@@ -14,7 +14,8 @@ import {
 import type { Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
-import { EventRepository, STREAM_START } from '@app/persistence';
+import { EventRepository, STREAM_START, TaskRepository } from '@app/persistence';
+import { EventAnswerLinks } from '@app/webhooks';
 import { AuthenticatedRequest, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';
@@ -29,12 +30,17 @@ import { ThreadEventStream } from './thread-event.stream';
 @ApiBearerAuth()
 @Controller('v1/threads')
 export class ThreadEventsController {
+  private readonly answerLinks?: EventAnswerLinks;
+
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly events: EventRepository,
     private readonly hub: EventStreamHub,
     private readonly log: PinoLogger,
-  ) {}
+    tasks: TaskRepository,
+  ) {
+    this.answerLinks = EventAnswerLinks.fromSettings(settings.console, tasks);
+  }
 
   /**
    * Without a position the stream starts at the oldest retained event of the thread (events are
@@ -111,6 +117,7 @@ export class ThreadEventsController {
           userId,
           threadId,
           trackingDegradedAfter: this.settings.scheduling.trackingDegradedAfter,
+          answerLinks: this.answerLinks,
         },
         cursor,
         this.log,

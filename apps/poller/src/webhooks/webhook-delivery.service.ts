@@ -3,8 +3,8 @@ import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
 import { LeasedWorkEngine } from '@app/leasing';
-import { ClaimedDelivery, WebhookRepository } from '@app/persistence';
-import { DEFAULT_RETRY_POLICY, WebhookDeliveryWorker } from '@app/webhooks';
+import { ClaimedDelivery, TaskRepository, WebhookRepository } from '@app/persistence';
+import { DEFAULT_RETRY_POLICY, EventAnswerLinks, WebhookDeliveryWorker } from '@app/webhooks';
 import { ChannelListener } from '@app/persistence';
 import { WEBHOOK_WORKER_ID } from './webhooks.tokens';
 
@@ -34,6 +34,7 @@ export class WebhookDeliveryService {
     @Inject(SETTINGS) settings: Settings,
     @Inject(WEBHOOK_WORKER_ID) workerId: string,
     repo: WebhookRepository,
+    tasks: TaskRepository,
     metrics: GatewayMetrics,
     private readonly log: PinoLogger,
   ) {
@@ -49,6 +50,7 @@ export class WebhookDeliveryService {
         allowPrivateNetworks: settings.webhooks.allowPrivateNetworks,
         fallbackIntervalMs: FALLBACK_INTERVAL_MS,
         trackingDegradedAfter: settings.scheduling.trackingDegradedAfter,
+        answerLinks: EventAnswerLinks.fromSettings(settings.console, tasks),
       },
       log,
       metrics,
