@@ -12,6 +12,7 @@ import { SubmitTaskFunction1796440000000 } from './1796440000000-SubmitTaskFunct
 import { EventSnapshotScrub1796450000000 } from './1796450000000-EventSnapshotScrub';
 import { SubmitNotifyAfterCommit1796460000000 } from './1796460000000-SubmitNotifyAfterCommit';
 import { LeaseTable1796470000000 } from './1796470000000-LeaseTable';
+import { ConsoleSessions1796480000000 } from './1796480000000-ConsoleSessions';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   EventSnapshotScrub1796450000000,
   SubmitNotifyAfterCommit1796460000000,
   LeaseTable1796470000000,
+  ConsoleSessions1796480000000,
 ];

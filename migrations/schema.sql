@@ -344,6 +344,14 @@ CREATE TABLE public.api_keys (
     revoked_at timestamp with time zone
 );
 
+CREATE TABLE public.console_sessions (
+    id_hash text NOT NULL,
+    user_id text NOT NULL,
+    api_key_id text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
 CREATE TABLE public.operator_actions (
     id bigint NOT NULL,
     actor text NOT NULL,
@@ -533,6 +541,9 @@ ALTER TABLE ONLY public.api_keys
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.console_sessions
+    ADD CONSTRAINT console_sessions_pkey PRIMARY KEY (id_hash);
+
 ALTER TABLE ONLY public.operator_actions
     ADD CONSTRAINT operator_actions_pkey PRIMARY KEY (id);
 
@@ -568,6 +579,8 @@ ALTER TABLE ONLY public.webhook_subscriptions
 
 ALTER TABLE ONLY public.workers
     ADD CONSTRAINT workers_pkey PRIMARY KEY (id);
+
+CREATE INDEX console_sessions_expires_idx ON public.console_sessions USING btree (expires_at);
 
 CREATE INDEX operator_actions_created_idx ON public.operator_actions USING btree (created_at DESC);
 
@@ -622,6 +635,9 @@ CREATE TRIGGER tasks_notify_cancel AFTER UPDATE OF cancel_requested_at ON public
 CREATE TRIGGER tasks_notify_insert AFTER INSERT ON public.tasks FOR EACH ROW EXECUTE FUNCTION public.tasks_notify();
 
 CREATE TRIGGER tasks_stamp_event BEFORE UPDATE ON public.tasks FOR EACH ROW EXECUTE FUNCTION public.tasks_event_stamp();
+
+ALTER TABLE ONLY public.console_sessions
+    ADD CONSTRAINT console_sessions_api_key_id_fkey FOREIGN KEY (api_key_id) REFERENCES public.api_keys(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.task_leases
     ADD CONSTRAINT task_leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES public.tasks(id) ON DELETE CASCADE;

@@ -27,7 +27,7 @@ export {
 } from './api-key.repository';
 export type { ApiKeyInfo, ApiKeyOwner } from './api-key.repository';
 export { listTaskPage } from './task.repository';
-export type { TaskPagePosition, TaskPageQuery } from './task.repository';
+export type { TaskPagePosition, TaskPageQuery, ThreadSummaryRow } from './task.repository';
 export { FleetRepository } from './fleet.repository';
 export { EventRepository, STREAM_START } from './event.repository';
 export type { EventCursor, TaskEventRow } from './event.repository';
@@ -45,5 +45,6 @@ export type {
 export { QuotaRepository } from './quota.repository';
 export type { PrincipalQuota, QuotaChange } from './quota.repository';
 export { TaskDeadlineRepository } from './task-deadline.repository';
+export { ConsoleSessionRepository } from './console-session.repository';
 /** The claim's SQL text, for the schema test's plan check. */
 export { CLAIM_SQL } from './sql/claim.sql';

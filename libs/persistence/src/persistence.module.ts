@@ -1,6 +1,7 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ApiKeyRepository } from './api-key.repository';
 import { CatalogRepository } from './catalog.repository';
+import { ConsoleSessionRepository } from './console-session.repository';
 import { MigrationList } from './data-source';
 import { Database, DatabaseOptions } from './database';
 import { EventRepository } from './event.repository';
@@ -37,6 +38,7 @@ const REPOSITORIES = [
   ApiKeyRepository,
   OperatorRepository,
   QuotaRepository,
+  ConsoleSessionRepository,
 ];
 
 /** Closes the pool last, after the apps' own shutdown hooks have drained their work. */

@@ -191,6 +191,35 @@ export class TaskRepository {
   }
 
   /**
+   * A visible task by ID alone, whoever's it is: only for a holder of a signed answer link
+   * (docs/console.md, "Answer links"), which names the task and is checked before this read.
+   */
+  async findById(taskId: string): Promise<TaskRow | null> {
+    const rows = await this.db.query(`SELECT * FROM task_rows WHERE id = $1 AND ${VISIBLE}`, [
+      taskId,
+    ]);
+    return rows.length > 0 ? toTaskRow(rows[0]) : null;
+  }
+
+  /** The user's threads (those with a visible task), the most recently used first. */
+  async listThreads(userId: string, limit: number): Promise<ThreadSummaryRow[]> {
+    const rows = await this.db.query(
+      `SELECT thread_id, count(*)::int AS tasks,
+              (count(*) FILTER (WHERE status IN ('queued', 'working', 'input_required')))::int AS active,
+              max(created_at) AS last_task_at
+         FROM task_rows WHERE user_id = $1 AND ${VISIBLE}
+        GROUP BY thread_id ORDER BY last_task_at DESC, thread_id LIMIT $2`,
+      [userId, limit],
+    );
+    return rows.map((row) => ({
+      threadId: row.thread_id as string,
+      tasks: row.tasks as number,
+      active: row.active as number,
+      lastTaskAt: row.last_task_at as Date,
+    }));
+  }
+
+  /**
    * Records a cancel request. A queued task whose submit has not started is cancelled at once,
    * locally (any claim on it is voided, so its submit can never start). Otherwise the request
    * is stored and the row made due for the cancel phase, unless a worker holds it: the holder
@@ -335,9 +364,19 @@ export interface TaskPageQuery {
   /** Omit to list across the user's threads. */
   threadId?: string;
   status?: StatusFilter;
+  /** Only this toolset's tasks. */
+  toolset?: string;
   limit: number;
   /** Keyset position: after the last row of the previous page. */
   after?: TaskPagePosition;
+}
+
+/** One of a user's threads, as the console lists them. */
+export interface ThreadSummaryRow {
+  threadId: string;
+  tasks: number;
+  active: number;
+  lastTaskAt: Date;
 }
 
 export interface TaskPage {
@@ -365,6 +404,10 @@ export async function listTaskPage(db: Queryable, query: TaskPageQuery): Promise
   else if (query.status !== undefined) {
     params.push(query.status);
     where.push(`status = $${params.length}`);
+  }
+  if (query.toolset !== undefined) {
+    params.push(query.toolset);
+    where.push(`toolset = $${params.length}`);
   }
   if (query.after) {
     params.push(query.after.createdAt, query.after.id);
