@@ -15,6 +15,7 @@ import { HeldRequests } from './health/held-requests';
 import { HealthController } from './health/health.controller';
 import { ApiMetricsServer } from './http/api-metrics.server';
 import { StatusController } from './status/status.controller';
+import { CONSOLE_CONTROLLERS, CONSOLE_PROVIDERS } from './console/console.parts';
 import { ArgumentsValidator } from './tasks/arguments-validator.service';
 import { TaskPresenter } from './tasks/task-presenter.service';
 import { TaskInputController } from './tasks/task-input.controller';
@@ -73,6 +74,7 @@ export class ApiModule {
         StatusController,
         AdminController,
         McpController,
+        ...CONSOLE_CONTROLLERS,
       ],
       providers: [
         DrainState,
@@ -101,6 +103,7 @@ export class ApiModule {
         TaskSubscriptions,
         TaskStatusStream,
         TaskInputService,
+        ...CONSOLE_PROVIDERS,
       ],
     };
   }

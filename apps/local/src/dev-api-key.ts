@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { API_KEY_PREFIX, ApiKeyRepository, Database } from '@app/persistence';
@@ -30,4 +31,18 @@ export async function ensureDevApiKey(
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   chmodSync(file, 0o600); // `mode` applies only when the file is created
   return { created: true, key };
+}
+
+/**
+ * The local answer-link signing key (ANSWER_LINK_KEYS), kept in `file` (mode 0600): random at
+ * first start and kept, so links sent before a restart still open after it.
+ */
+export function ensureDevLinkKey(file: string): string {
+  const existing = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+  if (existing.length >= 32) return existing;
+  const key = randomBytes(32).toString('base64url');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return key;
 }

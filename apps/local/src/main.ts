@@ -13,7 +13,7 @@ import {
   stopChild,
   waitForLine,
 } from './child-process';
-import { DEV_USER, ensureDevApiKey } from './dev-api-key';
+import { DEV_USER, ensureDevApiKey, ensureDevLinkKey } from './dev-api-key';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
 const DIST = join(ROOT, 'dist', 'apps');
@@ -87,6 +87,10 @@ runMain('start', async () => {
     ADMIN_USERS: process.env.ADMIN_USERS ?? DEV_USER,
     // Only this machine reaches the API: the development key sits in .data/ in plain text.
     HOST: process.env.HOST ?? '127.0.0.1',
+    // Answer links on (docs/console.md): events carry links to this machine's console.
+    PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.http.port}`,
+    ANSWER_LINK_KEYS:
+      process.env.ANSWER_LINK_KEYS ?? ensureDevLinkKey(join(DATA, 'answer-link-key')),
   };
   const demo = startChild(
     'demo-server',
@@ -129,6 +133,7 @@ runMain('start', async () => {
   const base = `http://127.0.0.1:${settings.http.port}`;
   log(`API:     ${base}/v1   (OpenAPI page: ${base}/docs)`);
   log(`MCP:     ${base}/mcp  (the front door: docs/mcp.md)`);
+  log(`Console: ${base}/console  (sign in with the key in .data/dev-api-key: docs/console.md)`);
   log(
     `API key: ${devKey.created ? 'created' : 'kept'} in .data/dev-api-key (an operator: /v1/admin)`,
   );

@@ -30,6 +30,7 @@ export const PROBLEM_KINDS: Readonly<Record<number, { slug: string; title: strin
   404: { slug: 'not-found', title: 'Not found' },
   405: { slug: 'method-not-allowed', title: 'Method not allowed' },
   409: { slug: 'conflict', title: 'Conflict' },
+  410: { slug: 'gone', title: 'Gone' },
   413: { slug: 'payload-too-large', title: 'Request body too large' },
   415: { slug: 'unsupported-media-type', title: 'Unsupported media type' },
   422: { slug: 'validation', title: 'Validation failed' },
