@@ -14,6 +14,7 @@ import {
   waitForLine,
 } from './child-process';
 import { DEV_USER, ensureDevApiKey, ensureDevLinkKey } from './dev-api-key';
+import { submitDemoTasks } from './demo-tasks';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
 const DIST = join(ROOT, 'dist', 'apps');
@@ -138,6 +139,7 @@ runMain('start', async () => {
     `API key: ${devKey.created ? 'created' : 'kept'} in .data/dev-api-key (an operator: /v1/admin)`,
   );
   log(`try:     curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${base}/v1/toolsets`);
+  void submitDemoTasks(base, devKey.key, log);
 });
 
 async function ensureDatabase(serverUrl: string, name: string): Promise<string> {
