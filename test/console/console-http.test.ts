@@ -214,3 +214,22 @@ it('sends no answer link while no public base URL is configured', async () => {
     .set('Authorization', bearer(key));
   expect(res.status).toBe(200);
 });
+
+it('filters the task list by status, toolset and thread, and pages it with the API cursor', async () => {
+  const { cookie } = await signIn(await apiKeyFor(api, 'alice'));
+  const first = await insertTaskRow(api.db.db, { thread_id: 'pages', status: 'working' });
+  const second = await insertTaskRow(api.db.db, { thread_id: 'pages', status: 'working' });
+  await insertTaskRow(api.db.db, { thread_id: 'pages', status: 'working', toolset: 'other' });
+  await insertTaskRow(api.db.db, { thread_id: 'pages', status: 'completed' });
+  await insertTaskRow(api.db.db, { thread_id: 'elsewhere', status: 'working' });
+  const rows = (html: string): string[] =>
+    [...html.matchAll(/<tr data-task-id="([^"]+)"/g)].map((m) => m[1]);
+  const page1 = await request(api.url)
+    .get('/console/tasks?status=working&toolset=report&thread=pages&limit=1')
+    .set('Cookie', cookie);
+  expect(rows(page1.text)).toEqual([second]);
+  const next = /<a class="next" href="([^"]+)"/.exec(page1.text)![1].replace(/&amp;/g, '&');
+  const page2 = await request(api.url).get(next).set('Cookie', cookie);
+  expect(rows(page2.text)).toEqual([first]);
+  expect(page2.text).not.toContain('class="next"');
+});
