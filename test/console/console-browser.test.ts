@@ -47,11 +47,13 @@ describeWithBrowser('the console in Chromium', () => {
       };
       const api = await startApi({ ...links, PORT: String(port), ADMIN_USERS: 'alice' });
       const demo = await startDemoServer();
+      // Connects and calls get 3 s and the lease 20 s: on a loaded machine (load 20 on 2 cores)
+      // 1 s connects failed and parked the servers for over a minute.
       const serversFile = writeServersFile({
         modern: {
           url: `${demo.url}/mcp`,
-          connectTimeoutMs: 1000,
-          callTimeoutMs: 1900,
+          connectTimeoutMs: 3000,
+          callTimeoutMs: 3000,
           taskToolsets: [
             { name: 'ask-two', contract: 'mcp-tasks', tool: 'demo_ask_two' },
             { name: 'work', contract: 'mcp-tasks', tool: 'demo_task' },
@@ -60,15 +62,15 @@ describeWithBrowser('the console in Chromium', () => {
         legacy: {
           url: `${demo.url}/mcp`,
           protocolVersion: '2025-11-25',
-          connectTimeoutMs: 1000,
-          callTimeoutMs: 1900,
+          connectTimeoutMs: 3000,
+          callTimeoutMs: 3000,
           taskToolsets: [{ name: 'echo', contract: 'sync-call', tool: 'demo_echo' }],
         },
       });
       await startPoller({
         databaseUrl: api.db.url,
         serversFile,
-        env: { ...links, LEASE_MS: '8000' },
+        env: { ...links, LEASE_MS: '20000' },
       });
       const alice = await apiKeyFor(api, 'alice');
       const receiver = new WebhookReceiver();
@@ -79,16 +81,18 @@ describeWithBrowser('the console in Chromium', () => {
         .send({ url: receiver.route('/alice', 'not yet known') });
       receiver.route('/alice', (hook.body as { secret: string }).secret);
       const bob = await apiKeyFor(api, 'bob');
+      let seen = '';
       await waitUntil(
         async () => {
           const res = await request(api.url)
             .get('/v1/toolsets')
             .set('Authorization', bearer(alice));
           const items = (res.body as { items: { available: boolean }[] }).items;
+          seen = JSON.stringify(items);
           return items.length === 3 && items.every((t) => t.available) ? true : undefined;
         },
-        'the three toolsets available',
-        60_000,
+        () => `the three toolsets available (last seen: ${seen})`,
+        90_000,
       );
       return { api, demo, alice, bob, receiver };
     },
@@ -337,13 +341,27 @@ describeWithBrowser('the console in Chromium', () => {
     await page.goto(`${stack.api.url}/console/admin`);
     const row = page.locator(`tr[data-task-id="${taskId}"]`);
     await keepScreenshot(page, 'operators');
-    await row.locator('form[data-action$="/fail"] input[name="reason"]').fill('stuck in the test');
-    await row.locator('form[data-action$="/fail"] button').click();
-    await page
+    const logged = page
       .locator('table.actions tr', { hasText: taskId })
-      .filter({ hasText: 'stuck in the test' })
-      .waitFor();
-    expect(dialogs).toEqual([`confirm: Fail ${taskId}? This ends the task.`]);
+      .filter({ has: page.locator('td:last-child', { hasText: /^ok\b/ }) });
+    // A poll in flight holds the task's lease: the fail is then refused (409, outcome leased,
+    // logged too) and asked again, as an operator would.
+    await waitUntil(
+      async () => {
+        if ((await logged.count()) > 0) return true;
+        await row
+          .locator('form[data-action$="/fail"] input[name="reason"]')
+          .fill('stuck in the test', { timeout: 2000 });
+        await row.locator('form[data-action$="/fail"] button').click({ timeout: 2000 });
+        return undefined;
+      },
+      'the fail recorded with outcome ok',
+      30_000,
+      1000,
+    );
+    expect(dialogs.length).toBeGreaterThan(0);
+    expect(new Set(dialogs)).toEqual(new Set([`confirm: Fail ${taskId}? This ends the task.`]));
+    expect(await logged.innerText()).toContain('stuck in the test');
     const failed = await waitForStatus(readTask(stack.alice, 'stuck', taskId), 'failed');
     expect(failed).toMatchObject({ error: { code: 'failed_by_operator' } });
 
