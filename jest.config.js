@@ -18,6 +18,10 @@ const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   rootDir: __dirname,
+  // tsc copies package.json into dist/ (libs/common/src/version.ts imports it): one package name
+  // twice is a haste-map collision warning on every run. Only that file is hidden, so tests that
+  // load the built apps and libraries from dist/ still can.
+  modulePathIgnorePatterns: ['<rootDir>/dist/package.json'],
 };
 
 module.exports = {

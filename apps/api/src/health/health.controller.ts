@@ -4,7 +4,8 @@ import {
   Get,
   ServiceUnavailableException,
 } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { GATEWAY_VERSION } from '@app/common';
 import { Database } from '@app/persistence';
 import { Public } from '../auth/public.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
@@ -13,8 +14,20 @@ import { DrainState } from './drain-state';
 /** Database ping deadline: readiness must answer before the kubelet's probe timeout. */
 const READY_TIMEOUT_MS = 2000;
 
+/** What `GET /healthz` answers: the process is up, and which release it runs. */
+class HealthDto {
+  @ApiProperty({ example: 'ok' })
+  status!: string;
+
+  @ApiProperty({
+    description: "The gateway's version (package.json, CHANGELOG.md)",
+    example: '0.1.0',
+  })
+  version!: string;
+}
+
 /**
- * Liveness (no I/O) and readiness (a database ping; 503 from the shutdown signal on, through
+ * `/healthz` (the version, no I/O), liveness (no I/O) and readiness (a database ping; 503 from the shutdown signal on, through
  * SHUTDOWN_DELAY_MS while the other routes still serve, until the process exits).
  */
 @ApiTags('health')
@@ -25,6 +38,16 @@ export class HealthController implements BeforeApplicationShutdown {
     private readonly db: Database,
     private readonly drain: DrainState,
   ) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'getHealth',
+    summary: 'The process answers, and the version it runs (no I/O)',
+  })
+  @ApiOkResponse({ type: HealthDto })
+  health(): HealthDto {
+    return { status: 'ok', version: GATEWAY_VERSION };
+  }
 
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process answers (no I/O)' })
