@@ -12,6 +12,8 @@ import { SubmitTaskFunction1796440000000 } from './1796440000000-SubmitTaskFunct
 import { EventSnapshotScrub1796450000000 } from './1796450000000-EventSnapshotScrub';
 import { SubmitNotifyAfterCommit1796460000000 } from './1796460000000-SubmitNotifyAfterCommit';
 import { LeaseTable1796470000000 } from './1796470000000-LeaseTable';
+import { RetryOf1796481000000 } from './1796481000000-RetryOf';
+import { UserEventStream1796482000000 } from './1796482000000-UserEventStream';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -29,4 +31,6 @@ export const MIGRATIONS = [
   EventSnapshotScrub1796450000000,
   SubmitNotifyAfterCommit1796460000000,
   LeaseTable1796470000000,
+  RetryOf1796481000000,
+  UserEventStream1796482000000,
 ];

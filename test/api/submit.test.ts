@@ -215,7 +215,7 @@ describe('rate limit', () => {
       const refused = await go(carol).expect(429);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(20);
-      expect(refused.body.type).toMatch(/rate-limited$/);
+      expect(refused.body.type).toMatch(/quota-exceeded$/);
       await go(dave).expect(201); // per user
       await request(limited.url).get('/v1/tasks').set('Authorization', carol).expect(200); // submits only
     } finally {

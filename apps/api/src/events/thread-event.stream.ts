@@ -46,7 +46,12 @@ export class ThreadEventStream {
     private readonly res: Response,
     private readonly events: EventRepository,
     private readonly hub: EventStreamHub,
-    private readonly scope: { userId: string; threadId: string; trackingDegradedAfter: number },
+    /** `threadId` undefined: every thread of the user (`GET /v1/events`). */
+    private readonly scope: {
+      userId: string;
+      threadId: string | undefined;
+      trackingDegradedAfter: number;
+    },
     private cursor: EventCursor,
     private readonly log: StreamLog,
     private readonly limits: StreamLimits,
