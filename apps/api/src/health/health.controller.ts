@@ -17,7 +17,7 @@ class HealthDto {
   status!: string;
 
   @ApiProperty({
-    description: "The gateway's version (package.json, CHANGELOG.md)",
+    description: "The gateway's version: package.json's, as the changelog names it",
     example: '0.1.0',
   })
   version!: string;

@@ -3,6 +3,7 @@ import { GATEWAY_VERSION } from '@app/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { PathItemObject, ResponseObject } from '@nestjs/swagger';
 import { RETRY_AFTER_HEADER } from '../problem/api-problems.decorator';
+import { PROBLEM_KINDS } from '../problem/problem-kinds';
 
 /** The OpenAPI document of the API as registered (every controller and DTO). */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -20,7 +21,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (controller, method) => OPERATION_IDS[`${controller}.${method}`] ?? '',
   });
-  return withUnavailable(withMethodNotAllowed(document));
+  return withUnknownParameter(withUnavailable(withMethodNotAllowed(document)));
 }
 
 /**
@@ -91,10 +92,25 @@ function withMethodNotAllowed(doc: OpenAPIObject): OpenAPIObject {
 function withUnavailable(doc: OpenAPIObject): OpenAPIObject {
   for (const [path, item] of Object.entries(doc.paths)) {
     // The probes answer from memory (liveness) or say 503 in their own words (readiness).
-    if (path.startsWith('/healthz/')) continue;
+    if (path === '/healthz' || path.startsWith('/healthz/')) continue;
     addWhereMissing(item, '503', {
       description: 'The database could not serve the request in time (busy or unreachable); retry',
       headers: { 'Retry-After': RETRY_AFTER_HEADER },
+      content: PROBLEM_CONTENT,
+    });
+  }
+  return doc;
+}
+
+/**
+ * Every operation refuses a query parameter it does not take with a 400 (QueryParamsGuard;
+ * docs/api.md, "Errors"): each operation without a 400 of its own carries that one.
+ */
+function withUnknownParameter(doc: OpenAPIObject): OpenAPIObject {
+  const kind = PROBLEM_KINDS.unknownParameter;
+  for (const item of Object.values(doc.paths)) {
+    addWhereMissing(item, '400', {
+      description: `\`${kind.slug}\`: ${kind.means}`,
       content: PROBLEM_CONTENT,
     });
   }

@@ -5,7 +5,7 @@ import type { ProblemKind } from './problem-kinds';
 
 /** What each error status means, as the OpenAPI document says it. */
 const MEANINGS: Readonly<Record<number, string>> = {
-  400: 'Malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON',
+  400: '`bad-request`: malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON; `unknown-parameter`: a query parameter the route does not take',
   401: 'Missing or invalid bearer token (JWT or API key); the detail never says which check failed',
   404: 'No such resource, or it belongs to another user or thread, or its thread was deleted',
   413: 'Request body over 1 MiB, or (answers) one answer over MAX_INPUT_RESPONSE_BYTES of JSON',
