@@ -8,7 +8,10 @@ const swc = {
     // Path aliases are rewritten at transform time, so global setup (loaded outside jest's
     // module registry) resolves them too.
     baseUrl: __dirname,
-    paths: { '@app/*': ['libs/*/src'] },
+    paths: {
+      '@app/*': ['libs/*/src'],
+      '@mcp-task-gateway/client': ['clients/typescript/src'],
+    },
   },
   module: { type: 'commonjs' },
   sourceMaps: 'inline',
