@@ -50,10 +50,16 @@ beforeAll(async () => {
   );
   token = await apiKeyFor({ db: fleet.database }, 'client-user');
   client = createGatewayClient({ baseUrl, token });
-  await waitUntil(async () => {
-    const { items } = unwrap(await client.GET('/v1/toolsets'));
-    return items.filter((t) => t.available).length === 2 ? true : undefined;
-  }, 'both toolsets to be available');
+  await waitUntil(
+    async () => {
+      const { items } = unwrap(await client.GET('/v1/toolsets'));
+      return items.filter((t) => t.available).length === 2 ? true : undefined;
+      // A 2026-07-28 toolset is available once the poller has read the server's tool list.
+    },
+    'both toolsets to be available',
+    30_000,
+    200,
+  );
 });
 
 afterAll(() => receiver.stop());
