@@ -1149,7 +1149,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description Request body over 1 MiB */
+            /** @description Request body over 1 MiB, or (answers) one answer over MAX_INPUT_RESPONSE_BYTES of JSON */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1563,7 +1563,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description Request body over 1 MiB */
+            /** @description Request body over 1 MiB, or (answers) one answer over MAX_INPUT_RESPONSE_BYTES of JSON */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2690,7 +2690,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description Request body over 1 MiB */
+            /** @description Request body over 1 MiB, or (answers) one answer over MAX_INPUT_RESPONSE_BYTES of JSON */
             413: {
                 headers: {
                     [name: string]: unknown;
