@@ -29,6 +29,17 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund --ignore-scripts && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
+# OCI annotations (image-spec annotations.md). VERSION defaults to package.json's `version`
+# (test/ops/compose-dockerfile.test.ts keeps the two equal); a release build passes it and the
+# commit: docker build --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) .
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="mcp-task-gateway" \
+      org.opencontainers.image.description="Durable long-running MCP tool work: an HTTP API and a poller fleet over Postgres leases." \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
 # tini as PID 1: it forwards SIGTERM to the app and reaps zombies. A stdio upstream's own
 # children are re-parented to PID 1 when they exit after their parent; Node as PID 1 never
 # reaps them, and it also ignores signals it has no handler for. Debian's package, pinned by

@@ -14,6 +14,9 @@ export default tseslint.config(
       '*.mjs',
       '*.js',
       'test/helpers/*.js',
+      // Generated from openapi.json by openapi-typescript (npm run openapi).
+      'clients/typescript/src/schema.ts',
+      'clients/typescript/dist/**',
     ],
   },
   eslint.configs.recommended,

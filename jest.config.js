@@ -8,7 +8,10 @@ const swc = {
     // Path aliases are rewritten at transform time, so global setup (loaded outside jest's
     // module registry) resolves them too.
     baseUrl: __dirname,
-    paths: { '@app/*': ['libs/*/src'] },
+    paths: {
+      '@app/*': ['libs/*/src'],
+      '@mcp-task-gateway/client': ['clients/typescript/src'],
+    },
   },
   module: { type: 'commonjs' },
   sourceMaps: 'inline',
@@ -18,6 +21,10 @@ const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   rootDir: __dirname,
+  // tsc copies package.json into dist/ (libs/common/src/version.ts imports it): one package name
+  // twice is a haste-map collision warning on every run. Only that file is hidden, so tests that
+  // load the built apps and libraries from dist/ still can.
+  modulePathIgnorePatterns: ['<rootDir>/dist/package.json'],
 };
 
 module.exports = {

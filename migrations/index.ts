@@ -13,6 +13,8 @@ import { EventSnapshotScrub1796450000000 } from './1796450000000-EventSnapshotSc
 import { SubmitNotifyAfterCommit1796460000000 } from './1796460000000-SubmitNotifyAfterCommit';
 import { LeaseTable1796470000000 } from './1796470000000-LeaseTable';
 import { ConsoleSessions1796480000000 } from './1796480000000-ConsoleSessions';
+import { RetryOf1796481000000 } from './1796481000000-RetryOf';
+import { UserEventStream1796482000000 } from './1796482000000-UserEventStream';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -31,4 +33,6 @@ export const MIGRATIONS = [
   SubmitNotifyAfterCommit1796460000000,
   LeaseTable1796470000000,
   ConsoleSessions1796480000000,
+  RetryOf1796481000000,
+  UserEventStream1796482000000,
 ];

@@ -63,6 +63,7 @@ CREATE TABLE public.tasks (
     tenant text,
     deadline_at timestamp with time zone,
     cancel_reason text,
+    retry_of text,
     CONSTRAINT tasks_cancel_reason_check CHECK ((cancel_reason = 'deadline'::text)),
     CONSTRAINT tasks_contract_check CHECK ((contract = ANY (ARRAY['ordinary'::text, 'mcp-tasks'::text, 'sync-call'::text]))),
     CONSTRAINT tasks_error_message_check CHECK ((char_length(error_message) <= 4000)),
@@ -121,7 +122,8 @@ CREATE VIEW public.task_rows AS
     l.next_attempt_at,
     l.lease_owner,
     l.lease_token,
-    l.lease_expires_at
+    l.lease_expires_at,
+    t.retry_of
    FROM (public.tasks t
      LEFT JOIN public.task_leases l ON ((l.task_id = t.id)));
 
@@ -587,6 +589,8 @@ CREATE INDEX operator_actions_created_idx ON public.operator_actions USING btree
 CREATE INDEX task_events_created_idx ON public.task_events USING btree (created_at);
 
 CREATE INDEX task_events_thread_idx ON public.task_events USING btree (user_id, thread_id, tx, id);
+
+CREATE INDEX task_events_user_stream_idx ON public.task_events USING btree (user_id, tx, id);
 
 CREATE INDEX task_leases_deadline_idx ON public.task_leases USING btree (deadline_at) WHERE ((deadline_at IS NOT NULL) AND (NOT cancel_requested));
 

@@ -57,8 +57,14 @@ export function dumpSchema(url: string): string {
   );
 }
 
-/** Migrates a scratch database on the server at `adminUrl`, dumps it, and drops it. */
-export async function migratedSchema(adminUrl: string): Promise<string> {
+/**
+ * Runs `use` on a freshly migrated scratch database on the server at `adminUrl` (its URL), then
+ * drops the database: the schema snapshot and `npm run openapi` both build on one.
+ */
+export async function withMigratedDatabase<T>(
+  adminUrl: string,
+  use: (url: string) => Promise<T>,
+): Promise<T> {
   const name = `mtg_schema_${randomBytes(5).toString('hex')}`;
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
@@ -73,11 +79,16 @@ export async function migratedSchema(adminUrl: string): Promise<string> {
     } finally {
       await dataSource.destroy();
     }
-    return dumpSchema(url.toString());
+    return await use(url.toString());
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
   }
+}
+
+/** Migrates a scratch database on the server at `adminUrl`, dumps it, and drops it. */
+export function migratedSchema(adminUrl: string): Promise<string> {
+  return withMigratedDatabase(adminUrl, (url) => Promise.resolve(dumpSchema(url)));
 }
 
 if (require.main === module) {

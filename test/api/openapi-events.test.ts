@@ -119,12 +119,13 @@ const SUCCESS: Record<string, Record<string, [string, string, string | null]>> =
   '/v1/webhooks/{id}': { delete: ['204', '', null] },
   '/v1/webhooks/{id}/deliveries': { get: ['200', 'application/json', 'WebhookAttemptListDto'] },
 };
-// 405 (another method) and 503 (the database could not serve it in time) on every operation.
+// 400 (a query parameter the route does not take), 405 (another method) and 503 (the database
+// could not serve it in time) on every operation.
 const ERRORS: Record<string, Record<string, string[]>> = {
   '/v1/threads/{thread_id}/events': { get: ['400', '401', '405', '429', '503'] },
   '/v1/webhooks': {
     post: ['400', '401', '405', '413', '415', '422', '503'],
-    get: ['401', '405', '503'],
+    get: ['400', '401', '405', '503'],
   },
   '/v1/webhooks/{id}': { delete: ['400', '401', '404', '405', '503'] },
   '/v1/webhooks/{id}/deliveries': { get: ['400', '401', '404', '405', '503'] },

@@ -21,18 +21,24 @@ beforeAll(async () => {
 
 it('describes every route with its success and error answers', () => {
   const expected: Record<string, Record<string, string[]>> = {
-    '/v1/toolsets': { get: ['200', '401'] },
+    '/v1/toolsets': { get: ['200', '400', '401'] },
     '/v1/threads/{thread_id}/tasks': {
       post: ['201', '200', '400', '401', '413', '415', '422', '429'],
       get: ['200', '400', '401'],
     },
     '/v1/threads/{thread_id}/tasks/{task_id}': { get: ['200', '400', '401', '404'] },
+    '/v1/threads/{thread_id}/tasks/{task_id}/retry': {
+      post: ['201', '200', '400', '401', '404', '409', '422', '429'],
+    },
+    '/v1/tasks/{task_id}': { get: ['200', '400', '401', '404'] },
+    '/v1/events': { get: ['200', '400', '401', '429'] },
     '/v1/threads/{thread_id}/tasks/{task_id}/cancel': { post: ['202', '400', '401', '404', '409'] },
     '/v1/threads/{thread_id}': { delete: ['204', '400', '401'] },
     '/v1/tasks': { get: ['200', '400', '401'] },
-    '/v1/status': { get: ['200', '401'] },
-    '/healthz/live': { get: ['200'] },
-    '/healthz/ready': { get: ['200', '503'] },
+    '/v1/status': { get: ['200', '400', '401'] },
+    '/healthz': { get: ['200', '400'] },
+    '/healthz/live': { get: ['200', '400'] },
+    '/healthz/ready': { get: ['200', '400', '503'] },
   };
   // Other routes (events, webhooks) are documented by their own issue's tests.
   expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(Object.keys(expected)));
@@ -45,9 +51,10 @@ it('describes every route with its success and error answers', () => {
       }).toEqual({
         path,
         method,
-        // Every operation answers 405 (another method) and, but for the probes, 503 with
-        // Retry-After when the database cannot serve it in time.
-        statuses: [...statuses, '405', ...(path.startsWith('/healthz/') ? [] : ['503'])].sort(),
+        // Every operation answers 400 (a query parameter it does not take), 405 (another
+        // method) and, but for the probes, 503 with Retry-After when the database cannot
+        // serve it in time.
+        statuses: [...statuses, '405', ...(path.startsWith('/healthz') ? [] : ['503'])].sort(),
       });
     }
   }
@@ -93,7 +100,7 @@ it('declares the response headers the API sends, and 405 with Allow on every ope
       operations++;
       if (op.responses['401']) expect(headers(path, method, '401')).toContain('WWW-Authenticate');
       if (op.responses['429']) expect(headers(path, method, '429')).toContain('Retry-After');
-      if (!path.startsWith('/healthz/')) {
+      if (!path.startsWith('/healthz')) {
         expect({ path, method, unavailable: headers(path, method, '503') }).toEqual({
           path,
           method,

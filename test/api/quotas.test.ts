@@ -77,7 +77,7 @@ describe('active-task quota across two API replicas', () => {
     for (const res of refused) {
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body).toMatchObject({ status: 429, quota: 'active_tasks' });
-      expect(res.body.type).toMatch(/rate-limited$/);
+      expect(res.body.type).toMatch(/quota-exceeded$/);
       expect(res.body.retry_after_seconds).toBeGreaterThanOrEqual(1);
       expect(res.headers['retry-after']).toBe(String(res.body.retry_after_seconds));
       expect(res.body.detail).toContain('5');

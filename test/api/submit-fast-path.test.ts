@@ -88,11 +88,11 @@ const json = { 'content-type': 'application/json' };
 const CASES: Case[] = [
   { name: 'a submit', headers: json, body: submit, status: 201 },
   {
-    name: 'a query string',
+    name: 'a query string (the route takes no parameters)',
     path: '/v1/threads/t1/tasks?x=1',
     headers: json,
     body: submit,
-    status: 201,
+    status: 400,
   },
   {
     name: 'a first idempotent submit',

@@ -77,7 +77,7 @@ describe('idempotency', () => {
 });
 
 describe('Prefer: wait', () => {
-  it('answers as soon as the task leaves queued', async () => {
+  it('answers as soon as the task ends, not when it leaves queued', async () => {
     const answer = submit(
       'wait',
       { toolset: 'report', arguments: { title: 'w1' } },
@@ -93,14 +93,19 @@ describe('Prefer: wait', () => {
       'the submitted row',
       10_000,
     );
-    const flippedAt = Date.now();
     await api.db.db.query(
       `UPDATE tasks SET status = 'working', submitted_at = now() WHERE id = $1`,
       [id],
     );
+    // Still held while working (docs/api.md, "Behaviour worth knowing"): the answer is the ended task.
+    const flippedAt = Date.now();
+    await api.db.db.query(
+      `UPDATE tasks SET status = 'completed', completed_at = now(), result = '{"ok":1}' WHERE id = $1`,
+      [id],
+    );
     const { r, at } = await answer;
     expect(r.status).toBe(201);
-    expect(r.body.status).toBe('working');
+    expect(r.body).toMatchObject({ status: 'completed', result: { ok: 1 } });
     expect(r.headers['preference-applied']).toBe('wait=10');
     // Answered on the change, long before the 10 s wait would have run out.
     expect(at - flippedAt).toBeLessThan(5000);
@@ -215,7 +220,7 @@ describe('rate limit', () => {
       const refused = await go(carol).expect(429);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(20);
-      expect(refused.body.type).toMatch(/rate-limited$/);
+      expect(refused.body.type).toMatch(/quota-exceeded$/);
       await go(dave).expect(201); // per user
       await request(limited.url).get('/v1/tasks').set('Authorization', carol).expect(200); // submits only
     } finally {

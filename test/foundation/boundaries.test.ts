@@ -71,7 +71,8 @@ it('library indexes use explicit named exports, never export *', () => {
  * libs/drivers). The drivers never import libs/persistence: what they hand the store (a remote
  * handle, a published toolset) is vocabulary in libs/common. No library reaches outside libs/:
  * the apps that migrate or check the schema import migrations/ and hand the list to
- * libs/persistence.
+ * libs/persistence. The one exception is libs/common's version.ts, which reads `version` from
+ * the repository's package.json, the one place the version is written.
  */
 const ALLOWED_EDGES: Record<string, string[]> = {
   'apps/api': [
@@ -102,7 +103,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
     'libs/webhooks',
     'migrations',
   ],
-  'libs/common': [],
+  'libs/common': ['package.json'],
   'libs/config': ['libs/common'],
   'libs/dev-db': [],
   'libs/drivers': ['libs/common', 'libs/config', 'libs/mcp'],

@@ -27,6 +27,7 @@ export const TASK_DETAIL_ONLY_FIELDS = [
   'result_truncated',
   'result_artifact',
   'input_required',
+  'retry_of',
 ];
 
 /** One task in detail. */

@@ -61,6 +61,17 @@ describe('Dockerfile', () => {
     expect(pkg.engines.node).toBe('>=20');
   });
 
+  it("labels the image with OCI annotations, its version package.json's by default", () => {
+    const pkg = JSON.parse(read('package.json')) as { version: string; license: string };
+    expect(args.get('VERSION')).toBe(pkg.version);
+    const label = (key: string): string | undefined =>
+      new RegExp(`org\\.opencontainers\\.image\\.${key}="([^"]*)"`).exec(runtime)?.[1];
+    expect(label('version')).toBe('${VERSION}');
+    expect(label('licenses')).toBe(pkg.license);
+    expect(label('title')).toBe('mcp-task-gateway');
+    expect(label('revision')).toBe('${REVISION}');
+  });
+
   it('runs tini as PID 1, so signals reach the app and zombies are reaped', () => {
     expect(runtime).toMatch(/apt-get install -y --no-install-recommends tini/);
     expect(runtime).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);

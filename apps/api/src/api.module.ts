@@ -9,6 +9,7 @@ import { TracingFlush } from '@app/tracing';
 import { AdminController } from './admin/admin.controller';
 import { ApiKeyCache } from './auth/api-key-cache';
 import { AuthGuard } from './auth/auth.guard';
+import { QueryParamsGuard } from './http/query-params.guard';
 import { TokenVerifier } from './auth/token-verifier.service';
 import { DrainState } from './health/drain-state';
 import { HeldRequests } from './health/held-requests';
@@ -83,6 +84,8 @@ export class ApiModule {
         ApiKeyCache,
         TokenVerifier,
         { provide: APP_GUARD, useClass: AuthGuard },
+        // After authentication: an anonymous caller learns nothing about a route's parameters.
+        { provide: APP_GUARD, useClass: QueryParamsGuard },
         ApiMetricsServer,
         ToolsetCatalog,
         ArgumentsValidator,

@@ -3,7 +3,7 @@ import { TASK_ID_PATTERN } from '@app/common';
 import { Database, OperatorActor, OperatorRepository, OperatorResult } from '@app/persistence';
 import { parseFlags, printUsage } from './command-flags';
 
-const USAGE = `usage (every command takes --actor NAME, default the OS user; output is JSON lines):
+export const ADMIN_USAGE = `usage (every command takes --actor NAME, default the OS user; output is JSON lines):
   admin stuck [--status S] [--server NAME] [--older-than SECONDS] [--limit N]
                                   non-terminal tasks older than SECONDS (default 300)
   admin redrive TASK_ID [--reason TEXT]     make a task due now
@@ -88,7 +88,7 @@ function out(value: unknown): void {
 
 function usage(problem?: string): void {
   if (problem) process.stderr.write(`admin: ${problem}\n`);
-  printUsage(USAGE);
+  printUsage(ADMIN_USAGE);
 }
 
 function osUser(): string {

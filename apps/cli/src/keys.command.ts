@@ -1,7 +1,7 @@
 import { ApiKeyInfo, ApiKeyRepository, Database } from '@app/persistence';
 import { parseFlags, printUsage } from './command-flags';
 
-const USAGE = `usage:
+export const KEYS_USAGE = `usage:
   keys create --user USER --name NAME   create a key; it is printed once, alone on the last line
   keys list [--user USER]               list keys (never the keys themselves)
   keys revoke ID                        revoke a key (every API replica refuses it within moments)`;
@@ -56,7 +56,7 @@ function validField(value: string | undefined): value is string {
 }
 
 function usage(): void {
-  printUsage(USAGE);
+  printUsage(KEYS_USAGE);
 }
 
 function out(line: string): void {

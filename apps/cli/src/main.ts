@@ -2,11 +2,12 @@ import 'reflect-metadata';
 import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
 import { createDataSource, Database, missingMigrations, runMigrations } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
-import { runAdminCommand } from './admin.command';
-import { runKeysCommand } from './keys.command';
-import { runQuotasCommand } from './quotas.command';
+import { ADMIN_USAGE, runAdminCommand } from './admin.command';
+import { KEYS_USAGE, runKeysCommand } from './keys.command';
+import { QUOTAS_USAGE, runQuotasCommand } from './quotas.command';
 
 const USAGE = `usage:
+  --version                                 print the version, then exit
   migrate                                   apply pending migrations, then exit
   migrate --check                           exit 0 if the schema is current, 3 if migrations are pending
   migrate --wait                            check every 5 s until the schema is current (exit 0)
@@ -15,6 +16,16 @@ const USAGE = `usage:
   keys revoke ID                            revoke a key
   admin …                                   operator commands (admin --help)
   quotas list|set|clear …                   per-user submit quota overrides (quotas --help)`;
+
+/** Each command's own usage, for `<command> --help` (stdout, exit 0). */
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  migrate: USAGE.split('\n')
+    .filter((line) => line.startsWith('  migrate'))
+    .join('\n'),
+  keys: KEYS_USAGE,
+  admin: ADMIN_USAGE,
+  quotas: QUOTAS_USAGE,
+};
 
 /** Between two checks of `migrate --wait`. */
 const WAIT_INTERVAL_MS = 5_000;
@@ -32,9 +43,19 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 /** Operator commands: `npm run migrate`, `npm run keys -- …`, `npm run quotas -- …`. */
 runMain('cli', async () => {
   const [command, ...args] = process.argv.slice(2);
+  // Help needs no settings and no database: it answers before either is read.
+  const help = args.includes('--help') || args.includes('-h');
+  if (help && command !== undefined && COMMAND_USAGE[command] !== undefined) {
+    process.stdout.write(`${COMMAND_USAGE[command]}\n`);
+    return;
+  }
+  if (command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   if (command !== 'migrate' && command !== 'keys' && command !== 'admin' && command !== 'quotas') {
     process.stderr.write(`${USAGE}\n`);
-    process.exit(command === undefined || command === '--help' ? 0 : 64);
+    process.exit(command === undefined ? 0 : 64);
   }
   const settings = loadSettings();
   const url = requireDatabaseUrl(settings.database.url);

@@ -1,7 +1,7 @@
 import { Database, PrincipalQuota, QuotaChange, QuotaRepository } from '@app/persistence';
 import { printUsage } from './command-flags';
 
-const USAGE = `usage (output is JSON lines):
+export const QUOTAS_USAGE = `usage (output is JSON lines):
   quotas list                                   every per-user override
   quotas set USER [--max-active N|default] [--per-minute N|default]
                                                 override a user's quotas (0 = unlimited;
@@ -69,5 +69,5 @@ function out(value: unknown): void {
 }
 
 function usage(): void {
-  printUsage(USAGE);
+  printUsage(QUOTAS_USAGE);
 }

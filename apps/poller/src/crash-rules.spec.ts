@@ -25,6 +25,7 @@ function row(overrides: Partial<ClaimedTask> = {}): ClaimedTask {
     status: TaskStatus.Working,
     input: {},
     metadata: null,
+    retryOf: null,
     traceContext: null,
     cancelReason: null,
     deadlineAt: null,

@@ -40,3 +40,4 @@ export {
   companionStartName,
   defaultMcpExposure,
 } from './mcp-exposure';
+export { GATEWAY_VERSION } from './version';

@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { GATEWAY_VERSION } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { withTraceMeta } from '@app/tracing';
 import {
@@ -166,7 +167,7 @@ export class StatelessHttpClient implements StatelessSession {
 function envelope(): Record<string, unknown> {
   return {
     [META_VERSION]: STATELESS_PROTOCOL_VERSION,
-    [META_CLIENT_INFO]: { name: 'mcp-task-gateway', version: '0.1.0' },
+    [META_CLIENT_INFO]: { name: 'mcp-task-gateway', version: GATEWAY_VERSION },
     [META_CAPABILITIES]: { extensions: { [TASKS_EXTENSION]: {} } },
   };
 }

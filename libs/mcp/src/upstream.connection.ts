@@ -8,6 +8,7 @@ import {
   type CallToolResult,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
+import { GATEWAY_VERSION } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { withTraceMeta } from '@app/tracing';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
@@ -70,7 +71,10 @@ export class UpstreamConnection {
 
   constructor(private readonly options: ConnectionOptions) {
     this.server = options.config.name;
-    this.client = new Client({ name: 'mcp-task-gateway', version: '0.1.0' }, { capabilities: {} });
+    this.client = new Client(
+      { name: 'mcp-task-gateway', version: GATEWAY_VERSION },
+      { capabilities: {} },
+    );
     this.client.onclose = () => this.handleTransportClosed();
     this.client.onerror = (error) =>
       options.logger.debug({ server: this.server, err: error.message }, 'upstream transport error');

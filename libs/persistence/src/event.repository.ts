@@ -1,5 +1,9 @@
 import { Queryable } from './database';
-import { DELETE_EXPIRED_EVENTS_SQL, THREAD_EVENTS_SQL } from './sql/thread-events.sql';
+import {
+  DELETE_EXPIRED_EVENTS_SQL,
+  THREAD_EVENTS_SQL,
+  USER_EVENTS_SQL,
+} from './sql/thread-events.sql';
 
 /**
  * A stored event. `task` holds the task's shown columns as they were when the event was
@@ -40,18 +44,28 @@ export interface ThreadEventPage {
 export class EventRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** The thread's final events after `after`, in stream order, at most `limit`. */
+  /**
+   * The thread's final events after `after`, in stream order, at most `limit`; with `threadId`
+   * undefined, those of every thread of the user.
+   */
   async threadEvents(
     userId: string,
-    threadId: string,
+    threadId: string | undefined,
     after: EventCursor,
     limit: number,
   ): Promise<ThreadEventPage> {
-    const rows = await this.db.query(
-      THREAD_EVENTS_SQL,
-      [userId, threadId, after.tx, after.id, limit],
-      'mcp_tasks_thread_events',
-    );
+    const rows =
+      threadId === undefined
+        ? await this.db.query(
+            USER_EVENTS_SQL,
+            [userId, after.tx, after.id, limit],
+            'mcp_tasks_user_events',
+          )
+        : await this.db.query(
+            THREAD_EVENTS_SQL,
+            [userId, threadId, after.tx, after.id, limit],
+            'mcp_tasks_thread_events',
+          );
     const events: TaskEventRow[] = [];
     for (const row of rows) {
       if (row.settled !== true) return { events, unsettled: true };
@@ -61,19 +75,21 @@ export class EventRepository {
   }
 
   /**
-   * The stream position of one of the thread's events, named by its task and per-task sequence
-   * (what a client's Last-Event-ID carries); null when no such event is retained.
+   * The stream position of one of the thread's events (of any thread of the user with
+   * `threadId` undefined), named by its task and per-task sequence (what a client's
+   * Last-Event-ID carries); null when no such event is retained.
    */
   async positionOf(
     userId: string,
-    threadId: string,
+    threadId: string | undefined,
     taskId: string,
     sequence: number,
   ): Promise<EventCursor | null> {
     const rows = await this.db.query(
       `SELECT tx::text AS tx, id::text AS id FROM task_events
-        WHERE user_id = $1 AND thread_id = $2 AND task_id = $3 AND sequence = $4`,
-      [userId, threadId, taskId, sequence],
+        WHERE user_id = $1 AND ($2::text IS NULL OR thread_id = $2) AND task_id = $3
+          AND sequence = $4`,
+      [userId, threadId ?? null, taskId, sequence],
     );
     return rows.length > 0 ? { tx: String(rows[0].tx), id: String(rows[0].id) } : null;
   }

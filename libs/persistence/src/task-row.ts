@@ -84,6 +84,8 @@ export const TASK_COLUMNS = {
   leaseOwner: nullable(text()),
   leaseExpiresAt: nullable(time()),
   nextAttemptAt: nullable(time()),
+  /** The failed task this one retries (`POST …/retry`); null for a task submitted afresh. */
+  retryOf: nullable(text()),
 };
 
 type Columns = typeof TASK_COLUMNS;

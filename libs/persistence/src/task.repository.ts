@@ -25,6 +25,8 @@ export interface NewTask {
   traceContext?: object | null;
   /** The toolset's deadline: the task's `deadline_at` is the insert's time plus this. */
   deadlineSeconds?: number | null;
+  /** The failed task this one retries: linked in the insert's transaction (`retry_of`). */
+  retryOf?: string | null;
 }
 
 /** The two submit quotas (docs/api.md, "Quotas"). */
@@ -142,6 +144,29 @@ export class TaskRepository {
     quota: SubmitQuota,
     catalogVersion?: string,
   ): Promise<GuardedCreateResult> {
+    // A retry's link is written with its insert: a crash between the two cannot leave a retry
+    // that does not name its original. A plain submit stays one statement, no transaction.
+    const retryOf = task.retryOf;
+    const result = retryOf
+      ? await this.db.transaction(async (tx) => {
+          const inserted = await this.submitOn(tx, id, task, quota, catalogVersion);
+          if (inserted.kind !== 'created') return inserted;
+          await tx.query(`UPDATE tasks SET retry_of = $2 WHERE id = $1`, [id, retryOf]);
+          return { kind: 'created' as const, task: { ...inserted.task, retryOf } };
+        })
+      : await this.submitOn(this.db, id, task, quota, catalogVersion);
+    if (result.kind === 'created') this.wakeUp.send();
+    return result;
+  }
+
+  /** `submit_task` on `q`: the quota-checked insert, or the earlier task of its key. */
+  private async submitOn(
+    q: Queryable,
+    id: string,
+    task: NewTask,
+    quota: SubmitQuota,
+    catalogVersion?: string,
+  ): Promise<GuardedCreateResult> {
     const params = [
       id,
       ...columns(task),
@@ -153,8 +178,8 @@ export class TaskRepository {
     try {
       rows =
         catalogVersion === undefined
-          ? await this.db.query(SUBMIT_TASK_SQL, params, 'submit_task')
-          : await this.db.query(
+          ? await q.query(SUBMIT_TASK_SQL, params, 'submit_task')
+          : await q.query(
               SUBMIT_TASK_IF_CATALOG_SQL,
               [...params, catalogVersion],
               'submit_task_if_catalog',
@@ -167,7 +192,6 @@ export class TaskRepository {
     if (rows.length === 0) return { kind: 'stale' };
     const found = toTaskRow(rows[0]);
     if (found.id !== id) return earlier(task, found);
-    this.wakeUp.send();
     return { kind: 'created', task: found };
   }
 
@@ -366,6 +390,9 @@ export interface TaskPageQuery {
   status?: StatusFilter;
   /** Only this toolset's tasks. */
   toolset?: string;
+  /** Created strictly after / before these instants (ISO 8601 text, compared as timestamptz). */
+  createdAfter?: string;
+  createdBefore?: string;
   limit: number;
   /** Keyset position: after the last row of the previous page. */
   after?: TaskPagePosition;
@@ -408,6 +435,14 @@ export async function listTaskPage(db: Queryable, query: TaskPageQuery): Promise
   if (query.toolset !== undefined) {
     params.push(query.toolset);
     where.push(`toolset = $${params.length}`);
+  }
+  if (query.createdAfter !== undefined) {
+    params.push(query.createdAfter);
+    where.push(`created_at > $${params.length}::timestamptz`);
+  }
+  if (query.createdBefore !== undefined) {
+    params.push(query.createdBefore);
+    where.push(`created_at < $${params.length}::timestamptz`);
   }
   if (query.after) {
     params.push(query.after.createdAt, query.after.id);

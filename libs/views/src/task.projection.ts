@@ -34,6 +34,8 @@ export interface TaskView extends TaskSummaryView {
   result_truncated: boolean;
   result_artifact: unknown;
   input_required: InputRequiredView | null;
+  /** The failed task this one retries; null for a task submitted afresh. */
+  retry_of: string | null;
 }
 
 /** What the projection needs besides the row. */
@@ -81,6 +83,7 @@ export function toTaskView(row: TaskRow, ctx: ProjectionContext): TaskView {
     result_truncated: row.resultTruncated,
     result_artifact: row.resultArtifact ?? null,
     input_required: inputRequiredView(row),
+    retry_of: row.retryOf,
   };
 }
 

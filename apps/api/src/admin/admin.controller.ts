@@ -12,6 +12,7 @@ import {
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { ProblemException } from '../problem/problem.exception';
+import { Forbidden, NotFound, OperatorConflict } from '../problem/refusals';
 
 const STATUSES = new Set(['queued', 'working', 'input_required']);
 const DELIVERY_ID = /^[1-9][0-9]{0,17}$/;
@@ -144,7 +145,7 @@ export class AdminController {
 
   private mustBeAdmin(user: string): void {
     if (!this.admins.has(user)) {
-      throw new ProblemException(403, 'Admin routes are for the principals in ADMIN_USERS.');
+      throw new Forbidden('Admin routes are for the principals in ADMIN_USERS.');
     }
   }
 }
@@ -155,9 +156,9 @@ function actor(user: string): { name: string; via: 'api' } {
 
 function answer(result: OperatorResult): ActionAnswer {
   const body = { outcome: result.outcome, detail: result.detail, action_id: result.actionId };
-  if (result.outcome === 'not_found') throw new ProblemException(404, 'No such task or delivery.');
+  if (result.outcome === 'not_found') throw new NotFound('No such task or delivery.');
   if (result.outcome !== 'ok') {
-    throw new ProblemException(409, `Refused (${result.outcome}): ${result.detail ?? ''}`.trim());
+    throw new OperatorConflict(`Refused (${result.outcome}): ${result.detail ?? ''}`.trim());
   }
   return body;
 }

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { ProblemException } from '../problem/problem.exception';
+import { Unauthenticated } from '../problem/refusals';
 
 /** `Authorization: Bearer <token>`: the token's characters per RFC 6750 (b64token). */
 export const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -9,9 +10,7 @@ const PROTECTED_PREFIX = '/v1/';
 
 /** The one 401 every authentication failure answers with, the guard's and this middleware's. */
 export function unauthorized(): ProblemException {
-  return new ProblemException(401, 'A valid bearer token is required.', undefined, {
-    'WWW-Authenticate': 'Bearer',
-  });
+  return new Unauthenticated();
 }
 
 /** The MCP front door's own check before its body is read: `McpRequestGuard.earlyRefusal`. */

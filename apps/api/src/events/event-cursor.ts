@@ -35,7 +35,7 @@ export function parseEventCursor(text: string): ResumePoint | null {
 export async function resumePosition(
   events: Pick<EventRepository, 'positionOf'>,
   userId: string,
-  threadId: string,
+  threadId: string | undefined,
   text: string,
 ): Promise<EventCursor | null> {
   const point = parseEventCursor(text);

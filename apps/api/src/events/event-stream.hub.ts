@@ -71,9 +71,16 @@ export class EventStreamHub implements OnApplicationBootstrap, OnModuleDestroy {
     };
   }
 
-  /** Resolves on news for the thread, after `ms`, or when `wake` is called by the stream. */
-  wait(userId: string, threadId: string, ms: number): { done: Promise<void>; wake: () => void } {
-    const key = JSON.stringify([userId, threadId]);
+  /**
+   * Resolves on news for the thread (for any thread of the user with `threadId` undefined),
+   * after `ms`, or when `wake` is called by the stream.
+   */
+  wait(
+    userId: string,
+    threadId: string | undefined,
+    ms: number,
+  ): { done: Promise<void>; wake: () => void } {
+    const key = JSON.stringify(threadId === undefined ? [userId] : [userId, threadId]);
     let wake: () => void = () => undefined;
     const done = new Promise<void>((resolve) => {
       const timer = setTimeout(finish, ms);
@@ -98,14 +105,17 @@ export class EventStreamHub implements OnApplicationBootstrap, OnModuleDestroy {
   private onNotify(payload: string | null): void {
     // After a reconnect, notifications sent meanwhile are lost: everyone looks again.
     if (payload === null) return this.wakeAll();
-    let key: string;
+    let thread: unknown;
     try {
-      // Re-serialized: Postgres' json text has spaces JSON.stringify does not write.
-      key = JSON.stringify(JSON.parse(payload));
+      thread = JSON.parse(payload);
     } catch {
       return this.wakeAll();
     }
-    for (const finish of [...(this.waiters.get(key) ?? [])]) finish();
+    if (!Array.isArray(thread)) return this.wakeAll();
+    // Re-serialized: Postgres' json text has spaces JSON.stringify does not write. The thread's
+    // streams and the user's streams across threads both hear it.
+    for (const key of [JSON.stringify(thread), JSON.stringify(thread.slice(0, 1))])
+      for (const finish of [...(this.waiters.get(key) ?? [])]) finish();
   }
 
   private wakeAll(): void {

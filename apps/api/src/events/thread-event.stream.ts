@@ -40,7 +40,8 @@ export type EventFrame = (
 /** Whose events a stream serves, and what their views need. */
 export interface StreamScope {
   userId: string;
-  threadId: string;
+  /** Undefined: every thread of the user (`GET /v1/events`). */
+  threadId: string | undefined;
   trackingDegradedAfter: number;
   /** Answer links for `task.input_required` events (docs/console.md); undefined: off. */
   answerLinks?: Pick<EventAnswerLinks, 'forEvent'>;

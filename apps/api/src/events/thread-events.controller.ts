@@ -18,17 +18,41 @@ import { EventRepository, STREAM_START, TaskRepository } from '@app/persistence'
 import { EventAnswerLinks } from '@app/webhooks';
 import { AuthenticatedRequest, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
-import { ProblemException } from '../problem/problem.exception';
+import { PROBLEM_KINDS } from '../problem/problem-kinds';
+import { MalformedRequest, RateLimited } from '../problem/refusals';
 import { ThreadIdPipe } from '../tasks/id-params.pipe';
 import { EventStreamHub } from './event-stream.hub';
 import { TaskEventDto } from './task-event.dto';
 import { resumePosition } from './event-cursor';
 import { ThreadEventStream } from './thread-event.stream';
 
-/** GET /v1/threads/{thread_id}/events: the thread's events as server-sent events. */
+const LAST_EVENT_ID_HEADER = ApiHeader({
+  name: 'Last-Event-ID',
+  required: false,
+  description: 'Resume after this event (the `id:` of the last event received)',
+});
+const LAST_EVENT_ID_QUERY = ApiQuery({
+  name: 'last_event_id',
+  type: String,
+  required: false,
+  description: 'Same as Last-Event-ID, for clients that cannot set headers',
+});
+const EVENT_STREAM_ANSWER = ApiResponse({
+  status: 200,
+  description:
+    'An event stream: per event, `id`, `event` (the type) and `data`, one TaskEventDto as JSON',
+  // OpenAPI 3.0 cannot type the items of a stream; the schema is that of each `data:` line.
+  content: { 'text/event-stream': { schema: { $ref: getSchemaPath(TaskEventDto) } } },
+});
+
+/**
+ * The caller's events as server-sent events: one thread's (`GET /v1/threads/{thread_id}/events`)
+ * or every thread's (`GET /v1/events`), resumable alike with Last-Event-ID.
+ */
 @ApiTags('events')
 @ApiBearerAuth()
-@Controller('v1/threads')
+@ApiExtraModels(TaskEventDto)
+@Controller('v1')
 export class ThreadEventsController {
   private readonly answerLinks?: EventAnswerLinks;
 
@@ -46,34 +70,18 @@ export class ThreadEventsController {
    * Without a position the stream starts at the oldest retained event of the thread (events are
    * kept EVENT_RETENTION_HOURS), so a client that subscribes after submitting misses nothing.
    */
-  @Get(':thread_id/events')
+  @Get('threads/:thread_id/events')
   @ApiParam({ name: 'thread_id', description: 'Caller-chosen thread ID' })
-  @ApiHeader({
-    name: 'Last-Event-ID',
-    required: false,
-    description: 'Resume after this event (the `id:` of the last event received)',
-  })
-  @ApiQuery({
-    name: 'last_event_id',
-    type: String,
-    required: false,
-    description: 'Same as Last-Event-ID, for clients that cannot set headers',
-  })
+  @LAST_EVENT_ID_HEADER
+  @LAST_EVENT_ID_QUERY
   @ApiOperation({
     summary:
       "Server-sent events of the thread's tasks (status changes, progress), resumable; heartbeat comments every 15 s",
   })
   @ApiProduces('text/event-stream')
-  @ApiExtraModels(TaskEventDto)
-  @ApiResponse({
-    status: 200,
-    description:
-      'An event stream: per event, `id`, `event` (the type) and `data`, one TaskEventDto as JSON',
-    // OpenAPI 3.0 cannot type the items of a stream; the schema is that of each `data:` line.
-    content: { 'text/event-stream': { schema: { $ref: getSchemaPath(TaskEventDto) } } },
-  })
-  @ApiProblems(400, 401, [429, 'Too many open event streams for this user'])
-  async stream(
+  @EVENT_STREAM_ANSWER
+  @ApiProblems(400, 401, PROBLEM_KINDS.rateLimited)
+  stream(
     @CurrentUser() userId: string,
     @Param('thread_id', ThreadIdPipe) threadId: string,
     @Headers('last-event-id') header: string | undefined,
@@ -81,8 +89,39 @@ export class ThreadEventsController {
     @Req() req: AuthenticatedRequest,
     @Res() res: Response,
   ): Promise<void> {
+    return this.serve(userId, threadId, header ?? query, req, res);
+  }
+
+  /** The same stream across every thread of the caller, in one commit order. */
+  @Get('events')
+  @LAST_EVENT_ID_HEADER
+  @LAST_EVENT_ID_QUERY
+  @ApiOperation({
+    summary:
+      "Server-sent events of all the caller's tasks, every thread, resumable; heartbeat comments every 15 s",
+  })
+  @ApiProduces('text/event-stream')
+  @EVENT_STREAM_ANSWER
+  @ApiProblems(400, 401, PROBLEM_KINDS.rateLimited)
+  streamAll(
+    @CurrentUser() userId: string,
+    @Headers('last-event-id') header: string | undefined,
+    @Query('last_event_id') query: string | undefined,
+    @Req() req: AuthenticatedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
+    return this.serve(userId, undefined, header ?? query, req, res);
+  }
+
+  /** One stream: its start (Last-Event-ID), a slot of the user's, then events until it ends. */
+  private async serve(
+    userId: string,
+    threadId: string | undefined,
+    given: unknown,
+    req: AuthenticatedRequest,
+    res: Response,
+  ): Promise<void> {
     // A repeated query parameter arrives as an array (or an object with `[x]`): not a position.
-    const given: unknown = header ?? query;
     const cursor =
       given === undefined || given === ''
         ? STREAM_START
@@ -90,7 +129,7 @@ export class ThreadEventsController {
           ? await resumePosition(this.events, userId, threadId, given.trim())
           : null;
     if (cursor === null) {
-      throw new ProblemException(400, 'Invalid Last-Event-ID.', [
+      throw new MalformedRequest('Invalid Last-Event-ID.', [
         {
           path: 'Last-Event-ID',
           message:
@@ -101,11 +140,9 @@ export class ThreadEventsController {
     const { maxStreamsPerUser, recheckIntervalMs, maxAgeMs } = this.settings.api.sse;
     const release = this.hub.acquireSlot(userId, maxStreamsPerUser);
     if (!release) {
-      throw new ProblemException(
-        429,
+      throw new RateLimited(
         `At most ${maxStreamsPerUser} event streams per user at once; close one or retry later.`,
-        undefined,
-        { 'Retry-After': String(Math.ceil(recheckIntervalMs / 1000)) },
+        Math.ceil(recheckIntervalMs / 1000),
       );
     }
     try {

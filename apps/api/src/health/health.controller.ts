@@ -1,20 +1,30 @@
-import {
-  BeforeApplicationShutdown,
-  Controller,
-  Get,
-  ServiceUnavailableException,
-} from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { BeforeApplicationShutdown, Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { GATEWAY_VERSION } from '@app/common';
 import { Database } from '@app/persistence';
 import { Public } from '../auth/public.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
+import { PROBLEM_KINDS } from '../problem/problem-kinds';
+import { NotReady } from '../problem/refusals';
 import { DrainState } from './drain-state';
 
 /** Database ping deadline: readiness must answer before the kubelet's probe timeout. */
 const READY_TIMEOUT_MS = 2000;
 
+/** What `GET /healthz` answers: the process is up, and which release it runs. */
+class HealthDto {
+  @ApiProperty({ example: 'ok' })
+  status!: string;
+
+  @ApiProperty({
+    description: "The gateway's version: package.json's, as the changelog names it",
+    example: '0.1.0',
+  })
+  version!: string;
+}
+
 /**
- * Liveness (no I/O) and readiness (a database ping; 503 from the shutdown signal on, through
+ * `/healthz` (the version, no I/O), liveness (no I/O) and readiness (a database ping; 503 from the shutdown signal on, through
  * SHUTDOWN_DELAY_MS while the other routes still serve, until the process exits).
  */
 @ApiTags('health')
@@ -26,6 +36,13 @@ export class HealthController implements BeforeApplicationShutdown {
     private readonly drain: DrainState,
   ) {}
 
+  @Get()
+  @ApiOperation({ summary: 'The process answers, and the version it runs (no I/O)' })
+  @ApiOkResponse({ type: HealthDto })
+  health(): HealthDto {
+    return { status: 'ok', version: GATEWAY_VERSION };
+  }
+
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process answers (no I/O)' })
   @ApiOkResponse({ description: '{"status":"ok"}' })
@@ -36,9 +53,9 @@ export class HealthController implements BeforeApplicationShutdown {
   @Get('ready')
   @ApiOperation({ summary: 'Readiness: the database answers within 2 s; 503 while draining' })
   @ApiOkResponse({ description: '{"status":"ok"}' })
-  @ApiProblems(503)
+  @ApiProblems(PROBLEM_KINDS.notReady)
   async ready(): Promise<{ status: string }> {
-    if (this.drain.draining) throw new ServiceUnavailableException('draining');
+    if (this.drain.draining) throw new NotReady('The replica is draining.');
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
@@ -47,7 +64,7 @@ export class HealthController implements BeforeApplicationShutdown {
       await Promise.race([this.db.query('SELECT 1'), timeout]);
       return { status: 'ok' };
     } catch {
-      throw new ServiceUnavailableException('database not reachable');
+      throw new NotReady('The database does not answer.');
     } finally {
       clearTimeout(timer);
     }

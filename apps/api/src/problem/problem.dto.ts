@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PROBLEM_KINDS, problemType } from './problem-kinds';
 
 /** OpenAPI shape of one failing location. */
 export class ProblemFieldErrorDto {
@@ -16,12 +17,17 @@ export class ProblemFieldErrorDto {
 /** OpenAPI shape of every error body (RFC 9457, `application/problem+json`). */
 export class ProblemDto {
   @ApiProperty({
-    description: 'A URI naming the kind of problem; one per status',
+    description:
+      'A URI naming the kind of problem, one per cause (docs/api.md, "Problem types"); branch on it, not on `detail`',
+    enum: Object.values(PROBLEM_KINDS).map(problemType),
     example: 'https://mcp-task-gateway.dev/problems/validation',
   })
   type!: string;
 
-  @ApiProperty({ description: 'Short summary of the kind', example: 'Validation failed' })
+  @ApiProperty({
+    description: 'Short summary of the kind, fixed per type',
+    example: 'Validation failed',
+  })
   title!: string;
 
   @ApiProperty({ description: 'The HTTP status', example: 422 })

@@ -1,4 +1,7 @@
 import { HttpException } from '@nestjs/common';
+import { ProblemKind, kindOfStatus, problemType } from './problem-kinds';
+
+export { PROBLEM_TYPE_BASE } from './problem-kinds';
 
 /** One failing location of a validation problem: a JSON pointer-ish path and what is wrong. */
 export interface ProblemFieldError {
@@ -19,37 +22,17 @@ export interface ProblemBody {
   retry_after_seconds?: number;
 }
 
-/** Base of the `type` URIs; they name the problem kind, and the OpenAPI page documents each. */
-export const PROBLEM_TYPE_BASE = 'https://mcp-task-gateway.dev/problems/';
-
-/** Status → (type slug, title). One title per status keeps clients from parsing prose. */
-export const PROBLEM_KINDS: Readonly<Record<number, { slug: string; title: string }>> = {
-  400: { slug: 'bad-request', title: 'Malformed request' },
-  401: { slug: 'unauthorized', title: 'Authentication required' },
-  403: { slug: 'forbidden', title: 'Forbidden' },
-  404: { slug: 'not-found', title: 'Not found' },
-  405: { slug: 'method-not-allowed', title: 'Method not allowed' },
-  409: { slug: 'conflict', title: 'Conflict' },
-  410: { slug: 'gone', title: 'Gone' },
-  413: { slug: 'payload-too-large', title: 'Request body too large' },
-  415: { slug: 'unsupported-media-type', title: 'Unsupported media type' },
-  422: { slug: 'validation', title: 'Validation failed' },
-  429: { slug: 'rate-limited', title: 'Too many requests' },
-  500: { slug: 'internal', title: 'Internal error' },
-  503: { slug: 'unavailable', title: 'Service unavailable' },
-};
-
-/** Builds a problem body for `status`; unknown statuses get a generic kind. */
+/** Builds a problem body of `kind` (or of a bare status's kind, see {@link kindOfStatus}). */
 export function problemBody(
-  status: number,
+  kind: ProblemKind | number,
   detail: string,
   errors?: ProblemFieldError[],
 ): ProblemBody {
-  const kind = PROBLEM_KINDS[status] ?? { slug: 'http-error', title: 'HTTP error' };
+  const known = typeof kind === 'number' ? kindOfStatus(kind) : kind;
   const body: ProblemBody = {
-    type: PROBLEM_TYPE_BASE + kind.slug,
-    title: kind.title,
-    status,
+    type: problemType(known),
+    title: known.title,
+    status: known.status,
     detail,
   };
   if (errors && errors.length > 0) body.errors = errors;
@@ -57,29 +40,22 @@ export function problemBody(
 }
 
 /**
- * The only exception the API's own code throws for a client error: it carries the exact problem
- * body and any headers (Retry-After, Allow), so the filter never has to guess from a message.
+ * The base of every refusal the API's own code throws (refusals.ts has one class per cause): it
+ * carries the exact problem body, its kind, and any headers (Retry-After, Allow), so the filter
+ * maps it without guessing from a message. A bare status takes that status's first kind.
  */
 export class ProblemException extends HttpException {
+  readonly kind: ProblemKind;
+
   constructor(
-    status: number,
+    kind: ProblemKind | number,
     detail: string,
     errors?: ProblemFieldError[],
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
-    super(problemBody(status, detail, errors), status);
-  }
-
-  /**
-   * A 429 for a spent quota: the delay goes in `Retry-After` and in the body, with the quota's
-   * name, so a client can back off per quota without parsing `detail`.
-   */
-  static quota(quota: string, detail: string, retryAfterSeconds: number): ProblemException {
-    const exception = new ProblemException(429, detail, undefined, {
-      'Retry-After': String(retryAfterSeconds),
-    });
-    Object.assign(exception.problem, { quota, retry_after_seconds: retryAfterSeconds });
-    return exception;
+    const body = problemBody(kind, detail, errors);
+    super(body, body.status);
+    this.kind = typeof kind === 'number' ? kindOfStatus(kind) : kind;
   }
 
   get problem(): ProblemBody {

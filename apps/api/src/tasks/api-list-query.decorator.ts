@@ -1,16 +1,34 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
-import { TaskStatus } from '@app/common';
-import { DEFAULT_LIMIT, MAX_LIMIT } from './list-query';
+import { DEFAULT_LIMIT, MAX_LIMIT, STATUS_FILTERS } from './list-query';
 
-/** Documents the list filters shared by both task lists. */
-export function ApiListQuery(): MethodDecorator {
+/**
+ * Documents the list filters: both task lists take these; the list across threads also takes
+ * `thread_id`. QueryParamsGuard accepts exactly the parameters documented here.
+ */
+export function ApiListQuery(options: { acrossThreads?: boolean } = {}): MethodDecorator {
   return applyDecorators(
     ApiQuery({
       name: 'status',
       required: false,
-      enum: ['active', 'terminal', ...Object.values(TaskStatus)],
+      enum: [...STATUS_FILTERS],
       description: 'active (queued, working, input_required), terminal, or one status',
+    }),
+    ApiQuery({ name: 'toolset', required: false, description: 'Only tasks of this toolset' }),
+    ...(options.acrossThreads
+      ? [ApiQuery({ name: 'thread_id', required: false, description: 'Only tasks of this thread' })]
+      : []),
+    ApiQuery({
+      name: 'created_after',
+      required: false,
+      schema: { type: 'string', format: 'date-time' },
+      description: 'Only tasks created strictly after this instant (RFC 3339, with an offset)',
+    }),
+    ApiQuery({
+      name: 'created_before',
+      required: false,
+      schema: { type: 'string', format: 'date-time' },
+      description: 'Only tasks created strictly before this instant (RFC 3339, with an offset)',
     }),
     ApiQuery({
       name: 'limit',
@@ -20,7 +38,8 @@ export function ApiListQuery(): MethodDecorator {
     ApiQuery({
       name: 'cursor',
       required: false,
-      description: 'next_cursor of the previous page (opaque)',
+      description:
+        'next_cursor of the previous page (opaque); pass the same filters with it as with the first page',
     }),
   );
 }

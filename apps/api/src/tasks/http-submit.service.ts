@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
+import { TaskStatus } from '@app/common';
+import { TaskRepository } from '@app/persistence';
 import { TaskView } from '@app/views';
+import { NotFound, NotRetryable } from '../problem/refusals';
 import { parsePreferWait } from './prefer-wait';
 import { TaskPresenter } from './task-presenter.service';
 import { TaskSubmitService } from './task-submit.service';
@@ -14,6 +17,8 @@ export interface HttpSubmitRequest {
   body: unknown;
   idempotencyKey?: string;
   prefer?: string;
+  /** The failed task a retry submits again (`POST …/retry`). */
+  retryOf?: string;
   traceparent?: string;
   tracestate?: string;
   /** The answer's response: a held answer ends early on its `close` (the client went away). */
@@ -37,7 +42,27 @@ export class HttpSubmitService {
   constructor(
     private readonly submitter: TaskSubmitService,
     private readonly presenter: TaskPresenter,
+    private readonly tasks: TaskRepository,
   ) {}
+
+  /**
+   * `POST …/tasks/{task_id}/retry`: a failed task of the caller submitted again as a new task in
+   * its thread, with its toolset, arguments and metadata, linked by `retry_of`. It is a submit in
+   * every other way: the toolset must still take tasks and the arguments fit its schema now,
+   * the quotas apply, and `Idempotency-Key` and `Prefer: wait` work as on a submit.
+   */
+  async retry(
+    request: Omit<HttpSubmitRequest, 'body' | 'retryOf'> & { taskId: string },
+  ): Promise<HttpSubmitAnswer> {
+    const original = await this.tasks.findForUser(request.userId, request.taskId, request.threadId);
+    if (!original) throw new NotFound('No such task.');
+    if (original.status !== TaskStatus.Failed) throw new NotRetryable(original.status);
+    return this.answer({
+      ...request,
+      body: { toolset: original.toolset, arguments: original.input, metadata: original.metadata },
+      retryOf: original.id,
+    });
+  }
 
   async answer(request: HttpSubmitRequest): Promise<HttpSubmitAnswer> {
     const waitSeconds = parsePreferWait(request.prefer);
@@ -54,6 +79,7 @@ export class HttpSubmitService {
       threadId: request.threadId,
       body: request.body,
       idempotencyKey: request.idempotencyKey,
+      retryOf: request.retryOf,
       waitSeconds,
       abort: abort?.signal,
       trace: { traceparent: request.traceparent, tracestate: request.tracestate },

@@ -1,4 +1,7 @@
-/** The longest a submit may be held (api.md): below common client and proxy timeouts. */
+/**
+ * The longest a submit may be held (docs/api.md, "Behaviour worth knowing"): below the 60 s idle timeout
+ * common to proxies and load balancers, so a held answer is never cut by one.
+ */
 export const MAX_WAIT_SECONDS = 30;
 
 /**

@@ -22,7 +22,8 @@ import { HttpSubmitService } from './http-submit.service';
 
 /** The route pattern the metrics name, as Express names the Nest route's. */
 const SUBMIT_ROUTE = '/v1/threads/:thread_id/tasks';
-const SUBMIT_PATH = /^\/v1\/threads\/([^/?]*)\/tasks(?:\?|$)/;
+// No query string: the route takes no parameters, and Nest's route refuses any (400).
+const SUBMIT_PATH = /^\/v1\/threads\/([^/?]*)\/tasks$/;
 
 /** The request as the steps below leave it: body-parser's body, the guard's principal. */
 type SubmitRequest = IncomingMessage & { body?: unknown } & Pick<
@@ -42,8 +43,9 @@ type AccessLog = (req: IncomingMessage, res: ServerResponse) => void;
  * with the fast path off and on (docs/benchmarks.md, "API CPU per submit, third pass").
  *
  * It takes a request only when nothing about it is unusual: the exact lower-case path with a
- * thread ID that already matches the pattern (no percent-encoding), and no Content-Encoding.
- * Every other request, a trailing slash, a bad thread ID, a compressed body, goes to Express
+ * thread ID that already matches the pattern (no percent-encoding), no query string and no
+ * Content-Encoding. Every other request, a trailing slash, a bad thread ID, a query parameter
+ * (a 400 there: the route takes none), a compressed body, goes to Express
  * untouched, whose Nest route answers it as before. test/api/submit-fast-path.test.ts compares
  * the two routes answer for answer.
  */

@@ -11,6 +11,7 @@ import {
 import { TaskView } from '@app/views';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
+import { PROBLEM_KINDS } from '../problem/problem-kinds';
 import { TaskIdPipe, ThreadIdPipe } from './id-params.pipe';
 import { AnswerInputDto, InputRequestDto, InputRequiredDto } from './task-input.dto';
 import { TaskInputService } from './task-input.service';
@@ -39,7 +40,15 @@ export class TaskInputController {
     type: TaskDto,
     description: 'Stored (or the same answers again); the task as it is now',
   })
-  @ApiProblems(404, 409, 413, 415, 422)
+  @ApiProblems(
+    404,
+    PROBLEM_KINDS.notAnswerable,
+    PROBLEM_KINDS.answerConflict,
+    PROBLEM_KINDS.taskChanged,
+    413,
+    415,
+    PROBLEM_KINDS.validation,
+  )
   answer(
     @CurrentUser() userId: string,
     @Param('thread_id', ThreadIdPipe) threadId: string,

@@ -5,6 +5,7 @@ import { Settings, SETTINGS } from '@app/config';
 import { TaskInputRepository, TaskRepository, TaskRow } from '@app/persistence';
 import { InputRequiredView, TaskView, acceptsAnswers, inputRequiredView } from '@app/views';
 import { ProblemException, ProblemFieldError } from '../problem/problem.exception';
+import { AnswerConflict, NotAnswerable, NotFound, TaskChanged } from '../problem/refusals';
 import { ArgumentsValidator } from './arguments-validator.service';
 import { TaskPresenter } from './task-presenter.service';
 
@@ -32,12 +33,12 @@ export class TaskInputService {
     // One retry: a concurrent POST may store a key between our read and our write.
     for (let attempt = 0; ; attempt++) {
       const row = await this.tasks.findForUser(userId, taskId, threadId);
-      if (!row) throw new ProblemException(404, NOT_FOUND);
+      if (!row) throw new NotFound(NOT_FOUND);
       const fresh = this.check(row, responses);
       if (Object.keys(fresh).length === 0) return this.presenter.detail(row);
       const stored = await this.inputs.add(userId, threadId, taskId, fresh);
       if (stored) return this.presenter.detail(stored);
-      if (attempt >= 1) throw new ProblemException(409, 'The task changed; read it and try again.');
+      if (attempt >= 1) throw new TaskChanged();
     }
   }
 
@@ -71,8 +72,7 @@ export class TaskInputService {
       (key) => !isDeepStrictEqual(answered[key].response, responses[key]),
     );
     if (conflicting.length > 0) {
-      throw new ProblemException(
-        409,
+      throw new AnswerConflict(
         `Already answered differently: ${conflicting.map((k) => JSON.stringify(k)).join(', ')}.`,
       );
     }
@@ -81,14 +81,13 @@ export class TaskInputService {
     );
     if (Object.keys(fresh).length === 0) return fresh; // a repeated POST: harmless
     if (row.status !== TaskStatus.InputRequired) {
-      throw new ProblemException(409, `The task is ${row.status}, not waiting for input.`);
+      throw new NotAnswerable(`The task is ${row.status}, not waiting for input.`);
     }
     if (row.cancelRequestedAt !== null) {
-      throw new ProblemException(409, 'The task is being cancelled.');
+      throw new NotAnswerable('The task is being cancelled.');
     }
     if (!acceptsAnswers(row)) {
-      throw new ProblemException(
-        409,
+      throw new NotAnswerable(
         "This task's upstream cannot take answers through the gateway; its question is shown for information.",
       );
     }

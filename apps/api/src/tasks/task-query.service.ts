@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TaskStatus } from '@app/common';
 import { GatewayMetrics } from '@app/metrics';
 import { Database, TaskRepository, listTaskPage } from '@app/persistence';
-import { ProblemException } from '../problem/problem.exception';
+import { NotFound, TaskEnded } from '../problem/refusals';
 import { encodeCursor } from './list-cursor';
 import { RawListQuery, parseListQuery } from './list-query';
 import { TaskPresenter } from './task-presenter.service';
@@ -43,9 +43,10 @@ export class TaskQueryService {
     };
   }
 
-  async get(userId: string, threadId: string, taskId: string): Promise<TaskView> {
+  /** One task; `threadId` undefined finds it in any thread of the user. */
+  async get(userId: string, threadId: string | undefined, taskId: string): Promise<TaskView> {
     const row = await this.tasks.findForUser(userId, taskId, threadId);
-    if (!row) throw new ProblemException(404, NOT_FOUND);
+    if (!row) throw new NotFound(NOT_FOUND);
     return this.presenter.detail(row);
   }
 
@@ -57,7 +58,7 @@ export class TaskQueryService {
    */
   async cancel(userId: string, threadId: string, taskId: string): Promise<TaskView> {
     const result = await this.tasks.requestCancel(userId, taskId, threadId);
-    if (result.kind === 'not_found') throw new ProblemException(404, NOT_FOUND);
+    if (result.kind === 'not_found') throw new NotFound(NOT_FOUND);
     // A queued task whose submit had not started is cancelled here, in SQL, and never reaches a
     // poller: without this count, transitions_total{to="cancelled"} would miss those tasks.
     if (result.kind === 'accepted' && result.task.status === TaskStatus.Cancelled) {
@@ -66,7 +67,7 @@ export class TaskQueryService {
     const cancelledAsAsked =
       result.task.status === TaskStatus.Cancelled && result.task.cancelRequestedAt !== null;
     if (result.kind === 'terminal' && !cancelledAsAsked) {
-      throw new ProblemException(409, `The task is already ${result.task.status}.`);
+      throw new TaskEnded(result.task.status);
     }
     return this.presenter.detail(result.task);
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { TaskStatus } from '@app/common';
+import { TaskStatus, isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { GatewayMetrics, SubmitRefusalReason } from '@app/metrics';
 import {
@@ -14,6 +14,7 @@ import {
 import { TraceCarrier, startSubmitSpan } from '@app/tracing';
 import { HeldRequests } from '../health/held-requests';
 import { ProblemException } from '../problem/problem.exception';
+import { IdempotencyConflict, QuotaExceeded, UnknownToolset } from '../problem/refusals';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import { ArgumentsValidator } from './arguments-validator.service';
 import { SubmitRequest, parseSubmitBody, requestHash } from './submit-request';
@@ -41,7 +42,9 @@ export interface SubmitCommand {
   threadId: string;
   body: unknown;
   idempotencyKey?: string;
-  /** Seconds to hold the answer while the task is queued (`Prefer: wait`). */
+  /** The failed task this submit retries (`POST …/retry`), linked as `retry_of`. */
+  retryOf?: string;
+  /** Seconds to hold the answer until the task ends or asks a question (`Prefer: wait`). */
   waitSeconds?: number;
   /** Fires when the client disconnects, ending a wait early. */
   abort?: AbortSignal;
@@ -125,7 +128,7 @@ export class TaskSubmitService {
     if (result.kind === 'refused') {
       throw this.refused(
         QUOTA_REASONS[result.quota],
-        ProblemException.quota(
+        new QuotaExceeded(
           result.quota,
           QUOTA_DETAILS[result.quota](result.limit),
           result.retryAfterSeconds,
@@ -135,9 +138,10 @@ export class TaskSubmitService {
     if (result.kind === 'conflict') {
       throw this.refused(
         'idempotency_conflict',
-        new ProblemException(422, 'This Idempotency-Key was used with another request.', [
-          { path: 'Idempotency-Key', message: 'was already used with a different body or thread' },
-        ]),
+        new IdempotencyConflict(
+          'This Idempotency-Key was used with another request.',
+          'was already used with a different body or thread',
+        ),
       );
     }
     if (result.kind === 'replayed') {
@@ -150,15 +154,16 @@ export class TaskSubmitService {
       if (!visible) {
         throw this.refused(
           'idempotency_conflict',
-          new ProblemException(422, 'This Idempotency-Key was used in a deleted thread.', [
-            { path: 'Idempotency-Key', message: 'was already used; choose a new key' },
-          ]),
+          new IdempotencyConflict(
+            'This Idempotency-Key was used in a deleted thread.',
+            'was already used; choose a new key',
+          ),
         );
       }
     }
     if (result.kind === 'created') this.metrics.submitted.inc({ toolset: entry!.name });
     const task = command.waitSeconds
-      ? await this.waitWhileQueued(result.task, command.waitSeconds, command.abort)
+      ? await this.waitWhileRunning(result.task, command.waitSeconds, command.abort)
       : result.task;
     return { created: result.kind === 'created', task, entry };
   }
@@ -205,10 +210,7 @@ export class TaskSubmitService {
       const message = entry
         ? 'is no longer configured on the gateway (see GET /v1/toolsets)'
         : 'is not a toolset in the catalog (see GET /v1/toolsets)';
-      return {
-        reason: 'unknown_toolset',
-        problem: new ProblemException(422, 'Unknown toolset.', [{ path: '/toolset', message }]),
-      };
+      return { reason: 'unknown_toolset', problem: new UnknownToolset(message) };
     }
     const errors = this.validator.validate(entry.inputSchema, draft.request.arguments);
     if (errors.length === 0) return undefined;
@@ -235,13 +237,15 @@ export class TaskSubmitService {
   }
 
   /**
-   * `Prefer: wait`: the task as last read, no longer queued, or still queued when the wait ends,
-   * the caller goes away or the app closes. At most 200 ms late after the task leaves `queued`.
+   * `Prefer: wait` (docs/api.md): the task as last read once it has ended or asks a question
+   * (`input_required`), or as it is when the wait ends, the caller goes away or the app closes.
+   * At most 200 ms late after the change: a re-read of one row by primary key every 200 ms at
+   * most, for at most MAX_WAIT_SECONDS.
    */
-  private waitWhileQueued(task: TaskRow, seconds: number, abort?: AbortSignal): Promise<TaskRow> {
+  private waitWhileRunning(task: TaskRow, seconds: number, abort?: AbortSignal): Promise<TaskRow> {
     return this.held.hold({
       task,
-      waiting: (row) => row.status === TaskStatus.Queued,
+      waiting: (row) => !isTerminal(row.status) && row.status !== TaskStatus.InputRequired,
       // A thread deleted meanwhile reads as gone: the answer is then the task as created.
       read: () => this.tasks.findForUser(task.userId, task.id, task.threadId),
       deadline: Date.now() + seconds * 1000,
@@ -287,5 +291,6 @@ function newTask(draft: Draft, entry: CatalogEntry): NewTask {
     requestHash: key === undefined ? null : requestHash(command.threadId, request),
     traceContext: draft.traceContext,
     deadlineSeconds: entry.deadlineSeconds,
+    retryOf: command.retryOf ?? null,
   };
 }

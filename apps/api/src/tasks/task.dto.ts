@@ -119,6 +119,14 @@ export class TaskDto extends TaskSummaryDto implements TaskView {
     description: 'While input_required: the open questions by key; answer them with POST …/input',
   })
   input_required!: InputRequiredDto | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The failed task this one retries (POST …/retry made it); null for a task submitted afresh',
+    example: null,
+  })
+  retry_of!: string | null;
 }
 
 export class TaskListDto implements TaskListView {

@@ -12,6 +12,7 @@ import {
 import type { Response } from 'express';
 import { CurrentTenant, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
+import { PROBLEM_KINDS } from '../problem/problem-kinds';
 import { TaskIdPipe, ThreadIdPipe } from './id-params.pipe';
 import { RawListQuery } from './list-query';
 import { HttpSubmitService } from './http-submit.service';
@@ -35,7 +36,8 @@ const SUBMIT_HEADERS = {
     schema: { type: 'string' },
   },
   'Preference-Applied': {
-    description: 'With `Prefer: wait=N`: the wait used, `wait=N` (N capped at 30)',
+    description:
+      'With `Prefer: wait=N`: the preference honoured, `wait=N` with N the seconds held at most (capped at 30)',
     schema: { type: 'string', example: 'wait=5' },
   },
 };
@@ -64,7 +66,7 @@ export class ThreadTasksController {
     name: 'Prefer',
     required: false,
     description:
-      '`wait=N` (N ≤ 30): hold the answer until the task leaves queued or N seconds pass',
+      '`wait=N` (N ≤ 30): hold the answer until the task ends, asks a question (input_required) or N seconds pass',
   })
   @ApiResponse({
     status: 201,
@@ -78,7 +80,14 @@ export class ThreadTasksController {
     description: 'The same task, for a retried request',
     headers: SUBMIT_HEADERS,
   })
-  @ApiProblems(413, 415, 422, 429)
+  @ApiProblems(
+    413,
+    415,
+    PROBLEM_KINDS.validation,
+    PROBLEM_KINDS.unknownToolset,
+    PROBLEM_KINDS.idempotencyConflict,
+    PROBLEM_KINDS.quotaExceeded,
+  )
   async submit(
     @CurrentUser() userId: string,
     @CurrentTenant() tenant: string | undefined,
@@ -133,6 +142,68 @@ export class ThreadTasksController {
     return this.query.get(userId, threadId, taskId);
   }
 
+  @Post(':task_id/retry')
+  @HttpCode(201)
+  @THREAD_PARAM
+  @TASK_PARAM
+  @ApiOperation({
+    summary:
+      'Submit a failed task again: a new task with its toolset, arguments and metadata, whose retry_of names it',
+  })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description:
+      'As on a submit: a retried request with the same key answers the same new task (200)',
+  })
+  @ApiHeader({ name: 'Prefer', required: false, description: 'As on a submit: `wait=N`' })
+  @ApiResponse({
+    status: 201,
+    type: TaskDto,
+    description: 'The new task; Location names it',
+    headers: SUBMIT_HEADERS,
+  })
+  @ApiResponse({
+    status: 200,
+    type: TaskDto,
+    description: 'The same new task, for a retried request',
+    headers: SUBMIT_HEADERS,
+  })
+  @ApiProblems(
+    404,
+    PROBLEM_KINDS.notRetryable,
+    PROBLEM_KINDS.validation,
+    PROBLEM_KINDS.unknownToolset,
+    PROBLEM_KINDS.idempotencyConflict,
+    PROBLEM_KINDS.quotaExceeded,
+  )
+  async retry(
+    @CurrentUser() userId: string,
+    @CurrentTenant() tenant: string | undefined,
+    @Param('thread_id', ThreadIdPipe) threadId: string,
+    @Param('task_id', TaskIdPipe) taskId: string,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Headers('prefer') prefer: string | undefined,
+    @Headers('traceparent') traceparent: string | undefined,
+    @Headers('tracestate') tracestate: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<TaskView> {
+    const answer = await this.httpSubmit.retry({
+      userId,
+      tenant,
+      threadId,
+      taskId,
+      idempotencyKey,
+      prefer,
+      traceparent,
+      tracestate,
+      res,
+    });
+    res.status(answer.status);
+    for (const [name, value] of answer.headers) res.setHeader(name, value);
+    return answer.task;
+  }
+
   @Post(':task_id/cancel')
   @HttpCode(202)
   @THREAD_PARAM
@@ -142,7 +213,7 @@ export class ThreadTasksController {
       'Request cancellation (durable, idempotent); the task ends cancelled later, or at once if not yet submitted',
   })
   @ApiResponse({ status: 202, type: TaskDto, description: 'Recorded; the task as it is now' })
-  @ApiProblems(404, 409)
+  @ApiProblems(404, PROBLEM_KINDS.taskEnded)
   cancel(
     @CurrentUser() userId: string,
     @Param('thread_id', ThreadIdPipe) threadId: string,

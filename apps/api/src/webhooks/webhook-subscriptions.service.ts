@@ -9,6 +9,7 @@ import {
   WebhookDestinationError,
 } from '@app/webhooks';
 import { ProblemException } from '../problem/problem.exception';
+import { LimitReached } from '../problem/refusals';
 
 /** Each event fans out to every subscription of its user; ten bounds that fan-out. */
 export const MAX_WEBHOOKS_PER_USER = 10;
@@ -76,5 +77,5 @@ export class WebhookSubscriptionsService {
 }
 
 function tooMany(): ProblemException {
-  return new ProblemException(422, `At most ${MAX_WEBHOOKS_PER_USER} webhooks per user.`);
+  return new LimitReached(`At most ${MAX_WEBHOOKS_PER_USER} webhooks per user.`);
 }

@@ -58,7 +58,7 @@ export class WebhooksController {
   })
   @ApiProblems([400, 'The body is not valid JSON'], 401, 413, 415, [
     422,
-    'Body invalid: URL missing, not https, resolving to a private address (unless allowed), unknown fields, or 10 subscriptions already',
+    '`validation`: URL missing, not https, resolving to a private address (unless allowed), unknown fields; `limit-reached`: 10 subscriptions already',
   ])
   async create(
     @CurrentUser() userId: string,

@@ -23,6 +23,20 @@ SELECT e.id::text AS id, e.tx::text AS tx, e.task_id, e.user_id, e.thread_id, e.
  LIMIT $5`;
 
 /**
+ * The same page across every thread of the user (`GET /v1/events`), served by the (user_id, tx,
+ * id) index of migration UserEventStream; the settled rule is the one above.
+ */
+export const USER_EVENTS_SQL = `
+SELECT e.id::text AS id, e.tx::text AS tx, e.task_id, e.user_id, e.thread_id, e.sequence,
+       e.type, e.task, e.data, e.created_at,
+       e.tx < pg_snapshot_xmin(pg_current_snapshot()) AS settled
+  FROM task_events e
+ WHERE e.user_id = $1
+   AND (e.tx, e.id) > ($2::xid8, $3::bigint)
+ ORDER BY e.tx, e.id
+ LIMIT $4`;
+
+/**
  * Retention: events older than EVENT_RETENTION_HOURS, in small batches, except those a delivery
  * still retries (a delivery outlives its event's window only while it is pending). Deliveries
  * and their attempts go with their event (ON DELETE CASCADE).
