@@ -9,6 +9,7 @@ import {
   DemoServerProcess,
   PollerProcess,
   demoServerEntry,
+  demoTasksEntry,
   startDemoServer,
   startPoller,
   stopAllProcesses,
@@ -41,15 +42,11 @@ beforeAll(async () => {
   strictDemo = await startDemoServer(['--strict-2026']);
   serversFile = writeServersFile({
     'fleet-srv': demoServerEntry(demo.url, TOOLSET),
-    'strict-srv': {
-      url: `${strictDemo.url}/mcp`,
-      protocolVersion: '2026-07-28',
-      connectTimeoutMs: 1000,
-      // A pinned poll is tasks/update + tasks/get: 2 × 1400 fits the 3 s lease's 2.9 s budget.
-      callTimeoutMs: 1400,
-      maxConcurrentCalls: 8,
-      taskToolsets: [{ name: STRICT_TOOLSET, contract: 'mcp-tasks', tool: 'demo_task' }],
-    },
+    'strict-srv': demoTasksEntry(
+      strictDemo.url,
+      { [STRICT_TOOLSET]: 'demo_task' },
+      { pinned: true },
+    ),
   });
   for (let i = 0; i < 2; i++) {
     // FAST_POLLER_ENV: LEASE_MS=3000, so the killed poller's tasks are rescued within seconds.

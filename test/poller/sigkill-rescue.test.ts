@@ -8,6 +8,7 @@ import {
 } from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
+  demoTasksEntry,
   FAST_POLLER_ENV,
   startDemoServer,
   writeServersFile,
@@ -90,15 +91,7 @@ it('a survivor finishes the 2026-07-28 tasks a killed poller held on a strict se
   // --strict-2026 refuses initialize (-32020): the tasks live only on the stateless side.
   const demo = await fleet.demo(['--strict-2026']);
   const serversFile = writeServersFile({
-    strict: {
-      url: `${demo.url}/mcp`,
-      protocolVersion: '2026-07-28',
-      connectTimeoutMs: 1000,
-      // A pinned poll is tasks/update + tasks/get: 2 × 1400 fits the 3 s lease's 2.9 s budget.
-      callTimeoutMs: 1400,
-      maxConcurrentCalls: 8,
-      taskToolsets: [{ name: 'strict-tasks', contract: 'mcp-tasks', tool: 'demo_task' }],
-    },
+    strict: demoTasksEntry(demo.url, { 'strict-tasks': 'demo_task' }, { pinned: true }),
   });
   const victim = await fleet.poller(serversFile);
   const survivor = await fleet.poller(serversFile);
