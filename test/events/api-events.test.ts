@@ -1,4 +1,4 @@
-// Guards the SSE stream (resume without loss or repeats, several replicas, one user's events only) and the webhook subscription API (secret once, owner only, private URLs refused).
+// Guards the SSE stream (resume without loss or repeats, several replicas, one user's events only, a strict 2026-07-28 upstream's task streamed and delivered) and the webhook subscription API (secret once, owner only, private URLs refused).
 import request from 'supertest';
 import { WebhookRepository } from '@app/persistence';
 import { newWebhookSecret } from '@app/webhooks';
@@ -7,6 +7,14 @@ import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
 import { ApiProcess, signJwt, startApiProcess } from '../helpers/api';
 import { SseClient } from '../helpers/sse';
+import {
+  demoTasksEntry,
+  startDemoServer,
+  startPoller,
+  stopAllProcesses,
+  writeServersFile,
+} from '../helpers/processes';
+import { WebhookReceiver } from './webhook-receiver';
 
 let db: TestDatabase;
 let strict: ApiProcess;
@@ -228,5 +236,103 @@ describe('webhook subscriptions', () => {
       answers.push({ detail: res.body.detail, errors: res.body.errors });
     }
     expect(answers[0]).toEqual(answers[1]);
+  });
+});
+
+describe('a task on a strict 2026-07-28 server', () => {
+  const sara = signJwt('sara', { exp: Math.floor(Date.now() / 1000) + 600 });
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    // --strict-2026 refuses initialize (-32020): every status comes from the stateless side.
+    const demo = await startDemoServer(['--strict-2026']);
+    receiver = new WebhookReceiver();
+    await receiver.start();
+    await startPoller({
+      databaseUrl: db.url,
+      // Unpinned: the poller finds the era through server/discover.
+      serversFile: writeServersFile({ strict: demoTasksEntry(demo.url, { asks: 'demo_ask_one' }) }),
+      env: { LEASE_MS: '8000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+    });
+    await waitUntil(
+      async () => {
+        const res = await request(strict.url)
+          .get('/v1/toolsets')
+          .set('Authorization', `Bearer ${sara}`);
+        const items = res.body.items as Array<{ name: string; available: boolean }>;
+        return items.some((t) => t.name === 'asks' && t.available) ? true : undefined;
+      },
+      'the strict toolset available',
+      10_000,
+    );
+  });
+  afterAll(async () => {
+    await stopAllProcesses();
+    await receiver?.stop();
+  });
+
+  it('streams and delivers working → input_required → working → completed, signed', async () => {
+    const hook = await request(relaxed.url)
+      .post('/v1/webhooks')
+      .set('Authorization', `Bearer ${sara}`)
+      .send({ url: `${receiver.base}/strict` })
+      .expect(201);
+    receiver.route('/strict', hook.body.secret as string, 204);
+    const stream = await open(strict, sara, 'chat-strict');
+    const submitted = await request(relaxed.url)
+      .post('/v1/threads/chat-strict/tasks')
+      .set('Authorization', `Bearer ${sara}`)
+      // Working long enough after the answer that the poller sees it working again.
+      .send({ toolset: 'asks', arguments: { resume_ms: 1500 } })
+      .expect(201);
+    const taskId = submitted.body.task_id as string;
+    const statusEvents = () => stream.events.filter((e) => e.event !== 'task.progress');
+    await waitUntil(
+      () => (statusEvents().some((e) => e.event === 'task.input_required') ? true : undefined),
+      'task.input_required on the stream',
+      20_000,
+    );
+    await request(strict.url)
+      .post(`/v1/threads/chat-strict/tasks/${taskId}/input`)
+      .set('Authorization', `Bearer ${sara}`)
+      .send({ responses: { confirm: { action: 'accept', content: { confirm: true } } } })
+      .expect(202);
+    await waitUntil(
+      () => (statusEvents().some((e) => e.event === 'task.completed') ? true : undefined),
+      'task.completed on the stream',
+      20_000,
+    );
+    const STATUSES = ['working', 'input_required', 'working', 'completed'];
+    expect(
+      statusEvents().map((e) => [e.event, (e.data.task as { status: string }).status]),
+    ).toEqual(STATUSES.map((s) => [`task.${s}`, s]));
+    expect(
+      stream.events.every((e) => (e.data.task as { task_id: string }).task_id === taskId),
+    ).toBe(true);
+    // The webhook gets the same events, each signed with the subscription's secret.
+    const wanted = stream.events.map((e) => e.data.id as string).sort();
+    await waitUntil(
+      () => (receiver.at('/strict').length >= wanted.length ? true : undefined),
+      'every event delivered',
+      20_000,
+    );
+    const got = receiver.at('/strict');
+    expect(got.every((r) => r.verified)).toBe(true);
+    expect(got.map((r) => r.headers['webhook-id'] as string).sort()).toEqual(wanted);
+    // Neither way shows the upstream's task ID.
+    const [{ remote }] = await db.db.query<{ remote: string }>(
+      `SELECT remote_task_id AS remote FROM task_rows WHERE id = $1`,
+      [taskId],
+    );
+    expect(remote).toEqual(expect.any(String));
+    const shown = JSON.stringify([stream.events, got.map((r) => r.body)]);
+    expect(shown).not.toContain(remote);
+    const completed = await request(strict.url)
+      .get(`/v1/threads/chat-strict/tasks/${taskId}`)
+      .set('Authorization', `Bearer ${sara}`)
+      .expect(200);
+    expect(completed.body.result.structuredContent.answers).toEqual({
+      confirm: { action: 'accept', content: { confirm: true } },
+    });
   });
 });

@@ -1,4 +1,4 @@
-// Guards end-to-end webhook delivery by the real poller fleet: with one poller SIGKILLed mid-run, a subscriber still gets every terminal event of its API-submitted tasks, correctly signed and in per-task sequence order.
+// Guards end-to-end webhook delivery by the real poller fleet: with one poller SIGKILLed mid-run, a subscriber still gets every terminal event of its API-submitted tasks (ordinary ones, and 2026-07-28 ones on a strict server), correctly signed and in per-task sequence order.
 import { createHmac } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -9,6 +9,7 @@ import {
   DemoServerProcess,
   PollerProcess,
   demoServerEntry,
+  demoTasksEntry,
   startDemoServer,
   startPoller,
   stopAllProcesses,
@@ -18,6 +19,9 @@ import { waitUntil } from '../helpers/wait';
 import { WebhookReceiver } from './webhook-receiver';
 
 const TASKS = 40;
+// Also on a --strict-2026 demo server (it refuses initialize): 2026-07-28 tasks only.
+const STRICT_TASKS = 8;
+const STRICT_TOOLSET = 'fleet-strict';
 const THREAD = 'fleet-hooks';
 const TOOLSET = 'fleet-demo';
 const PATH = '/fleet';
@@ -26,6 +30,7 @@ const PRIVATE_OK = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
 
 let api: ApiHarness;
 let demo: DemoServerProcess;
+let strictDemo: DemoServerProcess;
 let serversFile: string;
 const pollers: PollerProcess[] = [];
 let receiver: WebhookReceiver;
@@ -34,7 +39,15 @@ let auth: string;
 beforeAll(async () => {
   api = await startApi(PRIVATE_OK);
   demo = await startDemoServer();
-  serversFile = writeServersFile({ 'fleet-srv': demoServerEntry(demo.url, TOOLSET) });
+  strictDemo = await startDemoServer(['--strict-2026']);
+  serversFile = writeServersFile({
+    'fleet-srv': demoServerEntry(demo.url, TOOLSET),
+    'strict-srv': demoTasksEntry(
+      strictDemo.url,
+      { [STRICT_TOOLSET]: 'demo_task' },
+      { pinned: true },
+    ),
+  });
   for (let i = 0; i < 2; i++) {
     // FAST_POLLER_ENV: LEASE_MS=3000, so the killed poller's tasks are rescued within seconds.
     pollers.push(await startPoller({ databaseUrl: api.db.url, serversFile, env: PRIVATE_OK }));
@@ -45,10 +58,11 @@ beforeAll(async () => {
   await waitUntil(
     async () => {
       const res = await request(api.url).get('/v1/toolsets').set('Authorization', auth);
-      const entry = (res.body.items ?? []).find((t: { name: string }) => t.name === TOOLSET);
-      return entry?.available === true ? true : undefined;
+      const items = (res.body.items ?? []) as Array<{ name: string; available: boolean }>;
+      const up = items.filter((t) => t.available && [TOOLSET, STRICT_TOOLSET].includes(t.name));
+      return up.length === 2 ? true : undefined;
     },
-    `${TOOLSET} available`,
+    `${TOOLSET} and ${STRICT_TOOLSET} available`,
     30_000,
   );
 }, 60_000);
@@ -111,7 +125,28 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
       return res.body.task_id as string;
     }),
   );
+  // The same mix on the strict server: demo_task ends a tool error `completed` with isError.
+  submitted.push(
+    ...(await Promise.all(
+      Array.from({ length: STRICT_TASKS }, async (_, i) => {
+        const res = await request(api.url)
+          .post(`/v1/threads/${THREAD}/tasks`)
+          .set('Authorization', auth)
+          .send({
+            toolset: STRICT_TOOLSET,
+            arguments: {
+              duration_ms: 1000 + (i % 8) * 300,
+              outcome: i % 4 === 0 ? 'tool_error' : 'complete',
+              tag: `fleet-strict-${i}`,
+            },
+          });
+        expect(res.status).toBe(201);
+        return res.body.task_id as string;
+      }),
+    )),
+  );
   const taskIds = new Set(submitted);
+  const strictIds = submitted.slice(TASKS);
 
   // Mid-run: the victim holds a webhook delivery lease while some tasks are still active. It is
   // frozen (SIGSTOP) before its leases are read and killed frozen, so it cannot finish a held
@@ -122,11 +157,13 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
     async () => {
       victim.pause();
       const held = await webhookLeasesOf(victim);
-      const [{ active }] = await api.db.db.query<{ active: number }>(
-        `SELECT count(*)::int AS active FROM tasks
-          WHERE status NOT IN ('completed', 'failed', 'cancelled')`,
+      const [{ active, strict }] = await api.db.db.query<{ active: number; strict: number }>(
+        `SELECT count(*)::int AS active, (count(*) FILTER (WHERE id = ANY($1)))::int AS strict
+           FROM tasks WHERE status NOT IN ('completed', 'failed', 'cancelled')`,
+        [strictIds],
       );
-      if (held.length > 0 && active > 0) return held;
+      // Strict-server tasks too are still running when it dies.
+      if (held.length > 0 && active > 0 && strict > 0) return held;
       victim.resume();
       return undefined;
     },
@@ -143,7 +180,7 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
       const res = await request(api.url)
         .get(`/v1/threads/${THREAD}/tasks?status=terminal&limit=100`)
         .set('Authorization', auth);
-      return res.body.items?.length === TASKS
+      return res.body.items?.length === TASKS + STRICT_TASKS
         ? (res.body.items as Array<{
             task_id: string;
             status: string;
@@ -158,7 +195,8 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
   const finalStatus = new Map(finished.map((t) => [t.task_id, t.status]));
   expect([...finalStatus.keys()].sort()).toEqual([...taskIds].sort());
   for (const task of finished) {
-    const failing = submitted.indexOf(task.task_id) % 4 === 0;
+    const index = submitted.indexOf(task.task_id);
+    const failing = (index < TASKS ? index : index - TASKS) % 4 === 0;
     const expected =
       task.error?.code === 'outcome_uncertain'
         ? { status: 'failed', code: 'outcome_uncertain' }
@@ -170,6 +208,8 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
       ...expected,
     });
   }
+  // The strict server's tasks ran to their own ends, not only to outcome_uncertain.
+  expect(strictIds.filter((id) => finalStatus.get(id) === 'completed').length).toBeGreaterThan(0);
 
   // The receiver gets a terminal event for each task; the webhook lease is at least 30 s (see
   // apps/poller/src/webhooks), so deliveries the victim held come back after that.
@@ -183,7 +223,7 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
     return seen;
   };
   await waitUntil(
-    () => (terminalOf().size === TASKS ? true : undefined),
+    () => (terminalOf().size === TASKS + STRICT_TASKS ? true : undefined),
     'a terminal event of every task at the receiver',
     45_000,
     100,

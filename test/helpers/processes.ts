@@ -232,6 +232,31 @@ export function demoServerEntry(
   };
 }
 
+/**
+ * An HTTP server entry exposing demo tools as `mcp-tasks` toolsets (`{toolset: tool}`), for a
+ * `--strict-2026` demo server (or any). Pinned to 2026-07-28 an attempt is at most two 1.4 s calls,
+ * which fit the 3 s test lease; unpinned, the worst chain (a cancel: a connect and three calls,
+ * 5.2 s) needs `LEASE_MS` 8000 (docs/leases.md, "Attempt deadlines").
+ */
+export function demoTasksEntry(
+  url: string,
+  toolsets: Record<string, string>,
+  options: { pinned?: boolean } = {},
+): ServerEntry {
+  return {
+    url: `${url}/mcp`,
+    ...(options.pinned ? { protocolVersion: '2026-07-28' } : {}),
+    connectTimeoutMs: 1000,
+    callTimeoutMs: 1400,
+    maxConcurrentCalls: 8,
+    taskToolsets: Object.entries(toolsets).map(([name, tool]) => ({
+      name,
+      contract: 'mcp-tasks',
+      tool,
+    })),
+  };
+}
+
 /** A stdio server entry: the demo server as a child of each poller, with `taskToolsets`. */
 export function demoStdioEntry(taskToolsets: Record<string, unknown>[]): ServerEntry {
   return {

@@ -1,8 +1,14 @@
-// Guards invariant 3: a SIGKILLed poller's tasks are attempted again within lease + poll interval.
+// Guards invariant 3: a SIGKILLed poller's tasks are attempted again within lease + poll interval, ordinary ones and 2026-07-28 ones on a strict server.
 import { useFleet } from '../helpers/fleet';
-import { insertFleetTasks, submitViolations, waitAllTerminal } from '../helpers/fleet-tasks';
+import {
+  insertFleetTasks,
+  submitViolations,
+  taskStates,
+  waitAllTerminal,
+} from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
+  demoTasksEntry,
   FAST_POLLER_ENV,
   startDemoServer,
   writeServersFile,
@@ -10,7 +16,7 @@ import {
 import { attemptLines } from '../helpers/poller-logs';
 import { waitUntil } from '../helpers/wait';
 
-const fleet = useFleet();
+const fleet = useFleet({ perTest: true });
 const LEASE_MS = Number(FAST_POLLER_ENV.LEASE_MS);
 const POLL_MS = Number(FAST_POLLER_ENV.POLL_INTERVAL_MS);
 // Process scheduling and timer slack on a loaded 2-core box (measured from the lease's end,
@@ -77,6 +83,51 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
     expect(at - expiry.getTime()).toBeLessThanOrEqual(POLL_MS + SLACK_MS);
   }
   await waitAllTerminal(fleet.db, ids);
+  expect(await submitViolations(fleet.db, ids, (await demo.stats()).by_tag)).toEqual([]);
+  expect(survivor.child.exitCode).toBeNull();
+});
+
+it('a survivor finishes the 2026-07-28 tasks a killed poller held on a strict server', async () => {
+  // --strict-2026 refuses initialize (-32020): the tasks live only on the stateless side.
+  const demo = await fleet.demo(['--strict-2026']);
+  const serversFile = writeServersFile({
+    strict: demoTasksEntry(demo.url, { 'strict-tasks': 'demo_task' }, { pinned: true }),
+  });
+  const victim = await fleet.poller(serversFile);
+  const survivor = await fleet.poller(serversFile);
+  const ids = await insertFleetTasks(
+    fleet.db,
+    Array.from({ length: 16 }, (_, i) => ({
+      toolset: 'strict-tasks',
+      server: 'strict',
+      contract: 'mcp-tasks' as const,
+      input: { duration_ms: 4000, tag: `strict-kill-${i}` },
+    })),
+  );
+  // Killed while it holds tasks it already made upstream (a remote handle is stored).
+  const orphans = await waitUntil(async () => {
+    const rows = await fleet.db.query<{ id: string }>(
+      `SELECT id FROM task_rows
+        WHERE lease_owner = $1 AND lease_expires_at > now() AND remote_task_id IS NOT NULL`,
+      [victim.workerId],
+    );
+    if (rows.length === 0) return undefined;
+    await victim.kill();
+    return rows.map((row) => row.id);
+  }, 'the victim holding 2026 tasks it made upstream');
+  const killedAt = Date.now();
+  await waitAllTerminal(fleet.db, ids);
+  const states = await taskStates(fleet.db, orphans);
+  expect(orphans.map((id) => [id, states.get(id)?.status])).toEqual(
+    orphans.map((id) => [id, 'completed']),
+  );
+  // Finished by the survivor, not by a write the victim sent before it died.
+  const rescued = new Set(
+    attemptLines([survivor])
+      .filter((line) => line.start >= killedAt)
+      .map((line) => line.taskId),
+  );
+  expect(orphans.filter((id) => !rescued.has(id))).toEqual([]);
   expect(await submitViolations(fleet.db, ids, (await demo.stats()).by_tag)).toEqual([]);
   expect(survivor.child.exitCode).toBeNull();
 });
