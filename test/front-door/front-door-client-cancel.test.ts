@@ -145,13 +145,16 @@ it("notifications/cancelled reaches only its own client's call, not another's wi
     name: 'strict',
     arguments: { duration_ms: 3_000, result: { mine: 'B' } },
   }) as Promise<CallToolResult>;
+  // B's call is held before A's cancel is sent, or the cancel could not have reached it.
+  await waitUntil(async () => (await tasksIn('iso-b'))[0], "B's task to be stored");
   await timesOut(aCall);
   await cancelSent(a.sent);
+  const bResult = await bCall;
+  // A held call's POST is recorded when its answer comes, so B's is compared after it.
   const ids = [a.sent, b.sent].map(
     (sent) => sent.find((s) => s.message.method === 'tools/call')?.message.id,
   );
   expect(ids[0]).toBe(ids[1]);
-  const bResult = await bCall;
   expect(bResult.isError).toBeFalsy();
   expect(JSON.stringify(bResult)).toContain('"mine":"B"');
   expect(await endOf('iso-b')).toBe('completed');

@@ -89,9 +89,8 @@ export class ConsolePagesController {
     const [list, toolsets] = await Promise.all([
       this.query.list(
         session.userId,
-        { status: filters.status, cursor: raw.cursor, limit: raw.limit },
+        { status: filters.status, toolset: filters.toolset, cursor: raw.cursor, limit: raw.limit },
         filters.thread,
-        filters.toolset,
       ),
       this.catalog.list(),
     ]);

@@ -29,14 +29,8 @@ export class TaskQueryService {
     private readonly metrics: GatewayMetrics,
   ) {}
 
-  /** `toolset` narrows the list to one toolset (the console's filter). */
-  async list(
-    userId: string,
-    raw: RawListQuery,
-    threadId?: string,
-    toolset?: string,
-  ): Promise<TaskListView> {
-    const page = await listTaskPage(this.db, { ...parseListQuery(raw, userId, threadId), toolset });
+  async list(userId: string, raw: RawListQuery, threadId?: string): Promise<TaskListView> {
+    const page = await listTaskPage(this.db, parseListQuery(raw, userId, threadId));
     return {
       items: await this.presenter.summaries(page.rows),
       next_cursor: page.next ? encodeCursor(page.next) : null,
