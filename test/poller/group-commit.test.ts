@@ -5,7 +5,7 @@
 // too, and every handle still lands.
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, waitAllTerminal, waitNoPollerStatement } from '../helpers/fleet-tasks';
-import { attemptLines } from '../helpers/poller-logs';
+import { attemptLines, awaitUpstreamReady } from '../helpers/poller-logs';
 import {
   demoServerEntry,
   metricValue,
@@ -134,9 +134,13 @@ it('concurrent submits share their writes: the submit marks and the handles land
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') });
   // A 250 ms window, far wider than the spread of writes the claim starts together, so the
   // bounds below hold on a loaded machine too (with 20 ms a busy CI run once saw 11 batches).
-  await fleet.poller(serversFile, {
+  const poller = await fleet.poller(serversFile, {
     env: { WORKER_SLOTS: '40', WRITE_BATCH_WINDOW_MS: '250', LEASE_MS: '10000' },
   });
+  // The upstream connected first: a submit claimed while the first connect is still under way
+  // on a loaded machine fails "not sent" (connectTimeoutMs 1 s) and is marked again on its retry,
+  // which is the connection layer's rule, not what this test counts (a CI run saw 48 marks).
+  await awaitUpstreamReady([poller], 'demo');
   const ids = await insertFleetTasks(
     fleet.db,
     Array.from({ length: 40 }, (_, i) => ({
