@@ -6,7 +6,7 @@
 // before sending).
 import request from 'supertest';
 import { freePort } from '@app/dev-db';
-import { StatelessHttpClient } from '@app/mcp';
+import { StatelessHttpClient } from '@app/upstream';
 import {
   startDemoServer,
   startPoller,

@@ -7,7 +7,7 @@ import {
   type DriverContext,
   type SubmitOutcome,
 } from '@app/drivers';
-import { UpstreamPool, type UpstreamLogger } from '@app/mcp';
+import { UpstreamPool, type UpstreamLogger } from '@app/upstream';
 import { demoStdioCommand, startDemoServer, stopAllProcesses } from '../helpers/processes';
 import { useFixture } from '../helpers/fixture';
 import { waitUntil } from '../helpers/wait';

@@ -37,7 +37,7 @@ it('the API never imports the MCP connection layer, the drivers or the MCP SDK c
   expect(
     violations(
       'apps/api',
-      /^@app\/(mcp|drivers)$|libs\/(mcp|drivers)|@modelcontextprotocol\/sdk\/client/,
+      /^@app\/(upstream|drivers)$|libs\/(upstream|drivers)|@modelcontextprotocol\/sdk\/client/,
     ),
   ).toEqual([]);
 });
@@ -51,10 +51,12 @@ it('the connection layer and the drivers are not reachable through a library the
     'logging',
     'views',
     'webhooks',
-    'mcp-wire',
+    'wire',
   ];
   for (const lib of apiLibs) {
-    expect(violations(`libs/${lib}`, /^@app\/(mcp|drivers)$|libs\/(mcp|drivers)/)).toEqual([]);
+    expect(
+      violations(`libs/${lib}`, /^@app\/(upstream|drivers)$|libs\/(upstream|drivers)/),
+    ).toEqual([]);
   }
 });
 
@@ -67,7 +69,7 @@ it('library indexes use explicit named exports, never export *', () => {
 
 /**
  * Which app or library may import which, as of today. A new edge fails the test: add it here
- * only after deciding it belongs (libraries never import apps; the API never reaches libs/mcp or
+ * only after deciding it belongs (libraries never import apps; the API never reaches libs/upstream or
  * libs/drivers). The drivers never import libs/persistence: what they hand the store (a remote
  * handle, a published toolset) is vocabulary in libs/common. No library reaches outside libs/:
  * the apps that migrate or check the schema import migrations/ and hand the list to
@@ -79,7 +81,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
     'libs/common',
     'libs/config',
     'libs/logging',
-    'libs/mcp-wire',
+    'libs/wire',
     'libs/metrics',
     'libs/persistence',
     'libs/tracing',
@@ -88,7 +90,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
     'migrations',
   ],
   'apps/cli': ['libs/common', 'libs/config', 'libs/persistence', 'migrations'],
-  'apps/demo-server': ['libs/mcp-wire'],
+  'apps/demo-server': ['libs/wire'],
   'apps/local': ['libs/config', 'libs/dev-db', 'libs/persistence', 'migrations'],
   'apps/poller': [
     'libs/common',
@@ -96,7 +98,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
     'libs/drivers',
     'libs/leasing',
     'libs/logging',
-    'libs/mcp',
+    'libs/upstream',
     'libs/metrics',
     'libs/persistence',
     'libs/tracing',
@@ -106,11 +108,11 @@ const ALLOWED_EDGES: Record<string, string[]> = {
   'libs/common': ['package.json'],
   'libs/config': ['libs/common'],
   'libs/dev-db': [],
-  'libs/drivers': ['libs/common', 'libs/config', 'libs/mcp'],
+  'libs/drivers': ['libs/common', 'libs/config', 'libs/upstream'],
   'libs/leasing': [],
   'libs/logging': [],
-  'libs/mcp': ['libs/common', 'libs/config', 'libs/mcp-wire', 'libs/tracing'],
-  'libs/mcp-wire': [],
+  'libs/upstream': ['libs/common', 'libs/config', 'libs/wire', 'libs/tracing'],
+  'libs/wire': [],
   'libs/metrics': [],
   'libs/persistence': ['libs/common'],
   'libs/tracing': [],

@@ -6,7 +6,7 @@
 import { TaskErrorCode, TaskStatus } from '@app/common';
 import { TASK_COLUMNS, TaskRow, taskColumnName, toTaskRow } from '@app/persistence';
 import { taskRowFromSnapshot, toTaskSummary } from '@app/views';
-import { legacyTask } from '../../apps/api/src/mcp/mcp-task.view';
+import { legacyTask } from '../../apps/api/src/front-door/mcp-task.view';
 import { useTestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 

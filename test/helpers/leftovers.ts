@@ -12,7 +12,7 @@ export function isRunning(pid: number): boolean {
   }
 }
 
-/** The folder in `dataDir` a jest worker compiles the test/mcp fixtures into. */
+/** The folder in `dataDir` a jest worker compiles the test/upstream fixtures into. */
 export function fixtureFolder(dataDir: string, workerPid: number): string {
   return join(dataDir, `mcp-test-${workerPid}`);
 }

@@ -1,5 +1,5 @@
 // The MCP 2026-07-28 request a conforming client sends: the _meta envelope and the routing headers.
-import { encodeHeaderValue } from '@app/mcp-wire';
+import { encodeHeaderValue } from '@app/wire';
 
 export const PROTOCOL_2026 = '2026-07-28';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

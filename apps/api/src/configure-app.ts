@@ -7,7 +7,7 @@ import { GatewayMetrics } from '@app/metrics';
 import { bearerFirstMiddleware } from './auth/bearer-first.middleware';
 import { httpMetricsMiddleware } from './http/http-metrics.middleware';
 import { jsonBodyMiddlewares } from './http/json-body.middleware';
-import { McpRequestGuard } from './mcp/mcp-request-guard.service';
+import { McpRequestGuard } from './front-door/mcp-request-guard.service';
 import { setupOpenApi } from './openapi/openapi';
 import { ProblemFilter } from './problem/problem.filter';
 import { SubmitFastPathHandler } from './tasks/submit-fast-path.handler';

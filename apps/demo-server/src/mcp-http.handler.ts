@@ -7,7 +7,7 @@ import type { DemoContext } from './demo-context.interface';
 import { createDemoServer } from './demo-server.factory';
 import type { HttpSession, HttpSessionRegistry } from './http-session.registry';
 import { Mcp2026Handler } from './mcp-2026/mcp-2026.handler';
-import { isStatelessRequest, PROTOCOL_2026 } from '@app/mcp-wire';
+import { isStatelessRequest, PROTOCOL_2026 } from '@app/wire';
 import { tapTransport } from './message-tap.middleware';
 
 function messages(body: unknown): JSONRPCMessage[] {

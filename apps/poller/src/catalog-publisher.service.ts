@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { McpServersConfig } from '@app/config';
 import { CatalogBuilder } from '@app/drivers';
-import { ServerStatus, UpstreamPool } from '@app/mcp';
+import { ServerStatus, UpstreamPool } from '@app/upstream';
 import { CatalogRepository } from '@app/persistence';
 import { MCP_SERVERS } from './poller.tokens';
 

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
-import { UpstreamPool } from '@app/mcp';
+import { UpstreamPool } from '@app/upstream';
 import { WakeSignal } from '@app/leasing';
 import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { BacklogSamplingService } from './backlog-sampling.service';

@@ -2,7 +2,7 @@ import { Provider } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { McpServersConfig } from '@app/config';
 import { DriverRegistry } from '@app/drivers';
-import { UpstreamPool } from '@app/mcp';
+import { UpstreamPool } from '@app/upstream';
 import { GatewayMetrics } from '@app/metrics';
 import { MCP_SERVERS } from './poller.tokens';
 

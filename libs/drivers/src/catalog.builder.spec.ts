@@ -1,6 +1,6 @@
 // Guards the catalog's availability rules and that reasons never leak URLs or secrets.
 import { Contract } from '@app/common';
-import type { ServerStatus } from '@app/mcp';
+import type { ServerStatus } from '@app/upstream';
 import type { ToolsetConfig } from '@app/config';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CatalogBuilder } from './catalog.builder';

@@ -1,6 +1,6 @@
 import { Contract, PublishedToolset, defaultMcpExposure } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
-import type { ServerStatus } from '@app/mcp';
+import type { ServerStatus } from '@app/upstream';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { taskSupportProblem } from './task-support';
 

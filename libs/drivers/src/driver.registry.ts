@@ -1,6 +1,6 @@
 import { Contract } from '@app/common';
 import type { ToolsetConfig } from '@app/config';
-import type { UpstreamPort } from '@app/mcp';
+import type { UpstreamPort } from '@app/upstream';
 import type { ContractDriver } from './contract-driver';
 import { McpTasksDriver } from './mcp-tasks.driver';
 import { OrdinaryDriver } from './ordinary.driver';

@@ -1,7 +1,7 @@
 // Guards the native-task driver: params.task only where declared, session binding, lost tasks.
 import { Contract, TaskErrorCode, TaskStatus, TransientTaskError } from '@app/common';
 import type { ToolsetConfig } from '@app/config';
-import { UpstreamRpcError, UpstreamSessionExpiredError } from '@app/mcp';
+import { UpstreamRpcError, UpstreamSessionExpiredError } from '@app/upstream';
 import { McpTasksDriver } from './mcp-tasks.driver';
 import { FakeUpstream, context, serverConfig } from './testing/fake-upstream';
 

@@ -11,7 +11,7 @@ import {
   UpstreamSessionExpiredError,
   type UpstreamPort,
   type UpstreamSession,
-} from '@app/mcp';
+} from '@app/upstream';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type {
   AnswerOutcome,

@@ -6,7 +6,7 @@ import {
   TaskStatus,
   TransientTaskError,
 } from '@app/common';
-import { UpstreamTimeoutError } from '@app/mcp';
+import { UpstreamTimeoutError } from '@app/upstream';
 import { OrdinaryDriver } from './ordinary.driver';
 import {
   FakeUpstream,

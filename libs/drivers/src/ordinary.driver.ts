@@ -1,6 +1,6 @@
 import { Contract, TaskStatus, TransientTaskError, type TaskSnapshot } from '@app/common';
 import type { OrdinaryToolset } from '@app/config';
-import type { UpstreamPort, UpstreamSession } from '@app/mcp';
+import type { UpstreamPort, UpstreamSession } from '@app/upstream';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type {
   AnswerOutcome,

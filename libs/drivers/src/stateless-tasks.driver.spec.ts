@@ -8,7 +8,7 @@ import {
   TransientTaskError,
 } from '@app/common';
 import type { ToolsetConfig } from '@app/config';
-import { UpstreamConnectionError, UpstreamRpcError } from '@app/mcp';
+import { UpstreamConnectionError, UpstreamRpcError } from '@app/upstream';
 import { McpTasksDriver } from './mcp-tasks.driver';
 import { FakeUpstream, context } from './testing/fake-upstream';
 

@@ -10,7 +10,7 @@ import {
   unstorableTextProblem,
   type TaskSnapshot,
 } from '@app/common';
-import { UpstreamRpcError, type StatelessSession, type UpstreamPort } from '@app/mcp';
+import { UpstreamRpcError, type StatelessSession, type UpstreamPort } from '@app/upstream';
 import type {
   AnswerOutcome,
   ContractDriver,

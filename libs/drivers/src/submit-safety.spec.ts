@@ -7,7 +7,7 @@ import {
   UpstreamSessionExpiredError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
-} from '@app/mcp';
+} from '@app/upstream';
 import { CallAbortedError } from './driver.errors';
 import { classifyPollError, classifySubmitError } from './submit-safety';
 

@@ -5,7 +5,7 @@ import {
   isAttemptDeadline,
 } from '@app/common';
 import type { ToolsetConfig } from '@app/config';
-import { UpstreamError, UpstreamProtocolError, UpstreamRpcError } from '@app/mcp';
+import { UpstreamError, UpstreamProtocolError, UpstreamRpcError } from '@app/upstream';
 import { CallAbortedError, protocolError } from './driver.errors';
 
 /**

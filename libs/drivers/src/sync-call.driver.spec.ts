@@ -1,7 +1,7 @@
 // Guards the held call: bounded progress, isError as upstream_failed, abort as CallAbortedError.
 import { Contract, TaskErrorCode, TaskStatus, type TaskProgress } from '@app/common';
 import type { ToolsetConfig } from '@app/config';
-import { UpstreamConnectionError } from '@app/mcp';
+import { UpstreamConnectionError } from '@app/upstream';
 import { CallAbortedError } from './driver.errors';
 import { DriverRegistry } from './driver.registry';
 import { SyncCallDriver } from './sync-call.driver';

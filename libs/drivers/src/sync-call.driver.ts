@@ -8,7 +8,7 @@ import {
   type TaskProgress,
   type TaskSnapshot,
 } from '@app/common';
-import type { UpstreamPort } from '@app/mcp';
+import type { UpstreamPort } from '@app/upstream';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ContractDriver, DriverContext, SubmitOutcome } from './contract-driver';
 import { toolArguments, toolsetOf } from './driver-context';

@@ -59,7 +59,7 @@ const TRANSIENT_TEMPLATES: Readonly<Record<TransientClass, string>> = {
 };
 
 /**
- * The gateway's wording of connection-layer and runner failures (libs/mcp upstream.errors,
+ * The gateway's wording of connection-layer and runner failures (libs/upstream upstream.errors,
  * the poller's runner). Anything unrecognised falls to `upstream_error`, whose sentence carries
  * nothing of the stored text: a new wording can only make a sentence less precise, never leak.
  */

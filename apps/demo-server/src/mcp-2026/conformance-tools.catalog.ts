@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { TaskPlan } from './task-2026.types';
 import { defineTool, type Tool2026 } from './tool-2026.types';
-import { ErrorCode2026 } from '@app/mcp-wire';
+import { ErrorCode2026 } from '@app/wire';
 import {
   acceptedContent,
   ask,

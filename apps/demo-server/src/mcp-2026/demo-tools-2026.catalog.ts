@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JobRegistry } from '../job.registry';
-import { invalidParams, JsonRpcWireError } from '@app/mcp-wire';
+import { invalidParams, JsonRpcWireError } from '@app/wire';
 import {
   demoTaskArgs,
   withDefaults,
@@ -15,7 +15,7 @@ import {
   type ToolCall2026,
   type ToolOutcome2026,
 } from './tool-2026.types';
-import { ErrorCode2026 } from '@app/mcp-wire';
+import { ErrorCode2026 } from '@app/wire';
 import {
   acceptedContent,
   ask,

@@ -4,13 +4,8 @@ import type { DemoContext } from '../demo-context.interface';
 import { CONFORMANCE_TOOLS } from './conformance-tools.catalog';
 import { demoTools2026 } from './demo-tools-2026.catalog';
 import { jobTaskTools2026 } from './job-task-tools-2026.catalog';
-import {
-  invalidParams,
-  JsonRpcWireError,
-  methodNotFound,
-  tasksExtensionRequired,
-} from '@app/mcp-wire';
-import { isRecord, validateRequest2026, type Request2026 } from '@app/mcp-wire';
+import { invalidParams, JsonRpcWireError, methodNotFound, tasksExtensionRequired } from '@app/wire';
+import { isRecord, validateRequest2026, type Request2026 } from '@app/wire';
 import { createTaskResult, detailedTask } from './task-2026.presenter';
 import type { TaskRecord2026 } from './task-2026.types';
 import type { Tool2026, ToolOutcome2026 } from './tool-2026.types';
@@ -20,7 +15,7 @@ import {
   META_SERVER_INFO,
   SUPPORTED_2026_VERSIONS,
   TASKS_EXTENSION,
-} from '@app/mcp-wire';
+} from '@app/wire';
 import { SERVER_INFO } from './wire-2026.constants';
 
 type Result = Record<string, unknown>;

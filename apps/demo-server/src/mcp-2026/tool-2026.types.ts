@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { JsonRpcWireError } from '@app/mcp-wire';
+import type { JsonRpcWireError } from '@app/wire';
 import type { InputRequest2026, TaskPlan } from './task-2026.types';
 
 /**

@@ -6,7 +6,7 @@ import type {
   StatelessSession,
   UpstreamPort,
   UpstreamSession,
-} from '@app/mcp';
+} from '@app/upstream';
 import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { DriverContext, DriverTask } from '../contract-driver';
 

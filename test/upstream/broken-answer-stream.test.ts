@@ -2,7 +2,7 @@
 // session down and failing every concurrent request on it as "maybe sent".
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { UpstreamRequestBrokenError } from '@app/mcp';
+import { UpstreamRequestBrokenError } from '@app/upstream';
 import { waitUntil } from '../helpers/wait';
 import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import { closePools, demoHttp, openPool } from './mcp-test.helper';

@@ -1,5 +1,5 @@
 import type { ServerConfig } from '@app/config';
-import { TASKS_EXTENSION } from '@app/mcp-wire';
+import { TASKS_EXTENSION } from '@app/wire';
 import { UpstreamHttpError, UpstreamRpcError } from './upstream.errors';
 
 export const LEGACY_ERA = '2025-11-25';

@@ -9,7 +9,7 @@ import {
   PROTOCOL_2026,
   TASKS_EXTENSION,
   encodeHeaderValue,
-} from '@app/mcp-wire';
+} from '@app/wire';
 import { describe, provablyNotSent } from './failure.classifier';
 import { refusesStateless } from './protocol-era.rules';
 import { signalIsolatingFetch } from './signal-isolating.fetch';

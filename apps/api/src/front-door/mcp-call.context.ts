@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { THREAD_ID_PATTERN } from '@app/common';
-import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/mcp-wire';
+import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/wire';
 import { Principal } from '../auth/token-verifier.service';
 import { ProblemException } from '../problem/problem.exception';
 import { McpResponseChannel } from './mcp-response.channel';

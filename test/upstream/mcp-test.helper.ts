@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerConfig } from '@app/config';
-import { UpstreamPool, type SupervisorState, type UpstreamPoolOptions } from '@app/mcp';
+import { UpstreamPool, type SupervisorState, type UpstreamPoolOptions } from '@app/upstream';
 import { demoStdioCommand } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 

@@ -1,4 +1,4 @@
-// The built libs/mcp and the fixture scripts compiled to plain CommonJS, for node processes of their own.
+// The built libs/upstream and the fixture scripts compiled to plain CommonJS, for node processes of their own.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformFileSync } from '@swc/core';
@@ -21,8 +21,8 @@ function compileDir(source: string, target: string): void {
 }
 
 /**
- * Returns the path of libs/mcp's index.js as `npm test` built it (dist/, path aliases rewritten):
- * libs/mcp imports values from other libraries, so a copy compiled on its own would not load.
+ * Returns the path of libs/upstream's index.js as `npm test` built it (dist/, path aliases rewritten):
+ * libs/upstream imports values from other libraries, so a copy compiled on its own would not load.
  */
 export function compileMcpLib(): string {
   const built = join(ROOT, 'dist', 'libs', 'mcp', 'src', 'index.js');

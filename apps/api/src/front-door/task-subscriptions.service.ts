@@ -9,7 +9,7 @@ import {
   invalidParams,
   isRecord,
   tasksExtensionRequired,
-} from '@app/mcp-wire';
+} from '@app/wire';
 import { EventStreamHub } from '../events/event-stream.hub';
 import { Call2026 } from './mcp-2026.handler';
 import { McpTaskAccess } from './mcp-task-access.service';

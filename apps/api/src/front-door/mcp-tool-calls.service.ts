@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { CatalogEntry, TaskRow } from '@app/persistence';
-import { invalidParams, isRecord } from '@app/mcp-wire';
+import { invalidParams, isRecord } from '@app/wire';
 import { inputRequiredView } from '@app/views';
 import { COMPANION_TOOLS } from './companion-tools';
 import { McpCall, argumentsOf, idempotencyKeyOf, submitError, threadOf } from './mcp-call.context';

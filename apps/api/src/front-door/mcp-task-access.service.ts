@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { Database, TaskRepository, TaskRow, listTaskPage } from '@app/persistence';
-import { invalidParams } from '@app/mcp-wire';
+import { invalidParams } from '@app/wire';
 import { decodeCursor, encodeCursor } from '../tasks/list-cursor';
 import { inputRequiredView } from '@app/views';
 import { ProblemException } from '../problem/problem.exception';

@@ -1,5 +1,5 @@
 // Guards against a Streamable HTTP server that forgot our session: idempotent requests recover once, others are never replayed.
-import { UpstreamSessionExpiredError, type UpstreamSession } from '@app/mcp';
+import { UpstreamSessionExpiredError, type UpstreamSession } from '@app/upstream';
 import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import { adminPost, closePools, demoHttp, openPool } from './mcp-test.helper';
 

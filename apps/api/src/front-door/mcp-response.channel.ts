@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { JsonRpcWireError } from '@app/mcp-wire';
+import { JsonRpcWireError } from '@app/wire';
 
 type JsonRpcId = string | number | null;
 

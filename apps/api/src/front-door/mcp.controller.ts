@@ -8,7 +8,7 @@ import {
   isRecord,
   isStatelessRequest,
   validateRequest2026,
-} from '@app/mcp-wire';
+} from '@app/wire';
 import { THREAD_ID_PATTERN } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { isDatabaseUnavailable } from '@app/persistence';

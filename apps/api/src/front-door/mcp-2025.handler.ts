@@ -4,7 +4,7 @@ import { Settings, SETTINGS } from '@app/config';
 import { TaskRow } from '@app/persistence';
 import { Principal } from '../auth/token-verifier.service';
 import { parseInputRequestId } from './input-request.id';
-import { JsonRpcWireError, invalidParams, isRecord, methodNotFound } from '@app/mcp-wire';
+import { JsonRpcWireError, invalidParams, isRecord, methodNotFound } from '@app/wire';
 import { McpCall } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { legacyTask, toolResult } from './mcp-task.view';

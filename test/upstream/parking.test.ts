@@ -1,6 +1,6 @@
 // Guards against restart storms on flapping servers, backoff loops on permanent errors, and servers dead until restart.
 import { freePort } from '@app/dev-db';
-import { UpstreamUnavailableError } from '@app/mcp';
+import { UpstreamUnavailableError } from '@app/upstream';
 import { waitUntil } from '../helpers/wait';
 import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import {

@@ -7,7 +7,7 @@ import {
   isRecord,
   methodNotFound,
   tasksExtensionRequired,
-} from '@app/mcp-wire';
+} from '@app/wire';
 import { McpCall } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { detailedTask } from './mcp-task.view';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Settings, SETTINGS } from '@app/config';
-import { JsonRpcWireError } from '@app/mcp-wire';
+import { JsonRpcWireError } from '@app/wire';
 import { QUOTA_EXCEEDED_CODE } from './mcp-call.context';
 
 /** The kinds of long request a user may hold open on this replica, each with its own cap. */

@@ -1,7 +1,7 @@
 // Guards connections.md requirement 6: a deliberate teardown (here the pool's shutdown) fails the
 // calls in flight at once with a typed, possibly-sent error instead of leaving them to their
 // own (ten-minute) deadline.
-import { UpstreamConnectionError } from '@app/mcp';
+import { UpstreamConnectionError } from '@app/upstream';
 import type { ServerConfig } from '@app/config';
 import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';

@@ -1,6 +1,6 @@
 // Guards against a call on a Streamable HTTP server that dies mid-answer waiting out its whole
 // deadline (hours, for a held sync-call) instead of failing at once as possibly sent.
-import { UpstreamConnectionError } from '@app/mcp';
+import { UpstreamConnectionError } from '@app/upstream';
 import { waitUntil } from '../helpers/wait';
 import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import { closePools, demoHttp, openPool } from './mcp-test.helper';

@@ -1,5 +1,5 @@
 // Guards against a hung upstream (initialize or call) stalling a worker or leaking processes and descriptors.
-import { UpstreamTimeoutError } from '@app/mcp';
+import { UpstreamTimeoutError } from '@app/upstream';
 import { waitUntil } from '../helpers/wait';
 import {
   childPids,

@@ -1,7 +1,7 @@
 // Guards against stdio servers that crash mid-call, dead children that swallow calls, and orphaned process trees.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { UpstreamConnectionError, UpstreamError } from '@app/mcp';
+import { UpstreamConnectionError, UpstreamError } from '@app/upstream';
 import { compileMcpLib, fixture } from './compiled-lib.helper';
 import { waitUntil } from '../helpers/wait';
 import { DEMO_SERVER_MAIN } from '../helpers/processes';
