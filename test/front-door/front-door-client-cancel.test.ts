@@ -287,14 +287,16 @@ it('caps held calls, tasks/result waits and listen streams per user with -32029'
   expect(bobs.body.result.isError).toBeUndefined();
   await Promise.all(first);
 
-  // tasks/result: one wait at once (MCP_MAX_RESULT_WAITS_PER_USER=1).
+  // tasks/result: one wait at once (MCP_MAX_RESULT_WAITS_PER_USER=1). The task runs far longer
+  // than the test, so neither wait can end with the task: whichever arrives second is refused,
+  // and the other is released by the cancel.
   const created = await postMcp(
     fd.api.url,
     {
       jsonrpc: '2.0',
       id: 5,
       method: 'tools/call',
-      params: { name: 'demo-sync', arguments: { duration_ms: 2_000 }, task: {} },
+      params: { name: 'demo-sync', arguments: { duration_ms: 600_000 }, task: {} },
     },
     as(carol),
   );
@@ -305,12 +307,17 @@ it('caps held calls, tasks/result waits and listen streams per user with -32029'
       { jsonrpc: '2.0', id, method: 'tasks/result', params: { taskId } },
       as(carol),
     );
-  const waiting = result(6);
-  await waitUntil(async () => {
-    const second = await result(7);
-    return second.body.error?.code === -32029 ? second : undefined;
-  }, 'a second tasks/result to be refused');
-  expect((await waiting).body.result.isError).toBeFalsy();
+  const waits = [result(6), result(7)];
+  const firstBack = await Promise.race(waits);
+  expect(firstBack.body.error).toMatchObject({ code: -32029, data: { quota: 'result_waits' } });
+  const cancel = await postMcp(
+    fd.api.url,
+    { jsonrpc: '2.0', id: 10, method: 'tasks/cancel', params: { taskId } },
+    as(carol),
+  );
+  expect(cancel.body.error).toBeUndefined();
+  const both = await Promise.all(waits);
+  expect(both.filter((r) => r.body.error?.code === -32029)).toHaveLength(1);
 
   // subscriptions/listen: one stream at once (MCP_MAX_LISTEN_STREAMS_PER_USER=1).
   const listenTask = await postMcp2026(fd.api.url, carol, 'tools/call', {
