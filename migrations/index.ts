@@ -15,6 +15,7 @@ import { LeaseTable1796470000000 } from './1796470000000-LeaseTable';
 import { ConsoleSessions1796480000000 } from './1796480000000-ConsoleSessions';
 import { RetryOf1796481000000 } from './1796481000000-RetryOf';
 import { UserEventStream1796482000000 } from './1796482000000-UserEventStream';
+import { WorkerStreak1796483000000 } from './1796483000000-WorkerStreak';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   ConsoleSessions1796480000000,
   RetryOf1796481000000,
   UserEventStream1796482000000,
+  WorkerStreak1796483000000,
 ];

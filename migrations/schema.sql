@@ -521,7 +521,8 @@ CREATE TABLE public.workers (
     started_at timestamp with time zone DEFAULT now() NOT NULL,
     heartbeat_at timestamp with time zone DEFAULT now() NOT NULL,
     stopped_at timestamp with time zone,
-    toolsets text[] DEFAULT '{}'::text[] NOT NULL
+    toolsets text[] DEFAULT '{}'::text[] NOT NULL,
+    alive_since timestamp with time zone DEFAULT now() NOT NULL
 );
 
 ALTER TABLE ONLY public.operator_actions ALTER COLUMN id SET DEFAULT nextval('public.operator_actions_id_seq'::regclass);

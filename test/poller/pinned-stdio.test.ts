@@ -1,4 +1,5 @@
-// Guards pinned stdio native tasks: only the worker owning the child polls them; once it dies they end upstream_task_lost.
+// Guards pinned stdio native tasks: only the worker owning the child polls them; once it dies they end upstream_task_lost;
+// a database outage that leaves every heartbeat stale hands nothing over (docs/leases.md, "Workers").
 import { readFileSync } from 'node:fs';
 import { deadAfterMs } from '@app/config';
 import { useFleet } from '../helpers/fleet';
@@ -11,6 +12,7 @@ import {
   useStdioChildren,
   writeServersFile,
 } from '../helpers/processes';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitUntil } from '../helpers/wait';
 
 const HEARTBEAT_INTERVAL_MS = 300;
@@ -138,3 +140,108 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
     "the owner's stdio child to exit",
   );
 });
+
+let proxy: TcpProxy | undefined;
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+
+it('after a database outage that left every heartbeat stale, a live owner keeps its stdio task', async () => {
+  // A one-second beat: the owner has a whole dead-after window (3 s) to beat again after the
+  // outage before the other poller's own run of heartbeats lets it judge anyone dead.
+  const beatMs = 1000;
+  const deadAfter = deadAfterMs(beatMs);
+  const target = new URL(fleet.url);
+  proxy = await startTcpProxy(Number(target.port || 5432));
+  const viaProxy = new URL(fleet.url);
+  viaProxy.port = String(proxy.port);
+  // A connect timeout for a loaded box (the run below restarts no child), and a lease to fit it.
+  const serversFile = writeServersFile({
+    local: {
+      ...demoStdioEntry([
+        { name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 600_000 },
+      ]),
+      connectTimeoutMs: 8000,
+    },
+  });
+  const env = {
+    DATABASE_URL: viaProxy.toString(),
+    HEARTBEAT_INTERVAL_MS: String(beatMs),
+    LEASE_MS: '12000',
+  };
+  const pollers = await Promise.all([
+    fleet.poller(serversFile, { env }),
+    fleet.poller(serversFile, { env }),
+  ]);
+  await awaitUpstreamReady(pollers, 'local');
+  const [id] = await insertFleetTasks(fleet.db, [
+    {
+      toolset: 'native',
+      server: 'local',
+      contract: 'mcp-tasks',
+      input: { duration_ms: 120_000, poll_interval_ms: 100, tag: 'outage' },
+    },
+  ]);
+  const submitted = await waitUntil(
+    async () => {
+      const row = await pinnedRow(id);
+      return row.remote_task_id !== null || row.completed_at !== null ? row : undefined;
+    },
+    'the native task to be created',
+    20_000,
+  );
+  expect(submitted.status).toBe('working');
+  const owner = pollers.find((p) => p.workerId === submitted.pinned_worker_id)!;
+  const other = pollers.find((p) => p !== owner)!;
+  for (const pid of stdioChildrenOf(owner.child.pid!)) stdioChildren.add(pid);
+
+  // The outage: no connection to the database for anyone until every heartbeat is older than
+  // the dead-after window (read past the proxy, on the database clock). The owner is also held
+  // still across it, so that after it the other poller is back first: the order a loaded
+  // failover produces, and the one in which a judgement by stale heartbeats goes wrong.
+  owner.pause();
+  proxy.refuseNew(true);
+  proxy.cutAll();
+  await waitUntil(
+    async () => {
+      const [row] = await fleet.db.query<{ stale: boolean }>(
+        `SELECT bool_and(heartbeat_at < now() - make_interval(secs => $2::float8 / 1000)) AS stale
+           FROM workers WHERE id = ANY($1::text[])`,
+        [pollers.map((p) => p.workerId), deadAfter],
+      );
+      return row.stale || undefined;
+    },
+    'every heartbeat to be older than the dead-after window',
+    20_000,
+  );
+  const pollsBefore = (await pinnedRow(id)).poll_count;
+  proxy.refuseNew(false);
+  // The other poller beats again first; only then is the owner continued.
+  await waitUntil(
+    async () => {
+      const [row] = await fleet.db.query<{ fresh: boolean }>(
+        `SELECT heartbeat_at > now() - make_interval(secs => $2::float8 / 1000) AS fresh
+           FROM workers WHERE id = $1`,
+        [other.workerId, deadAfter],
+      );
+      return row.fresh || undefined;
+    },
+    'the other poller to beat again',
+    20_000,
+  );
+  owner.resume();
+
+  const after = await waitUntil(
+    async () => {
+      const row = await pinnedRow(id);
+      return row.poll_count >= pollsBefore + 10 || row.completed_at !== null ? row : undefined;
+    },
+    'ten more polls after the outage',
+    30_000,
+    50,
+  );
+  expect([after.status, after.error_code]).toEqual(['working', null]);
+  expect(after.pinned_worker_id).toBe(owner.workerId);
+  expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
+}, 90_000);

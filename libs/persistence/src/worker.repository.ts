@@ -17,16 +17,26 @@ export class WorkerRepository {
     await this.db.query(
       `INSERT INTO workers (id, host, pid, version, toolsets) VALUES ($1, $2, $3, $4, $5::text[])
        ON CONFLICT (id) DO UPDATE SET host = $2, pid = $3, version = $4, toolsets = $5::text[],
-         started_at = now(), heartbeat_at = now(), stopped_at = NULL`,
+         started_at = now(), heartbeat_at = now(), alive_since = now(), stopped_at = NULL`,
       [worker.id, worker.host, worker.pid, worker.version, [...worker.toolsets]],
     );
   }
 
-  /** Returns false when the row is gone or marked stopped (another process took the ID). */
-  async heartbeat(id: string): Promise<boolean> {
+  /**
+   * Returns false when the row is gone or marked stopped (another process took the ID). A
+   * heartbeat more than `breakAfterMs` after the previous one starts a new run (`alive_since`):
+   * the gap was an outage of this worker or of the database, and this worker may judge others
+   * dead only a whole dead-after window into an unbroken run (leases.md, "Workers").
+   */
+  async heartbeat(id: string, breakAfterMs: number): Promise<boolean> {
     const rows = await this.db.query(
-      `UPDATE workers SET heartbeat_at = now() WHERE id = $1 AND stopped_at IS NULL RETURNING id`,
-      [id],
+      `UPDATE workers
+          SET alive_since = CASE
+                WHEN heartbeat_at < now() - make_interval(secs => $2::float8 / 1000) THEN now()
+                ELSE alive_since END,
+              heartbeat_at = now()
+        WHERE id = $1 AND stopped_at IS NULL RETURNING id`,
+      [id, breakAfterMs],
     );
     return rows.length > 0;
   }

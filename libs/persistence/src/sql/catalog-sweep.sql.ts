@@ -4,7 +4,8 @@
  * younger than the dead-after window, $2 ms, on the database clock).
  *
  * - Only a sweeper that is itself live changes anything, and not within one window after a
- *   Postgres restart: every heartbeat is stale then and every toolset would look removed.
+ *   Postgres restart, nor before its own run of heartbeats (`alive_since`) is a window long (a
+ *   failover): every heartbeat is stale then and every toolset would look removed.
  * - Only rows whose state changes are written, so a steady fleet writes nothing.
  */
 export const SWEEP_REMOVED_TOOLSETS_SQL = `
@@ -20,7 +21,8 @@ UPDATE toolsets t
  WHERE (t.removed_at IS NULL) = NOT (t.name = ANY(live.names))
    AND EXISTS (SELECT 1 FROM workers me
                 WHERE me.id = $1 AND me.stopped_at IS NULL
-                  AND me.heartbeat_at > now() - make_interval(secs => $2::float8 / 1000))
+                  AND me.heartbeat_at > now() - make_interval(secs => $2::float8 / 1000)
+                  AND me.alive_since < now() - make_interval(secs => $2::float8 / 1000))
    AND pg_postmaster_start_time() < now() - make_interval(secs => $2::float8 / 1000)
 RETURNING t.name, t.removed_at IS NOT NULL AS removed`;
 
