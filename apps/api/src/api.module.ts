@@ -31,18 +31,18 @@ import { UserTasksController } from './tasks/user-tasks.controller';
 import { ToolsetCatalog } from './toolsets/toolset-catalog.service';
 import { ToolsetsController } from './toolsets/toolsets.controller';
 import { EventsModule } from './events/events.module';
-import { HeldCallsRegistry } from './front-door/held-calls.registry';
+import { HeldCallsRegistry } from './front-door/2025/held-calls.registry';
 import { McpWaitSlots } from './front-door/mcp-wait-slots';
-import { Mcp2025Handler } from './front-door/mcp-2025.handler';
-import { Mcp2026Handler } from './front-door/mcp-2026.handler';
+import { Mcp2025Handler } from './front-door/2025/mcp-2025.handler';
+import { Mcp2026Handler } from './front-door/2026/mcp-2026.handler';
 import { McpRequestGuard } from './front-door/mcp-request-guard.service';
 import { McpTaskAccess } from './front-door/mcp-task-access.service';
-import { McpRounds } from './front-door/mcp-rounds.service';
+import { McpRounds } from './front-door/2026/mcp-rounds.service';
 import { McpToolCalls } from './front-door/mcp-tool-calls.service';
 import { McpToolsService } from './front-door/mcp-tools.service';
 import { McpController } from './front-door/mcp.controller';
-import { TaskStatusStream } from './front-door/task-status-stream.service';
-import { TaskSubscriptions } from './front-door/task-subscriptions.service';
+import { TaskStatusStream } from './front-door/2025/task-status-stream.service';
+import { TaskSubscriptions } from './front-door/2026/task-subscriptions.service';
 
 /**
  * The API's root module: HTTP only; it never talks to upstream MCP servers. Every route needs a

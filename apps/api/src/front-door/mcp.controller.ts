@@ -16,14 +16,14 @@ import { Public } from '../auth/public.decorator';
 import { Principal } from '../auth/token-verifier.service';
 import { problemBody } from '../problem/problem.exception';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../problem/problem.filter';
-import { HeldCallsRegistry, McpClientScope } from './held-calls.registry';
-import { LEGACY_VERSIONS, Mcp2025Handler } from './mcp-2025.handler';
-import { Mcp2026Handler } from './mcp-2026.handler';
+import { HeldCallsRegistry, McpClientScope } from './2025/held-calls.registry';
+import { LEGACY_VERSIONS, Mcp2025Handler } from './2025/mcp-2025.handler';
+import { Mcp2026Handler } from './2026/mcp-2026.handler';
 import { McpCall } from './mcp-call.context';
 import { McpRequestGuard, Refusal } from './mcp-request-guard.service';
 import { McpResponseChannel } from './mcp-response.channel';
-import { TaskStatusStream } from './task-status-stream.service';
-import { TaskSubscriptions } from './task-subscriptions.service';
+import { TaskStatusStream } from './2025/task-status-stream.service';
+import { TaskSubscriptions } from './2026/task-subscriptions.service';
 
 type JsonRpcId = string | number | null;
 

@@ -2,17 +2,17 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { TaskRow } from '@app/persistence';
-import { Principal } from '../auth/token-verifier.service';
-import { parseInputRequestId } from './input-request.id';
+import { Principal } from '../../auth/token-verifier.service';
+import { parseInputRequestId } from '../input-request.id';
 import { JsonRpcWireError, invalidParams, isRecord, methodNotFound } from '@app/wire';
-import { McpCall } from './mcp-call.context';
-import { McpTaskAccess } from './mcp-task-access.service';
-import { legacyTask, toolResult } from './mcp-task.view';
-import { McpToolCalls } from './mcp-tool-calls.service';
-import { McpToolsService } from './mcp-tools.service';
-import { McpWaitSlots } from './mcp-wait-slots';
-import { SERVER_INFO } from './server-info';
-import { RELATED_TASK, waitRelayingQuestions } from './task-questions.relay';
+import { McpCall } from '../mcp-call.context';
+import { McpTaskAccess } from '../mcp-task-access.service';
+import { legacyTask, toolResult } from '../mcp-task.view';
+import { McpToolCalls } from '../mcp-tool-calls.service';
+import { McpToolsService } from '../mcp-tools.service';
+import { McpWaitSlots } from '../mcp-wait-slots';
+import { SERVER_INFO } from '../server-info';
+import { RELATED_TASK, waitRelayingQuestions } from '../task-questions.relay';
 
 /** Revisions of the initialize handshake this side answers; the first is the newest. */
 export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];

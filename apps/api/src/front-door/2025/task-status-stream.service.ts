@@ -4,12 +4,12 @@ import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { EventCursor, EventRepository, STREAM_START, TaskEventRow } from '@app/persistence';
 import { taskRowFromSnapshot } from '@app/views';
-import { Principal } from '../auth/token-verifier.service';
-import { formatEventCursor, resumePosition } from '../events/event-cursor';
-import { EventStreamHub } from '../events/event-stream.hub';
-import { ThreadEventStream } from '../events/thread-event.stream';
-import { McpTaskAccess } from './mcp-task-access.service';
-import { legacyTask } from './mcp-task.view';
+import { Principal } from '../../auth/token-verifier.service';
+import { formatEventCursor, resumePosition } from '../../events/event-cursor';
+import { EventStreamHub } from '../../events/event-stream.hub';
+import { ThreadEventStream } from '../../events/thread-event.stream';
+import { McpTaskAccess } from '../mcp-task-access.service';
+import { legacyTask } from '../mcp-task.view';
 
 /** Why a stream could not be opened, as the controller answers it. */
 export interface StreamRefusal {

@@ -8,13 +8,13 @@ import {
   methodNotFound,
   tasksExtensionRequired,
 } from '@app/wire';
-import { McpCall } from './mcp-call.context';
-import { McpTaskAccess } from './mcp-task-access.service';
-import { detailedTask } from './mcp-task.view';
+import { McpCall } from '../mcp-call.context';
+import { McpTaskAccess } from '../mcp-task-access.service';
+import { detailedTask } from '../mcp-task.view';
 import { McpRounds } from './mcp-rounds.service';
-import { McpToolCalls } from './mcp-tool-calls.service';
-import { McpToolsService } from './mcp-tools.service';
-import { SERVER_INFO } from './server-info';
+import { McpToolCalls } from '../mcp-tool-calls.service';
+import { McpToolsService } from '../mcp-tools.service';
+import { SERVER_INFO } from '../server-info';
 
 /** One 2026 call: the request and whether it declared the tasks extension. */
 export interface Call2026 extends McpCall {

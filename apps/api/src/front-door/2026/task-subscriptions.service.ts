@@ -10,11 +10,11 @@ import {
   isRecord,
   tasksExtensionRequired,
 } from '@app/wire';
-import { EventStreamHub } from '../events/event-stream.hub';
+import { EventStreamHub } from '../../events/event-stream.hub';
 import { Call2026 } from './mcp-2026.handler';
-import { McpTaskAccess } from './mcp-task-access.service';
-import { detailedTask } from './mcp-task.view';
-import { McpWaitSlots } from './mcp-wait-slots';
+import { McpTaskAccess } from '../mcp-task-access.service';
+import { detailedTask } from '../mcp-task.view';
+import { McpWaitSlots } from '../mcp-wait-slots';
 
 const MAX_TASK_IDS = 100;
 /**

@@ -3,10 +3,10 @@ import { Contract, isRoundHandle, isTerminal } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { CatalogEntry, TaskRow } from '@app/persistence';
 import { invalidParams, isRecord } from '@app/wire';
-import { McpCall } from './mcp-call.context';
-import { McpTaskAccess } from './mcp-task-access.service';
-import { inputRequests } from './mcp-task.view';
-import { McpToolCalls } from './mcp-tool-calls.service';
+import { McpCall } from '../mcp-call.context';
+import { McpTaskAccess } from '../mcp-task-access.service';
+import { inputRequests } from '../mcp-task.view';
+import { McpToolCalls } from '../mcp-tool-calls.service';
 
 /** What a task-creating `tools/call` answers: the task, or a round of questions before it. */
 export type TaskOrRound = { task: TaskRow } | { round: Record<string, unknown> };
