@@ -18,4 +18,4 @@ export {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './upstream.errors';
-export { StatelessHttpClient } from './stateless-http.client';
+export { StatelessHttpClient } from './2026/stateless-http.client';

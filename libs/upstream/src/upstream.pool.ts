@@ -1,16 +1,16 @@
 import { Contract } from '@app/common';
 import type { ServerConfig, TaskProtocolVersion } from '@app/config';
 import { BackoffPolicy, DEFAULT_BACKOFF } from './backoff.policy';
-import { BoundSessionAdapter, breaksSession } from './bound-session.adapter';
-import { PooledSessionAdapter } from './pooled-session.adapter';
-import { ProcessGroupRegistry } from './process-group.registry';
-import { ResumedSessionCache } from './resumed-session.cache';
-import { ServerSupervisor } from './server.supervisor';
-import { StatelessHttpClient } from './stateless-http.client';
+import { BoundSessionAdapter, breaksSession } from './2025/bound-session.adapter';
+import { PooledSessionAdapter } from './2025/pooled-session.adapter';
+import { ProcessGroupRegistry } from './transport/process-group.registry';
+import { ResumedSessionCache } from './2025/resumed-session.cache';
+import { ServerSupervisor } from './2025/server.supervisor';
+import { StatelessHttpClient } from './2026/stateless-http.client';
 import { LEGACY_ERA } from './protocol-era.rules';
-import { StatelessSupervisor } from './stateless.supervisor';
+import { StatelessSupervisor } from './2026/stateless.supervisor';
 import { describe } from './failure.classifier';
-import { TransportFactory } from './transport.factory';
+import { TransportFactory } from './transport/transport.factory';
 import { UpstreamUnavailableError, untilAborted } from './upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks, UpstreamPoolOptions } from './upstream.hooks';
 import type {

@@ -1,8 +1,8 @@
 import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerSupervisor } from './server.supervisor';
 import type { UpstreamConnection } from './upstream.connection';
-import { UpstreamSessionExpiredError } from './upstream.errors';
-import type { RequestOptions, UpstreamSession } from './upstream.port';
+import { UpstreamSessionExpiredError } from '../upstream.errors';
+import type { RequestOptions, UpstreamSession } from '../upstream.port';
 
 /**
  * The pooled session of one server (requirement 12): every request goes to the supervisor's

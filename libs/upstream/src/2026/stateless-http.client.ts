@@ -10,9 +10,9 @@ import {
   TASKS_EXTENSION,
   encodeHeaderValue,
 } from '@app/wire';
-import { describe, provablyNotSent } from './failure.classifier';
-import { refusesStateless } from './protocol-era.rules';
-import { signalIsolatingFetch } from './signal-isolating.fetch';
+import { describe, provablyNotSent } from '../failure.classifier';
+import { refusesStateless } from '../protocol-era.rules';
+import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
 import {
   UpstreamConnectionError,
   UpstreamHttpError,
@@ -20,9 +20,9 @@ import {
   UpstreamRpcError,
   UpstreamTimeoutError,
   abortedStepError,
-} from './upstream.errors';
-import type { UpstreamLogger } from './upstream.hooks';
-import type { RequestOptions, StatelessSession } from './upstream.port';
+} from '../upstream.errors';
+import type { UpstreamLogger } from '../upstream.hooks';
+import type { RequestOptions, StatelessSession } from '../upstream.port';
 
 /** The stateless revision this client speaks (docs/connections.md, "MCP 2026-07-28"). */
 export const STATELESS_PROTOCOL_VERSION = PROTOCOL_2026;

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import type { UpstreamLogger } from './upstream.hooks';
+import type { UpstreamLogger } from '../upstream.hooks';
 
 interface GroupRecord {
   pgid: number;

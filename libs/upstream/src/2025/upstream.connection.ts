@@ -11,17 +11,17 @@ import {
 import { GATEWAY_VERSION } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { withTraceMeta } from '@app/tracing';
-import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
+import { ProcessGroupStdioTransport } from '../transport/process-group-stdio.transport';
 import { mapRequestError } from './request-error.mapper';
-import type { TransportFactory } from './transport.factory';
-import type { RequestId } from './signal-isolating.fetch';
+import type { TransportFactory } from '../transport/transport.factory';
+import type { RequestId } from '../transport/signal-isolating.fetch';
 import {
   UpstreamConnectionError,
   UpstreamRequestBrokenError,
   abortedStepError,
-} from './upstream.errors';
-import type { UpstreamLogger, UpstreamMetricHooks } from './upstream.hooks';
-import type { RequestOptions } from './upstream.port';
+} from '../upstream.errors';
+import type { UpstreamLogger, UpstreamMetricHooks } from '../upstream.hooks';
+import type { RequestOptions } from '../upstream.port';
 import { withDeadline } from './with-deadline';
 
 export interface ConnectionOptions {

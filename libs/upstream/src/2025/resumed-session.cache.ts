@@ -1,9 +1,9 @@
 import type { ServerConfig } from '@app/config';
 import { BoundSessionAdapter, breaksSession } from './bound-session.adapter';
-import type { TransportFactory } from './transport.factory';
+import type { TransportFactory } from '../transport/transport.factory';
 import { UpstreamConnection } from './upstream.connection';
-import { UpstreamUnavailableError } from './upstream.errors';
-import type { UpstreamLogger, UpstreamMetricHooks } from './upstream.hooks';
+import { UpstreamUnavailableError } from '../upstream.errors';
+import type { UpstreamLogger, UpstreamMetricHooks } from '../upstream.hooks';
 
 interface Entry {
   connection: UpstreamConnection;

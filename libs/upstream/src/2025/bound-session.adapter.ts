@@ -4,8 +4,8 @@ import {
   UpstreamConnectionError,
   UpstreamRequestBrokenError,
   UpstreamSessionExpiredError,
-} from './upstream.errors';
-import type { RequestOptions, UpstreamSession } from './upstream.port';
+} from '../upstream.errors';
+import type { RequestOptions, UpstreamSession } from '../upstream.port';
 
 /**
  * A failure after which the connection is not worth keeping (an RPC error or timeout is not, nor

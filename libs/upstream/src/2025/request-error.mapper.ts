@@ -1,8 +1,8 @@
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { describe, provablyNotSent } from './failure.classifier';
-import { StdioNotConnectedError } from './process-group-stdio.transport';
+import { describe, provablyNotSent } from '../failure.classifier';
+import { StdioNotConnectedError } from '../transport/process-group-stdio.transport';
 import {
   UpstreamConnectionError,
   UpstreamError,
@@ -11,7 +11,7 @@ import {
   UpstreamRpcError,
   UpstreamSessionExpiredError,
   UpstreamTimeoutError,
-} from './upstream.errors';
+} from '../upstream.errors';
 
 /** What the connection knew when a request failed. */
 export interface FailureContext {

@@ -1,8 +1,8 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '@app/config';
-import { describe } from './failure.classifier';
+import { describe } from '../failure.classifier';
 import type { UpstreamConnection } from './upstream.connection';
-import { UpstreamRpcError, UpstreamTimeoutError } from './upstream.errors';
+import { UpstreamRpcError, UpstreamTimeoutError } from '../upstream.errors';
 
 const checking = new WeakSet<UpstreamConnection>();
 

@@ -1,19 +1,19 @@
 import type { ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig, TaskProtocolVersion } from '@app/config';
-import type { BackoffPolicy } from './backoff.policy';
-import { classifyConnectFailure, describe } from './failure.classifier';
+import type { BackoffPolicy } from '../backoff.policy';
+import { classifyConnectFailure, describe } from '../failure.classifier';
 import {
   LEGACY_ERA,
   STATELESS_ERA,
   advertisesTasks,
   reaskDelayMs,
   refusesDiscover,
-} from './protocol-era.rules';
-import { MAX_WORK_PROBE_GAP_MS, SupervisorLifecycle } from './supervisor.lifecycle';
-import { readToolCatalog } from './tool-catalog.reader';
-import { UpstreamUnavailableError } from './upstream.errors';
-import type { UpstreamLogger, UpstreamMetricHooks } from './upstream.hooks';
-import type { ServerStatus, StatelessSession } from './upstream.port';
+} from '../protocol-era.rules';
+import { MAX_WORK_PROBE_GAP_MS, SupervisorLifecycle } from '../supervisor.lifecycle';
+import { readToolCatalog } from '../tool-catalog.reader';
+import { UpstreamUnavailableError } from '../upstream.errors';
+import type { UpstreamLogger, UpstreamMetricHooks } from '../upstream.hooks';
+import type { ServerStatus, StatelessSession } from '../upstream.port';
 
 export interface StatelessSupervisorDeps {
   config: ServerConfig;

@@ -1,10 +1,10 @@
 import type { ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '@app/config';
-import type { BackoffPolicy } from './backoff.policy';
-import { classifyConnectFailure, describe, type FailureClass } from './failure.classifier';
+import type { BackoffPolicy } from '../backoff.policy';
+import { classifyConnectFailure, describe, type FailureClass } from '../failure.classifier';
 import { KeepaliveMonitor } from './keepalive.monitor';
-import { readToolCatalog } from './tool-catalog.reader';
-import type { TransportFactory } from './transport.factory';
+import { readToolCatalog } from '../tool-catalog.reader';
+import type { TransportFactory } from '../transport/transport.factory';
 import { UpstreamConnection } from './upstream.connection';
 import { checkSessionAfterBreak } from './session-health.check';
 import {
@@ -12,10 +12,10 @@ import {
   UpstreamRequestBrokenError,
   UpstreamSessionExpiredError,
   UpstreamUnavailableError,
-} from './upstream.errors';
-import type { UpstreamLogger, UpstreamMetricHooks } from './upstream.hooks';
-import { SupervisorLifecycle } from './supervisor.lifecycle';
-import type { ServerStatus } from './upstream.port';
+} from '../upstream.errors';
+import type { UpstreamLogger, UpstreamMetricHooks } from '../upstream.hooks';
+import { SupervisorLifecycle } from '../supervisor.lifecycle';
+import type { ServerStatus } from '../upstream.port';
 
 export interface SupervisorDeps {
   config: ServerConfig;

@@ -9,8 +9,8 @@ import {
   UpstreamHttpError,
   UpstreamRpcError,
   UpstreamTimeoutError,
-} from './upstream.errors';
-import { httpServerConfig } from './testing/server-config.fixture';
+} from '../upstream.errors';
+import { httpServerConfig } from '../testing/server-config.fixture';
 
 interface Seen {
   headers: IncomingMessage['headers'];

@@ -1,17 +1,17 @@
 // Guards against a 2026-07-28 server's era being guessed wrong, a transient failure being taken
 // for "2025-11-25", a change after a redeploy going unnoticed, and ttlMs driving a tight loop.
 import type { TaskProtocolVersion } from '@app/config';
-import { BackoffPolicy } from './backoff.policy';
-import { MIN_REASK_MS, reaskDelayMs } from './protocol-era.rules';
+import { BackoffPolicy } from '../backoff.policy';
+import { MIN_REASK_MS, reaskDelayMs } from '../protocol-era.rules';
 import { StatelessSupervisor } from './stateless.supervisor';
-import { httpServerConfig } from './testing/server-config.fixture';
+import { httpServerConfig } from '../testing/server-config.fixture';
 import {
   UpstreamConnectionError,
   UpstreamHttpError,
   UpstreamRpcError,
   UpstreamUnavailableError,
-} from './upstream.errors';
-import type { StatelessSession } from './upstream.port';
+} from '../upstream.errors';
+import type { StatelessSession } from '../upstream.port';
 
 const DISCOVERED = {
   resultType: 'complete',

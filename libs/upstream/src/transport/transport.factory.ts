@@ -4,11 +4,11 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
-import { InvalidUrlError } from './failure.classifier';
+import { InvalidUrlError } from '../failure.classifier';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
 import { type RequestId, signalIsolatingFetch } from './signal-isolating.fetch';
 import type { ProcessGroupRegistry } from './process-group.registry';
-import type { UpstreamLogger } from './upstream.hooks';
+import type { UpstreamLogger } from '../upstream.hooks';
 
 /** Builds one fresh transport per connect attempt (connections.md requirement 2). */
 export class TransportFactory {

@@ -1,9 +1,9 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '@app/config';
-import { describe } from './failure.classifier';
+import { describe } from '../failure.classifier';
 import type { UpstreamConnection } from './upstream.connection';
-import { UpstreamRpcError, UpstreamTimeoutError } from './upstream.errors';
-import type { UpstreamLogger } from './upstream.hooks';
+import { UpstreamRpcError, UpstreamTimeoutError } from '../upstream.errors';
+import type { UpstreamLogger } from '../upstream.hooks';
 
 /**
  * Keepalive for an idle HTTP session (requirement 11). It pings only when no request is in flight
