@@ -1,7 +1,6 @@
 import { Controller, Delete, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { randomBytes } from 'node:crypto';
 import {
   ErrorCode2026,
   JsonRpcWireError,
@@ -21,11 +20,19 @@ import { LEGACY_VERSIONS, Mcp2025Handler } from './2025/mcp-2025.handler';
 import { Mcp2026Handler } from './2026/mcp-2026.handler';
 import { McpCall } from './mcp-call.context';
 import { McpRequestGuard, Refusal } from './mcp-request-guard.service';
+import {
+  JsonRpcId,
+  acceptsStream,
+  clientScope,
+  idOf,
+  invalidRequest,
+  isClientResponse,
+  newSessionId,
+  urlThread,
+} from './mcp-request.reading';
 import { McpResponseChannel } from './mcp-response.channel';
 import { TaskStatusStream } from './2025/task-status-stream.service';
 import { TaskSubscriptions } from './2026/task-subscriptions.service';
-
-type JsonRpcId = string | number | null;
 
 /**
  * The MCP front door (docs/mcp.md): Streamable HTTP at `/mcp`, one POST per JSON-RPC message,
@@ -272,48 +279,4 @@ export class McpController {
       .type('application/problem+json')
       .json(problemBody(refusal.status, refusal.detail));
   }
-}
-
-function invalidRequest(message: string): JsonRpcWireError {
-  return new JsonRpcWireError(ErrorCode2026.InvalidRequest, `Invalid Request: ${message}`);
-}
-
-/** A JSON-RPC response (to a request the server sent): an ID, a result or an error, no method. */
-function isClientResponse(body: unknown): body is Record<string, unknown> {
-  return (
-    isRecord(body) &&
-    body.jsonrpc === '2.0' &&
-    body.method === undefined &&
-    (typeof body.id === 'string' || typeof body.id === 'number') &&
-    ('result' in body || 'error' in body)
-  );
-}
-
-function idOf(body: unknown): JsonRpcId {
-  if (!isRecord(body)) return null;
-  return typeof body.id === 'string' || typeof body.id === 'number' ? body.id : null;
-}
-
-function acceptsStream(req: Request): boolean {
-  return String(req.headers.accept ?? '').includes('text/event-stream');
-}
-
-/**
- * A 2025-11-25 session ID, issued by `initialize` and stored nowhere: any replica takes any
- * value, and it grants nothing. Clients echo it on every request, which is what lets a
- * `notifications/cancelled` name only its own client's requests (HeldCallsRegistry).
- */
-function newSessionId(): string {
-  return randomBytes(16).toString('base64url');
-}
-
-/** The client a request comes from, as narrowly as the front door can tell. */
-function clientScope(req: Request, principal: Principal): McpClientScope {
-  const session = req.headers['mcp-session-id'];
-  return { userId: principal.userId, session: typeof session === 'string' ? session : '' };
-}
-
-function urlThread(req: Request): string | undefined {
-  const thread = req.query.thread;
-  return typeof thread === 'string' ? thread : undefined;
 }
