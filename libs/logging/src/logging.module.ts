@@ -6,7 +6,8 @@ import { buildHttpLoggerOptions, createLogStream, LoggingOptions } from './logge
 
 /**
  * The process's one logger for Nest apps, through nestjs-pino: HTTP access lines (health paths
- * skipped) and application lines share one pino instance and one redaction list.
+ * skipped) and application lines share one pino instance and one redaction list. Global, like the
+ * settings: imported once by the root module, injectable in every feature module.
  */
 @Module({})
 export class LoggingModule {
@@ -22,6 +23,7 @@ export class LoggingModule {
     const stream = createLogStream(options);
     return {
       module: LoggingModule,
+      global: true,
       imports: [LoggerModule.forRoot({ pinoHttp: [httpOptions, stream] })],
       // The same options and stream as the middleware nestjs-pino mounts, for a route served
       // outside Nest's middleware (the API's submit fast path): its lines cannot differ.

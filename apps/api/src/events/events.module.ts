@@ -1,16 +1,13 @@
 import { Module } from '@nestjs/common';
-import { WebhookSubscriptionsService } from '../webhooks/webhook-subscriptions.service';
-import { WebhooksController } from '../webhooks/webhooks.controller';
-import { EventStreamHub } from './event-stream.hub';
+import { EventStreamModule } from './event-stream.module';
 import { ThreadEventsController } from './thread-events.controller';
 
 /**
- * The API's share of events: the thread event stream (SSE) and webhook subscriptions. Relies on
- * the global settings, persistence and logging modules and the API's global auth guard.
+ * The `/v1` event streams (SSE, docs/events.md): a thread's events and the caller's. Relies on the
+ * global settings, persistence and logging modules and the API's global auth guard.
  */
 @Module({
-  controllers: [ThreadEventsController, WebhooksController],
-  providers: [EventStreamHub, WebhookSubscriptionsService],
-  exports: [EventStreamHub],
+  imports: [EventStreamModule],
+  controllers: [ThreadEventsController],
 })
 export class EventsModule {}
