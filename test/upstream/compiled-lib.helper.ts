@@ -25,7 +25,7 @@ function compileDir(source: string, target: string): void {
  * libs/upstream imports values from other libraries, so a copy compiled on its own would not load.
  */
 export function compileMcpLib(): string {
-  const built = join(ROOT, 'dist', 'libs', 'mcp', 'src', 'index.js');
+  const built = join(ROOT, 'dist', 'libs', 'upstream', 'src', 'index.js');
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
   return built;
 }
