@@ -9,18 +9,18 @@ import { Settings, SETTINGS } from '@app/config';
 import { UpstreamPool } from '@app/upstream';
 import { WakeSignal } from '@app/leasing';
 import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
-import { BacklogSamplingService } from './backlog-sampling.service';
-import { CatalogPublisherService } from './catalog-publisher.service';
-import { CatalogSweepJob } from './catalog-sweep.job';
-import { DeadlineSweepJob } from './deadline-sweep.job';
-import { ClaimLoopService } from './claim-loop.service';
-import { ItemAbort } from './item-abort';
-import { NotifyListenerService } from './notify-listener.service';
-import { RetentionJob } from './retention.job';
-import { TaskRunnerService } from './task-runner.service';
+import { BacklogSamplingService } from './upkeep/backlog-sampling.service';
+import { CatalogPublisherService } from './upkeep/catalog-publisher.service';
+import { CatalogSweepJob } from './upkeep/catalog-sweep.job';
+import { DeadlineSweepJob } from './upkeep/deadline-sweep.job';
+import { ClaimLoopService } from './claiming/claim-loop.service';
+import { ItemAbort } from './running/item-abort';
+import { NotifyListenerService } from './claiming/notify-listener.service';
+import { RetentionJob } from './upkeep/retention.job';
+import { TaskRunnerService } from './running/task-runner.service';
 import { EventRetentionJob } from './webhooks/event-retention.job';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
-import { WorkerRegistryService } from './worker-registry.service';
+import { WorkerRegistryService } from './upkeep/worker-registry.service';
 
 // After DRAIN_TIMEOUT_MS the repeatable rest is aborted; an aborted call settles (and releases
 // its own claim) within this grace, or its claim is released from here.

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { EventRepository } from '@app/persistence';
-import { deleteInBatches, RetentionSchedule } from '../retention.job';
+import { deleteInBatches, RetentionSchedule } from '../upkeep/retention.job';
 
 /**
  * Deletes events older than EVENT_RETENTION_HOURS (with their finished deliveries and attempts;

@@ -3,7 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { PeriodicRun } from '@app/metrics';
 import { CatalogRepository } from '@app/persistence';
-import { WORKER_ID } from './poller.tokens';
+import { WORKER_ID } from '../poller.tokens';
 
 /** Queued tasks of removed toolsets ended per statement; the next tick takes the rest. */
 export const REMOVED_TOOLSET_BATCH_ROWS = 500;
