@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
-import { PeriodicRun } from '@app/metrics';
+import { PeriodicRun } from '@app/lifecycle';
 import { CatalogRepository } from '@app/persistence';
 import { WORKER_ID } from '../poller.tokens';
 

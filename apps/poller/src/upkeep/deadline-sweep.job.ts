@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { TaskStatus } from '@app/common';
-import { GatewayMetrics, PeriodicRun } from '@app/metrics';
+import { PeriodicRun } from '@app/lifecycle';
+import { GatewayMetrics } from '@app/metrics';
 import { TaskDeadlineRepository } from '@app/persistence';
 
 /** Rows per statement; a longer backlog of overdue tasks is taken in several, back to back. */

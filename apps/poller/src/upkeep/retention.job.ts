@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { SETTINGS, Settings } from '@app/config';
-import { PeriodicRun } from '@app/metrics';
+import { PeriodicRun } from '@app/lifecycle';
 import { FleetRepository, WorkerRepository } from '@app/persistence';
 
 // 500 rows per statement keep each DELETE to a few milliseconds on the completed_at index, and
