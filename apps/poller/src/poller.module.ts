@@ -4,22 +4,19 @@ import { LoggingModule } from '@app/logging';
 import { GatewayMetrics, MetricsModule } from '@app/metrics';
 import { PersistenceModule } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
-import { BacklogSamplingService } from './upkeep/backlog-sampling.service';
-import { CatalogPublisherService } from './upkeep/catalog-publisher.service';
-import { CatalogSweepJob } from './upkeep/catalog-sweep.job';
-import { DeadlineSweepJob } from './upkeep/deadline-sweep.job';
 import { ClaimLoopService } from './claiming/claim-loop.service';
 import { NotifyListenerService } from './claiming/notify-listener.service';
+import { ServerSlots } from './claiming/server-slots';
 import { PollerHealthServer } from './poller-health.server';
 import { PollerLifecycleService } from './poller-lifecycle.service';
 import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
-import { RetentionJob } from './upkeep/retention.job';
-import { ServerSlots } from './claiming/server-slots';
 import { TaskRunnerService } from './running/task-runner.service';
-import { UPSTREAM_PROVIDERS } from './upstream.providers';
-import { resolveWorkerId } from './worker-identity';
+import { CatalogPublisherService } from './upkeep/catalog-publisher.service';
+import { UPKEEP_PROVIDERS } from './upkeep/upkeep.providers';
 import { WorkerRegistryService } from './upkeep/worker-registry.service';
+import { UPSTREAM_PROVIDERS } from './upstream.providers';
 import { PollerWebhooksModule } from './webhooks/webhooks.module';
+import { resolveWorkerId } from './worker-identity';
 
 /** The poller's root module: workers only; its one port serves health and metrics. */
 @Module({})
@@ -60,10 +57,7 @@ export class PollerModule {
         TaskRunnerService,
         ClaimLoopService,
         CatalogPublisherService,
-        CatalogSweepJob,
-        DeadlineSweepJob,
-        BacklogSamplingService,
-        RetentionJob,
+        ...UPKEEP_PROVIDERS,
         PollerLifecycleService,
         PollerHealthServer,
       ],

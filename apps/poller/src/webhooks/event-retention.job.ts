@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { EventRepository } from '@app/persistence';
+import { PeriodicJob } from '../upkeep/periodic-job';
 import { deleteInBatches, RetentionSchedule } from '../upkeep/retention.job';
 
 /**
@@ -10,7 +11,8 @@ import { deleteInBatches, RetentionSchedule } from '../upkeep/retention.job';
  * retention job: batches on a {@link RetentionSchedule}.
  */
 @Injectable()
-export class EventRetentionJob {
+export class EventRetentionJob implements PeriodicJob {
+  readonly name = 'event-retention';
   private readonly schedule: RetentionSchedule;
 
   constructor(
