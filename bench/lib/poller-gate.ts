@@ -5,7 +5,7 @@ import { join } from 'node:path';
 export const DIST = join(__dirname, '..', '..');
 export const POLLER_MAIN = join(DIST, 'apps', 'poller', 'main.js');
 export const DEMO_SERVER_MAIN = join(DIST, 'apps', 'demo-server', 'main.js');
-const CLAIM_LOOP = join(DIST, 'apps', 'poller', 'src', 'claim-loop.service.js');
+const CLAIM_LOOP = join(DIST, 'apps', 'poller', 'src', 'claiming', 'claim-loop.service.js');
 
 /**
  * Why a poller benchmark cannot run yet, or undefined when it can. The poller's entry point

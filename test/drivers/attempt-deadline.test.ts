@@ -16,7 +16,7 @@ import {
   AttemptDeadline,
   attemptDeadlineMs,
   localLeaseEndMs,
-} from '../../apps/poller/src/attempt-deadline';
+} from '../../apps/poller/src/running/attempt-deadline';
 import { useTestDatabase } from '../helpers/db';
 import { startDemoServer } from '../helpers/processes';
 import { insertTasks } from '../helpers/tasks';

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { ConnectionCloser } from '@app/metrics';
+import { ConnectionCloser } from '@app/lifecycle';
 import { DrainState } from './health/drain-state';
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];

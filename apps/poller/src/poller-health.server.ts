@@ -8,7 +8,7 @@ import {
 import { McpServersConfig, SETTINGS, Settings } from '@app/config';
 import { DatabaseProbe, MetricsServer, MetricsService, startMetricsServer } from '@app/metrics';
 import { Database } from '@app/persistence';
-import { ClaimLoopService } from './claim-loop.service';
+import { ClaimLoopService } from './claiming/claim-loop.service';
 import { MCP_SERVERS } from './poller.tokens';
 
 const READY_TIMEOUT_MS = 2000;

@@ -9,18 +9,14 @@ import { Settings, SETTINGS } from '@app/config';
 import { UpstreamPool } from '@app/upstream';
 import { WakeSignal } from '@app/leasing';
 import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
-import { BacklogSamplingService } from './backlog-sampling.service';
-import { CatalogPublisherService } from './catalog-publisher.service';
-import { CatalogSweepJob } from './catalog-sweep.job';
-import { DeadlineSweepJob } from './deadline-sweep.job';
-import { ClaimLoopService } from './claim-loop.service';
-import { ItemAbort } from './item-abort';
-import { NotifyListenerService } from './notify-listener.service';
-import { RetentionJob } from './retention.job';
-import { TaskRunnerService } from './task-runner.service';
-import { EventRetentionJob } from './webhooks/event-retention.job';
+import { ClaimLoopService } from './claiming/claim-loop.service';
+import { NotifyListenerService } from './claiming/notify-listener.service';
+import { ItemAbort } from './running/item-abort';
+import { TaskRunnerService } from './running/task-runner.service';
+import { CatalogPublisherService } from './upkeep/catalog-publisher.service';
+import { PERIODIC_JOBS, PeriodicJob } from './upkeep/periodic-job';
+import { WorkerRegistryService } from './upkeep/worker-registry.service';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
-import { WorkerRegistryService } from './worker-registry.service';
 
 // After DRAIN_TIMEOUT_MS the repeatable rest is aborted; an aborted call settles (and releases
 // its own claim) within this grace, or its claim is released from here.
@@ -30,12 +26,13 @@ const DB_WAIT_MAX_MS = 5000;
 /**
  * The one lifecycle of a poller (leases.md, "Graceful shutdown"); it owns every loop and job.
  * Start: connect upstream, wait until the database answers, register, listen, then start both
- * engines (task attempts, webhook deliveries) and every periodic job (readiness turns true only
- * then). Stop (SIGTERM): stop all claiming at once → drain tasks and deliveries in parallel
- * under one DRAIN_TIMEOUT_MS deadline → abort the repeatable rest (polls, cancels) and release
- * their claims due now without an error count → keep submits and held calls until they end →
- * wake the other pollers → stop the jobs → mark the worker stopped → close upstream
- * connections; the database pool closes last.
+ * engines (task attempts, webhook deliveries) and the periodic jobs in their list's order
+ * ({@link PERIODIC_JOBS}); readiness turns true only then. Stop (SIGTERM): stop all claiming at
+ * once → drain tasks and deliveries in parallel under one DRAIN_TIMEOUT_MS deadline → abort the
+ * repeatable rest (polls, cancels) and release their claims due now without an error count →
+ * keep submits and held calls until they end → wake the other pollers → stop the periodic jobs
+ * and both listeners together → mark the worker stopped → close upstream connections; the
+ * database pool closes last.
  */
 @Injectable()
 export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -62,12 +59,8 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly runner: TaskRunnerService,
     private readonly leases: TaskLeaseRepository,
     private readonly fleet: FleetRepository,
-    private readonly sampler: BacklogSamplingService,
-    private readonly retention: RetentionJob,
-    private readonly eventRetention: EventRetentionJob,
-    private readonly sweep: CatalogSweepJob,
-    private readonly deadlines: DeadlineSweepJob,
     private readonly webhooks: WebhookDeliveryService,
+    @Inject(PERIODIC_JOBS) private readonly jobs: readonly PeriodicJob[],
     private readonly log: PinoLogger,
   ) {}
 
@@ -106,12 +99,8 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     await this.leases.flushWrites();
     await this.fleet.notifyDue('release').catch(() => undefined);
     await Promise.all([
-      this.retention.stop(),
-      this.eventRetention.stop(),
-      this.sampler.stop(),
+      ...this.jobs.map((job) => job.stop()),
       this.notify.stop(),
-      this.sweep.stop(),
-      this.deadlines.stop(),
       this.webhooks.close(),
     ]);
     await this.worker.stop();
@@ -134,11 +123,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     });
     this.tasks.start(this.worker.deadAfterMs);
     this.webhooks.start();
-    this.sampler.start();
-    this.retention.start();
-    this.eventRetention.start();
-    this.sweep.start(this.worker.deadAfterMs);
-    this.deadlines.start();
+    for (const job of this.jobs) job.start();
     this.log.info({ workerId: this.worker.workerId }, 'worker claiming');
   }
 

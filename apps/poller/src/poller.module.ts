@@ -4,22 +4,19 @@ import { LoggingModule } from '@app/logging';
 import { GatewayMetrics, MetricsModule } from '@app/metrics';
 import { PersistenceModule } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
-import { BacklogSamplingService } from './backlog-sampling.service';
-import { CatalogPublisherService } from './catalog-publisher.service';
-import { CatalogSweepJob } from './catalog-sweep.job';
-import { DeadlineSweepJob } from './deadline-sweep.job';
-import { ClaimLoopService } from './claim-loop.service';
-import { NotifyListenerService } from './notify-listener.service';
+import { ClaimLoopService } from './claiming/claim-loop.service';
+import { NotifyListenerService } from './claiming/notify-listener.service';
+import { ServerSlots } from './claiming/server-slots';
 import { PollerHealthServer } from './poller-health.server';
 import { PollerLifecycleService } from './poller-lifecycle.service';
 import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
-import { RetentionJob } from './retention.job';
-import { ServerSlots } from './server-slots';
-import { TaskRunnerService } from './task-runner.service';
+import { TaskRunnerService } from './running/task-runner.service';
+import { CatalogPublisherService } from './upkeep/catalog-publisher.service';
+import { UPKEEP_PROVIDERS } from './upkeep/upkeep.providers';
+import { WorkerRegistryService } from './upkeep/worker-registry.service';
 import { UPSTREAM_PROVIDERS } from './upstream.providers';
-import { resolveWorkerId } from './worker-identity';
-import { WorkerRegistryService } from './worker-registry.service';
 import { PollerWebhooksModule } from './webhooks/webhooks.module';
+import { resolveWorkerId } from './worker-identity';
 
 /** The poller's root module: workers only; its one port serves health and metrics. */
 @Module({})
@@ -60,10 +57,7 @@ export class PollerModule {
         TaskRunnerService,
         ClaimLoopService,
         CatalogPublisherService,
-        CatalogSweepJob,
-        DeadlineSweepJob,
-        BacklogSamplingService,
-        RetentionJob,
+        ...UPKEEP_PROVIDERS,
         PollerLifecycleService,
         PollerHealthServer,
       ],

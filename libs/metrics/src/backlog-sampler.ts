@@ -1,6 +1,6 @@
+import { PeriodicRun } from '@app/lifecycle';
 import { GatewayMetrics } from './gateway-metrics';
 import { PHASES } from './metrics.enum';
-import { PeriodicRun } from './periodic-run';
 
 /** One row of the backlog query: numbers may arrive as strings (`bigint`/`numeric` from pg). */
 export interface BacklogRow {

@@ -1,5 +1,5 @@
+import { PeriodicRun } from '@app/lifecycle';
 import { GatewayMetrics } from './gateway-metrics';
-import { PeriodicRun } from './periodic-run';
 
 /** Options of {@link DatabaseProbe}. */
 export interface DatabaseProbeOptions {

@@ -1,5 +1,4 @@
 export { BacklogSampler } from './backlog-sampler';
-export { ConnectionCloser } from './connection-closer';
 export { DatabaseProbe } from './database-probe';
 export { GatewayMetrics } from './gateway-metrics';
 export { METRIC_DEFINITIONS, METRIC_NAMES } from './metric-names';
@@ -8,4 +7,3 @@ export type { MetricsServer } from './metrics-server';
 export type { AttemptOutcome, SubmitRefusalReason, WebhookOutcome } from './metrics.enum';
 export { MetricsModule } from './metrics.module';
 export { MetricsService } from './metrics.service';
-export { PeriodicRun } from './periodic-run';

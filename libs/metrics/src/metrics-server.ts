@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import { ConnectionCloser } from './connection-closer';
+import { ConnectionCloser } from '@app/lifecycle';
 
 /** What a health route answers: an HTTP status and an optional JSON body. */
 export interface RouteResult {

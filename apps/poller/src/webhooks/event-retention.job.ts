@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { EventRepository } from '@app/persistence';
-import { deleteInBatches, RetentionSchedule } from '../retention.job';
+import { PeriodicJob } from '../upkeep/periodic-job';
+import { deleteInBatches, RetentionSchedule } from '../upkeep/retention.job';
 
 /**
  * Deletes events older than EVENT_RETENTION_HOURS (with their finished deliveries and attempts;
@@ -10,7 +11,8 @@ import { deleteInBatches, RetentionSchedule } from '../retention.job';
  * retention job: batches on a {@link RetentionSchedule}.
  */
 @Injectable()
-export class EventRetentionJob {
+export class EventRetentionJob implements PeriodicJob {
+  readonly name = 'event-retention';
   private readonly schedule: RetentionSchedule;
 
   constructor(

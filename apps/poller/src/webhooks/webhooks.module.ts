@@ -18,7 +18,8 @@ export class PollerWebhooksModule {
         WebhookDeliveryService,
         EventRetentionJob,
       ],
-      // The poller's lifecycle starts and stops both, together with task claiming.
+      // The poller's lifecycle starts and stops both, together with task claiming (event
+      // retention as one of its periodic jobs, upkeep.providers.ts).
       exports: [WebhookDeliveryService, EventRetentionJob],
     };
   }

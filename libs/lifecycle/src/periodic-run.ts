@@ -2,7 +2,8 @@
  * Runs one async step now and then every `intervalMs`, never overlapping: the next run is
  * scheduled only after the previous one settled. The timer is unref'd so it never holds a process
  * open; {@link stop} cancels it and waits for a run in progress, so a pool can close safely after.
- * Shared by the samplers that feed gauges from the database on their own timers.
+ * Shared by the samplers that feed gauges from the database and the poller's periodic jobs
+ * (sweeps, retention).
  */
 export class PeriodicRun {
   private timer: NodeJS.Timeout | undefined;

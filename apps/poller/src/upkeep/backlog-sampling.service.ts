@@ -3,6 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { SETTINGS, Settings } from '@app/config';
 import { BacklogSampler, GatewayMetrics } from '@app/metrics';
 import { FleetRepository, WorkerRepository } from '@app/persistence';
+import { PeriodicJob } from './periodic-job';
 import { WorkerRegistryService } from './worker-registry.service';
 
 /**
@@ -12,7 +13,8 @@ import { WorkerRegistryService } from './worker-registry.service';
  * faster than they are read).
  */
 @Injectable()
-export class BacklogSamplingService {
+export class BacklogSamplingService implements PeriodicJob {
+  readonly name = 'backlog-sampling';
   private readonly sampler: BacklogSampler;
 
   constructor(

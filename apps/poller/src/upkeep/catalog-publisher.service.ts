@@ -4,7 +4,7 @@ import { McpServersConfig } from '@app/config';
 import { CatalogBuilder } from '@app/drivers';
 import { ServerStatus, UpstreamPool } from '@app/upstream';
 import { CatalogRepository } from '@app/persistence';
-import { MCP_SERVERS } from './poller.tokens';
+import { MCP_SERVERS } from '../poller.tokens';
 
 /**
  * Publishes the toolset catalog the API validates submits against: after every connect and

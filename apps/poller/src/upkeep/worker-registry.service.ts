@@ -3,7 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { hostname } from 'node:os';
 import { McpServersConfig, Settings, SETTINGS } from '@app/config';
 import { WorkerRepository } from '@app/persistence';
-import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
+import { MCP_SERVERS, WORKER_ID } from '../poller.tokens';
 
 /** Read once at boot: the version every worker row carries, for mixed-version rollouts. */
 const VERSION = process.env.npm_package_version ?? '0.1.0';

@@ -23,10 +23,11 @@ import { AttemptDeadline, attemptDeadlineMs, localLeaseEndMs } from './attempt-d
 import { preflight, trackingMessage, trackingTimedOut } from './crash-rules';
 import { HeldCallGuard } from './held-call.guard';
 import { abortedForDeadline, abortKind } from './item-abort';
-import { PhaseRunner, SubmitNotLandedError } from './phase.runner';
+import { PhaseRunner } from './phase.runner';
 import { PollScheduler } from './poll-scheduler';
 import { UnrepeatableCalls } from './unrepeatable-calls';
-import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
+import { SubmitNotLandedError } from './until-landed';
+import { MCP_SERVERS, WORKER_ID } from '../poller.tokens';
 import { annotateTaskSpan, runInTaskSpan } from '@app/tracing';
 
 /** When the row should next be looked at (for the loop's wake-up timer), if it is still active. */

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { TaskStatus } from '@app/common';
-import { GatewayMetrics, PeriodicRun } from '@app/metrics';
+import { PeriodicRun } from '@app/lifecycle';
+import { GatewayMetrics } from '@app/metrics';
 import { TaskDeadlineRepository } from '@app/persistence';
+import { PeriodicJob } from './periodic-job';
 
 /** Rows per statement; a longer backlog of overdue tasks is taken in several, back to back. */
 export const DEADLINE_SWEEP_BATCH_ROWS = 500;
@@ -18,7 +20,8 @@ const DEADLINE_SWEEP_INTERVAL_MS = 1000;
  * share the rows (SKIP LOCKED).
  */
 @Injectable()
-export class DeadlineSweepJob {
+export class DeadlineSweepJob implements PeriodicJob {
+  readonly name = 'deadline-sweep';
   private readonly run = new PeriodicRun(() => this.sweep(), DEADLINE_SWEEP_INTERVAL_MS);
 
   constructor(

@@ -5,9 +5,9 @@ import { McpServersConfig, SETTINGS, Settings } from '@app/config';
 import { ClaimedBatch, LeasedWork, LeasedWorkEngine } from '@app/leasing';
 import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
-import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
+import { MCP_SERVERS, WORKER_ID } from '../poller.tokens';
 import { ServerSlots } from './server-slots';
-import { TaskRunnerService } from './task-runner.service';
+import { TaskRunnerService } from '../running/task-runner.service';
 
 const PHASES: readonly Phase[] = [Phase.Submit, Phase.Poll, Phase.Cancel];
 // A row claimed for a server that filled up in the meantime goes back due this soon: long enough

@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
-import { PeriodicRun } from '@app/metrics';
+import { PeriodicRun } from '@app/lifecycle';
 import { CatalogRepository } from '@app/persistence';
-import { WORKER_ID } from './poller.tokens';
+import { WORKER_ID } from '../poller.tokens';
+import { PeriodicJob } from './periodic-job';
 
 /** Queued tasks of removed toolsets ended per statement; the next tick takes the rest. */
 export const REMOVED_TOOLSET_BATCH_ROWS = 500;
@@ -16,9 +17,9 @@ export const REMOVED_TOOLSET_BATCH_ROWS = 500;
  * statements are idempotent and skip locked rows, so running it twice at once is harmless.
  */
 @Injectable()
-export class CatalogSweepJob {
+export class CatalogSweepJob implements PeriodicJob {
+  readonly name = 'catalog-sweep';
   private readonly run: PeriodicRun;
-  private deadAfterMs = 0;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
@@ -36,8 +37,7 @@ export class CatalogSweepJob {
   }
 
   /** Starts sweeping; call once the worker is registered (an unregistered sweeper changes nothing). */
-  start(deadAfterMs: number): void {
-    this.deadAfterMs = deadAfterMs;
+  start(): void {
     this.run.start();
   }
 
@@ -46,7 +46,9 @@ export class CatalogSweepJob {
   }
 
   private async sweep(): Promise<void> {
-    for (const change of await this.catalog.sweepRemoved(this.workerId, this.deadAfterMs)) {
+    // A poller is live by the dead-after window the claim judges pinned rows by (the registry's).
+    const deadAfterMs = this.settings.worker.deadAfterMs;
+    for (const change of await this.catalog.sweepRemoved(this.workerId, deadAfterMs)) {
       if (change.removed) {
         this.log.warn({ toolset: change.name }, 'toolset configured on no live worker: removed');
       } else {

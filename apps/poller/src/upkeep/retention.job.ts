@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { SETTINGS, Settings } from '@app/config';
-import { PeriodicRun } from '@app/metrics';
+import { PeriodicRun } from '@app/lifecycle';
 import { FleetRepository, WorkerRepository } from '@app/persistence';
+import { PeriodicJob } from './periodic-job';
 
 // 500 rows per statement keep each DELETE to a few milliseconds on the completed_at index, and
 // the pause between batches leaves the claim and the API room even on a large first run.
@@ -76,7 +77,8 @@ export class RetentionSchedule {
  * that pin nothing, on a {@link RetentionSchedule} (at start, then every ten minutes).
  */
 @Injectable()
-export class RetentionJob {
+export class RetentionJob implements PeriodicJob {
+  readonly name = 'retention';
   private readonly schedule: RetentionSchedule;
 
   constructor(

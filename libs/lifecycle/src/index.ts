@@ -1,0 +1,2 @@
+export { ConnectionCloser } from './connection-closer';
+export { PeriodicRun } from './periodic-run';
