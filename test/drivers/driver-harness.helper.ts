@@ -10,6 +10,7 @@ import {
 import { UpstreamPool, type UpstreamLogger } from '@app/upstream';
 import { demoStdioCommand, startDemoServer, stopAllProcesses } from '../helpers/processes';
 import { useFixture } from '../helpers/fixture';
+import { serverConfig } from '../helpers/server-config';
 import { waitUntil } from '../helpers/wait';
 
 export const LIMITS = { maxResultBytes: 262_144, previewChars: 2000 };
@@ -43,21 +44,18 @@ export const SLOW: ToolsetConfig = {
   retryOnCrash: false,
 };
 
-function baseConfig(toolsets: ToolsetConfig[]): Omit<ServerConfig, 'transport'> {
-  return {
+/** The driver tests' server: one demo server, larger timeouts and slots than the default. */
+function baseConfig(toolsets: ToolsetConfig[]): ServerConfig {
+  return serverConfig({
     name: 'demo',
-    args: [],
-    env: {},
-    headers: {},
     connectTimeoutMs: 10_000,
     callTimeoutMs: 10_000,
     maxConcurrentCalls: 8,
     keepaliveIntervalMs: 60_000,
     parkedProbeMs: 300_000,
     connectAttempts: 2,
-    sharedState: false,
     toolsets,
-  };
+  });
 }
 
 export function stdioServer(toolsets: ToolsetConfig[] = [], args: string[] = []): ServerConfig {

@@ -7,28 +7,10 @@ import { join } from 'node:path';
 import type { ServerConfig } from '@app/config';
 import { UpstreamPool, type SupervisorState, type UpstreamPoolOptions } from '@app/upstream';
 import { demoStdioCommand } from '../helpers/processes';
+import { serverConfig } from '../helpers/server-config';
 import { waitUntil } from '../helpers/wait';
 
 export const FIXTURES = join(__dirname, 'fixtures');
-
-/** Test-sized defaults: tiny backoff and probes, so parking and reviving take milliseconds. */
-export function serverConfig(partial: Partial<ServerConfig> & { name: string }): ServerConfig {
-  return {
-    transport: 'stdio',
-    args: [],
-    env: {},
-    headers: {},
-    connectTimeoutMs: 5000,
-    callTimeoutMs: 5000,
-    maxConcurrentCalls: 4,
-    keepaliveIntervalMs: 0,
-    parkedProbeMs: 60_000,
-    connectAttempts: 3,
-    sharedState: false,
-    toolsets: [],
-    ...partial,
-  };
-}
 
 export function demoStdio(name: string, args: string[] = [], extra: Partial<ServerConfig> = {}) {
   return serverConfig({ name, ...demoStdioCommand(args), ...extra });

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { compileMcpLib, fixture } from './compiled-lib.helper';
 import { startDemoServer, stopAllProcesses } from '../helpers/processes';
 import { closePools, demoHttp, openPool } from './mcp-test.helper';
+import { serverConfig } from '../helpers/server-config';
 
 afterEach(async () => {
   await closePools();
@@ -40,7 +41,17 @@ describe('native task session binding', () => {
       env: {
         ...process.env,
         MCP_LIB: compileMcpLib(),
-        MCP_URL: `${demo.url}/mcp`,
+        SERVER_CONFIG: JSON.stringify(
+          serverConfig({
+            name: 'demo',
+            transport: 'http',
+            url: `${demo.url}/mcp`,
+            connectTimeoutMs: 10_000,
+            callTimeoutMs: 10_000,
+            maxConcurrentCalls: 1,
+            connectAttempts: 1,
+          }),
+        ),
         SESSION_ID: taskSession.sessionId!,
         PROTOCOL_VERSION: taskSession.protocolVersion!,
         TASK_ID: created.task.taskId,

@@ -9,9 +9,9 @@ import {
   fakeMcpEndpoint,
   demoStdio,
   openPool,
-  serverConfig,
   waitForState,
 } from './mcp-test.helper';
+import { serverConfig } from '../helpers/server-config';
 
 afterEach(async () => {
   await closePools();

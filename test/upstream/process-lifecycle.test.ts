@@ -13,9 +13,9 @@ import {
   openFds,
   openPool,
   processAlive,
-  serverConfig,
   waitForState,
 } from './mcp-test.helper';
+import { serverConfig } from '../helpers/server-config';
 
 const WRAPPER = fixture('stubborn-wrapper');
 
@@ -93,8 +93,18 @@ describe('stdio process lifecycle', () => {
       env: {
         ...process.env,
         MCP_LIB: compileMcpLib(),
-        WRAPPER,
-        DEMO_MAIN: DEMO_SERVER_MAIN,
+        // What the worker script used to build itself, at its old limits: one slot, one attempt.
+        SERVER_CONFIG: JSON.stringify(
+          serverConfig({
+            name: 'wrapped',
+            command: process.execPath,
+            args: [WRAPPER, DEMO_SERVER_MAIN],
+            connectTimeoutMs: 10_000,
+            callTimeoutMs: 10_000,
+            maxConcurrentCalls: 1,
+            connectAttempts: 1,
+          }),
+        ),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

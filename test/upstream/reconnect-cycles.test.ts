@@ -10,9 +10,9 @@ import {
   expectSettled,
   openFds,
   openPool,
-  serverConfig,
   waitForState,
 } from './mcp-test.helper';
+import { serverConfig } from '../helpers/server-config';
 
 // Enough cycles that a leak of one resource per reconnect clears every tolerance below (at most
 // two extra handles) many times over; each stdio cycle spawns a child, so more only costs time.
