@@ -50,6 +50,13 @@ module.exports = {
   testSequencer: '<rootDir>/test/helpers/slow-first.sequencer.js',
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
-    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.test.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      // Node's environment plus the leak guard: a file that leaves a child process or an open
+      // handle behind fails, naming them (docs/testing.md, "The leak guard").
+      testEnvironment: '<rootDir>/test/helpers/leak-guard.environment.ts',
+    },
   ],
 };
