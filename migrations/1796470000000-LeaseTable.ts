@@ -136,7 +136,7 @@ export class LeaseTable1796470000000 implements MigrationInterface {
 
     // The task as the code reads it. `claim_count` comes from the lease row while the task is
     // active. A view keeps the column list it was made with, so a migration that adds a column
-    // to `tasks` makes the view again (test/foundation/schema.test.ts checks that it has them all).
+    // to `tasks` makes the view again (test/foundation/schema/schema.test.ts checks that it has them all).
     const columns = (
       (await q.query(
         `SELECT column_name FROM information_schema.columns

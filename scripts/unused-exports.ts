@@ -1,7 +1,7 @@
 // Lists what a library's index exports that no code outside the library imports through
 // `@app/<lib>`, so each public surface stays as small as its use, and any import that hides its
 // use (a whole-library import, a relative path past the index). Run: `npm run exports:unused`
-// (one line per finding, exit 1 if any); test/foundation/public-surfaces.test.ts pins none.
+// (one line per finding, exit 1 if any); test/foundation/boundaries/public-surfaces.test.ts pins none.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import * as ts from 'typescript';

@@ -76,7 +76,7 @@ interface TerminalWrite {
 /**
  * The claim and every write about a claimed task row: what the lease guards. Each write is
  * fenced (leases.md, "Fencing"), and no other class writes a leased row (pinned by
- * test/foundation/fenced-writes.test.ts); fleet-wide statements that guard no lease live in
+ * test/foundation/leases/fenced-writes.test.ts); fleet-wide statements that guard no lease live in
  * `FleetRepository`, worker liveness in `WorkerRepository`.
  *
  * Methods that cannot be overtaken by a cancel throw {@link LeaseLostError} on a lost lease;

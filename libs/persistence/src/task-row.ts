@@ -32,7 +32,7 @@ const nullable = <T>(c: TaskColumn<T>): TaskColumn<T | null> => ({ ...c, nullabl
 /**
  * The one description of a `tasks` row the code reads: field name (the column's name in
  * camelCase) → SQL type and nullability. {@link TaskRow} and {@link toTaskRow} derive from it,
- * and test/foundation/task-columns.test.ts checks it against the migrated table and the event
+ * and test/foundation/schema/task-columns.test.ts checks it against the migrated table and the event
  * snapshot of the `tasks_event_outbox` trigger. A column left out here is never read by the
  * code (the test lists those by name).
  */

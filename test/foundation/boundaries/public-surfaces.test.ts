@@ -2,9 +2,9 @@
 // scripts/, migrations/) imports through `@app/<lib>`; what only the library itself uses stays
 // behind its index. `npm run exports:unused` prints the same report.
 import { join } from 'node:path';
-import { publicSurfaceReport } from '../../scripts/unused-exports';
+import { publicSurfaceReport } from '../../../scripts/unused-exports';
 
-const report = publicSurfaceReport(join(__dirname, '..', '..'));
+const report = publicSurfaceReport(join(__dirname, '..', '..', '..'));
 
 it('no library index exports a name that nothing outside the library imports', () => {
   expect(report.unused).toEqual([]);

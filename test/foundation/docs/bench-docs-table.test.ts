@@ -1,8 +1,8 @@
 // Guards against a single-benchmark run (`npm run bench -- --only NAME`) wiping or rewriting the
 // docs/benchmarks.md sections of benchmarks it did not run.
-import { mergeSections } from '../../bench/lib/docs-sections';
-import type { MachineInfo } from '../../bench/lib/machine';
-import type { BenchResult } from '../../bench/lib/types';
+import { mergeSections } from '../../../bench/lib/docs-sections';
+import type { MachineInfo } from '../../../bench/lib/machine';
+import type { BenchResult } from '../../../bench/lib/types';
 
 const machine: MachineInfo = {
   cpu: 'Test CPU',

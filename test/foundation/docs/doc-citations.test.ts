@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 const DOCS = join(ROOT, 'docs');
 const SCANNED = ['apps', 'libs', 'migrations', 'test', 'bench', 'scripts', 'docs'];
 /** This file's own examples of citations that do not resolve. */

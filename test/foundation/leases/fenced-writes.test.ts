@@ -5,10 +5,10 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Phase, TaskErrorCode, TaskSnapshot, TaskStatus } from '@app/common';
 import { TaskLeaseRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
+import { createTestDatabase, TestDatabase } from '../../helpers/db';
+import { insertTasks } from '../../helpers/tasks';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -11,8 +11,8 @@ import {
   TaskLeaseRepository,
   TaskRepository,
 } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
+import { createTestDatabase, TestDatabase } from '../../helpers/db';
+import { insertTasks } from '../../helpers/tasks';
 
 describe('group commit of fenced writes', () => {
   let t: TestDatabase;

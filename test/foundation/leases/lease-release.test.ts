@@ -9,8 +9,8 @@ import {
   TaskRepository,
   WriteOutcome,
 } from '@app/persistence';
-import { useTestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
+import { useTestDatabase } from '../../helpers/db';
+import { insertTasks } from '../../helpers/tasks';
 
 const t = useTestDatabase();
 let leases: TaskLeaseRepository;

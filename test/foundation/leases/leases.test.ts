@@ -3,10 +3,10 @@
 // claimable again by the same claim statement.
 import { Phase, TaskStatus } from '@app/common';
 import { FleetRepository, TaskLeaseRepository } from '@app/persistence';
-import { useTestDatabase } from '../helpers/db';
-import { NodeProcess, startNode } from '../helpers/node-process';
-import { waitUntil } from '../helpers/wait';
-import { insertTasks } from '../helpers/tasks';
+import { useTestDatabase } from '../../helpers/db';
+import { NodeProcess, startNode } from '../../helpers/node-process';
+import { waitUntil } from '../../helpers/wait';
+import { insertTasks } from '../../helpers/tasks';
 
 const CLAIMER = 'test/fixtures/claimer.js';
 const t = useTestDatabase();

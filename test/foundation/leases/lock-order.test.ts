@@ -4,9 +4,9 @@
 // docs/leases.md, "The lease table": every statement that locks several lease rows does so in ID order.
 import { Phase, TaskSnapshot, TaskStatus } from '@app/common';
 import { TaskLeaseRepository, TaskRepository } from '@app/persistence';
-import { useTestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
-import { waitUntil } from '../helpers/wait';
+import { useTestDatabase } from '../../helpers/db';
+import { insertTasks } from '../../helpers/tasks';
+import { waitUntil } from '../../helpers/wait';
 
 const t = useTestDatabase();
 const ROWS = 40;

@@ -7,9 +7,9 @@
 import { Client } from 'pg';
 import { Contract } from '@app/common';
 import { TaskRepository } from '@app/persistence';
-import { useTestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
-import { waitUntil } from '../helpers/wait';
+import { useTestDatabase } from '../../helpers/db';
+import { insertTasks } from '../../helpers/tasks';
+import { waitUntil } from '../../helpers/wait';
 
 const t = useTestDatabase();
 const CHANNEL = 'mcp_tasks_due';

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Phase } from '@app/common';
 import { TaskLeaseRepository, createDataSource, runMigrations } from '@app/persistence';
-import { MIGRATIONS } from '../../migrations';
+import { MIGRATIONS } from '../../../migrations';
 import {
   TestDatabase,
   adminQuery,
@@ -12,7 +12,7 @@ import {
   ownedDatabase,
   testPool,
   withDatabase,
-} from '../helpers/db';
+} from '../../helpers/db';
 
 const BEFORE = MIGRATIONS.slice(
   0,

@@ -2,8 +2,8 @@
 // or changed without `npm run schema:snapshot` fails here, so reviewers always read the current
 // tables, indexes and trigger bodies in one file.
 import { readFileSync } from 'node:fs';
-import { useTestDatabase } from '../helpers/db';
-import { dumpSchema, pgDumpMajor, SCHEMA_SNAPSHOT_FILE } from '../../scripts/schema-snapshot';
+import { useTestDatabase } from '../../helpers/db';
+import { dumpSchema, pgDumpMajor, SCHEMA_SNAPSHOT_FILE } from '../../../scripts/schema-snapshot';
 
 const t = useTestDatabase();
 

@@ -2,8 +2,8 @@
 // the database, an active task is exactly a task with a lease row whoever writes it, the view the
 // code reads has every column of the task, and the claim uses the partial due index.
 import { CLAIM_SQL } from '@app/persistence';
-import { useTestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
+import { useTestDatabase } from '../../helpers/db';
+import { insertTasks } from '../../helpers/tasks';
 
 const t = useTestDatabase();
 

@@ -6,9 +6,9 @@
 import { TaskErrorCode, TaskStatus } from '@app/common';
 import { TASK_COLUMNS, TaskRow, taskColumnName, toTaskRow } from '@app/persistence';
 import { taskRowFromSnapshot, toTaskSummary } from '@app/views';
-import { legacyTask } from '../../apps/api/src/front-door/mcp-task.view';
-import { useTestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
+import { legacyTask } from '../../../apps/api/src/front-door/mcp-task.view';
+import { useTestDatabase } from '../../helpers/db';
+import { insertTasks } from '../../helpers/tasks';
 
 /** Columns the code never reads into a TaskRow; adding a column means deciding which it is. */
 const NOT_READ = [

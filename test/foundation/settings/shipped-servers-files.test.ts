@@ -7,7 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { loadMcpServersFile, parseSettings } from '@app/config';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 
 function serversFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

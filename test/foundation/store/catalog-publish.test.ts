@@ -2,7 +2,7 @@
 // against a lone UTF-16 surrogate in a tool's description or schema making its entry unstorable.
 import { Contract, defaultMcpExposure, type PublishedToolset } from '@app/common';
 import { CatalogRepository } from '@app/persistence';
-import { useTestDatabase } from '../helpers/db';
+import { useTestDatabase } from '../../helpers/db';
 
 const t = useTestDatabase();
 

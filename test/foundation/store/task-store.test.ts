@@ -11,10 +11,10 @@ import {
   CatalogRepository,
 } from '@app/persistence';
 import { Phase } from '@app/common';
-import { MIGRATIONS } from '../../migrations';
-import { useTestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
-import { waitUntil } from '../helpers/wait';
+import { MIGRATIONS } from '../../../migrations';
+import { useTestDatabase } from '../../helpers/db';
+import { insertTasks } from '../../helpers/tasks';
+import { waitUntil } from '../../helpers/wait';
 
 const t = useTestDatabase();
 let tasks: TaskRepository;

@@ -6,8 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Client } from 'pg';
-import { clonePrefix, dropDeadRunDatabases, templateDatabaseName } from '../helpers/db';
-import { fixtureFolder, removeDeadFixtureFolders } from '../helpers/leftovers';
+import { clonePrefix, dropDeadRunDatabases, templateDatabaseName } from '../../helpers/db';
+import { fixtureFolder, removeDeadFixtureFolders } from '../../helpers/leftovers';
 
 /** The pid of a process that existed and has exited (and been reaped) since. */
 async function exitedPid(): Promise<number> {

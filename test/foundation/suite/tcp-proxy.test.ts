@@ -4,8 +4,8 @@
  * must send new connections to the other server.
  */
 import { Client } from 'pg';
-import { useTestDatabase } from '../helpers/db';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { useTestDatabase } from '../../helpers/db';
+import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 
 const database = useTestDatabase();
 let proxy: TcpProxy;

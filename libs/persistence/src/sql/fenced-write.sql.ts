@@ -3,7 +3,7 @@
  * claimed task lands only while the claim's token is current and its lease unexpired, judged by
  * the database clock. Zero rows means the lease was lost; the caller discards its result and
  * never retries the write. `TaskLeaseRepository` is the only caller (pinned by
- * test/foundation/fenced-writes.test.ts).
+ * test/foundation/leases/fenced-writes.test.ts).
  *
  * The lease lives in `task_leases` (docs/leases.md, "The lease table"), the task in `tasks`. A
  * write takes the lease row first, by the fence: it updates the lease row, deletes it (the task
