@@ -10,8 +10,6 @@ const ROOT = join(__dirname, '..', '..');
 
 /** Wall-clock seconds of the slowest files, measured on the 2-core CI machine (4 workers). */
 const ESTIMATE_SECONDS = {
-  // A 90 s tool held through the default MCP_MAX_HOLD_MS, by nature: it must start first.
-  'test/front-door/front-door-client-timeout.test.ts': 100,
   'test/chaos/chaos-short.test.ts': 42,
   'test/poller/held-call.test.ts': 38,
   'test/events/webhook-fleet.test.ts': 38,
