@@ -11,8 +11,13 @@ import {
 } from '@app/persistence';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
-import { ProblemException } from '../problem/problem.exception';
-import { Forbidden, NotFound, OperatorConflict } from '../problem/refusals';
+import {
+  Forbidden,
+  InvalidArguments,
+  NotFound,
+  OperatorConflict,
+  Refusal,
+} from '../refusals/refusal';
 
 const STATUSES = new Set(['queued', 'working', 'input_required']);
 const DELIVERY_ID = /^[1-9][0-9]{0,17}$/;
@@ -184,6 +189,6 @@ function intParam(name: string, value: string | undefined, fallback: number): nu
   return Number(value);
 }
 
-function invalid(path: string, message: string): ProblemException {
-  return new ProblemException(422, `Invalid ${path}.`, [{ path, message }]);
+function invalid(path: string, message: string): Refusal {
+  return new InvalidArguments(`Invalid ${path}.`, [{ path, message }]);
 }

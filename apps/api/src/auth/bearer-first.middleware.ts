@@ -1,6 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { ProblemException } from '../problem/problem.exception';
-import { Unauthenticated } from '../problem/refusals';
+import { Refusal, Unauthenticated } from '../refusals/refusal';
 
 /** `Authorization: Bearer <token>`: the token's characters per RFC 6750 (b64token). */
 export const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -9,15 +8,13 @@ export const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const PROTECTED_PREFIX = '/v1/';
 
 /** The one 401 every authentication failure answers with, the guard's and this middleware's. */
-export function unauthorized(): ProblemException {
+export function unauthorized(): Refusal {
   return new Unauthenticated();
 }
 
 /** The MCP front door's own check before its body is read: `McpRequestGuard.earlyRefusal`. */
 export interface McpEarlyCheck {
-  earlyRefusal(
-    req: Request,
-  ): { status: number; detail: string; headers: Record<string, string> } | null;
+  earlyRefusal(req: Request): Refusal | null;
 }
 
 /**
@@ -32,17 +29,13 @@ export interface McpEarlyCheck {
  * protected-resource challenge; no token needed when MCP_ANONYMOUS_USER is set).
  */
 export function bearerFirstMiddleware(mcp: McpEarlyCheck): RequestHandler {
-  return (req, _res, next) => {
+  const bearerFirst: RequestHandler = (req, _res, next) => {
     const path = req.path.toLowerCase().replace(/\/+$/, '');
     if (path === '/mcp') {
       // DELETE reads no body and answers 405 to anyone (no sessions); OPTIONS is a preflight.
       const exempt = req.method === 'DELETE' || req.method === 'OPTIONS';
       const refusal = exempt ? null : mcp.earlyRefusal(req);
-      next(
-        refusal
-          ? new ProblemException(refusal.status, refusal.detail, undefined, refusal.headers)
-          : undefined,
-      );
+      next(refusal ?? undefined);
       return;
     }
     if (!`${path}/`.startsWith(PROTECTED_PREFIX)) {
@@ -51,4 +44,5 @@ export function bearerFirstMiddleware(mcp: McpEarlyCheck): RequestHandler {
     }
     next(BEARER.test(req.headers.authorization ?? '') ? undefined : unauthorized());
   };
+  return bearerFirst;
 }

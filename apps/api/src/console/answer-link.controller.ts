@@ -17,13 +17,13 @@ import { TaskRepository, TaskRow } from '@app/persistence';
 import { acceptsAnswers, inputRequiredView } from '@app/views';
 import { AnswerGrant, AnswerLinkSigner } from '@app/webhooks';
 import { Public } from '../auth/public.decorator';
-import { ProblemException } from '../problem/problem.exception';
 import { TaskInputService } from '../tasks/task-input.service';
 import { ConsolePageFilter } from './console-page.filter';
 import { page } from './console-views';
 import { answerView } from './task-view';
 import { setPageHeaders } from './page-headers';
 import { Question } from './question-form';
+import { Gone, InvalidArguments, MalformedRequest, NotFound } from '../refusals/refusal';
 
 const INVALID = 'This answer link is not valid.';
 
@@ -71,7 +71,7 @@ export class AnswerLinkController {
     if (typeof responses === 'object' && responses !== null && !Array.isArray(responses)) {
       const outside = Object.keys(responses).filter((key) => !keys.includes(key));
       if (outside.length > 0) {
-        throw new ProblemException(422, 'Some answers do not fit.', [
+        throw new InvalidArguments('Some answers do not fit.', [
           { path: `/responses/${outside[0]}`, message: 'is not a question of this link' },
         ]);
       }
@@ -88,17 +88,17 @@ export class AnswerLinkController {
    */
   private async grantedTask(token: unknown): Promise<{ row: TaskRow; keys: string[] }> {
     if (typeof token !== 'string' || token.length === 0) {
-      throw new ProblemException(400, INVALID, [
+      throw new MalformedRequest(INVALID, [
         { path: 'token', message: 'is required: the token of an answer link' },
       ]);
     }
     const grant: AnswerGrant | 'invalid' | 'expired' = this.signer
       ? this.signer.verify(token, Math.floor(Date.now() / 1000))
       : 'invalid';
-    if (grant === 'invalid') throw new ProblemException(404, INVALID);
-    if (grant === 'expired') throw new ProblemException(410, 'This answer link has expired.');
+    if (grant === 'invalid') throw new NotFound(INVALID);
+    if (grant === 'expired') throw new Gone('This answer link has expired.');
     const row = await this.tasks.findById(grant.taskId);
-    if (!row) throw new ProblemException(404, INVALID);
+    if (!row) throw new NotFound(INVALID);
     const open = inputRequiredView(row)?.requests ?? {};
     const keys = grant.keys.filter((key) => key in open);
     const waiting =
@@ -106,7 +106,7 @@ export class AnswerLinkController {
       row.cancelRequestedAt === null &&
       acceptsAnswers(row);
     if (!waiting || keys.length === 0) {
-      throw new ProblemException(410, 'These questions are answered or no longer asked.');
+      throw new Gone('These questions are answered or no longer asked.');
     }
     return { row, keys };
   }

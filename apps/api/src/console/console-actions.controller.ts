@@ -21,7 +21,7 @@ import { unauthorized } from '../auth/bearer-first.middleware';
 import { Public } from '../auth/public.decorator';
 import { EventStreamHub } from '../events/event-stream.hub';
 import { ThreadEventStream } from '../events/thread-event.stream';
-import { ProblemException } from '../problem/problem.exception';
+import { RateLimited } from '../refusals/refusal';
 import { TaskIdPipe, ThreadIdPipe } from '../tasks/id-params.pipe';
 import { TaskInputService } from '../tasks/task-input.service';
 import { TaskQueryService } from '../tasks/task-query.service';
@@ -112,11 +112,9 @@ export class ConsoleActionsController {
     const { maxStreamsPerUser, recheckIntervalMs, maxAgeMs } = this.settings.api.sse;
     const release = this.hub.acquireSlot(session.userId, maxStreamsPerUser);
     if (!release) {
-      throw new ProblemException(
-        429,
+      throw new RateLimited(
         `At most ${maxStreamsPerUser} event streams per user at once; close one or retry later.`,
-        undefined,
-        { 'Retry-After': String(Math.ceil(recheckIntervalMs / 1000)) },
+        Math.ceil(recheckIntervalMs / 1000),
       );
     }
     const scope = {

@@ -16,7 +16,7 @@ import { Settings, SETTINGS } from '@app/config';
 import { OperatorRepository, TaskRepository } from '@app/persistence';
 import { acceptsAnswers } from '@app/views';
 import { Public } from '../auth/public.decorator';
-import { ProblemException, ProblemFieldError } from '../problem/problem.exception';
+import { ProblemFieldError } from '../problem/problem.exception';
 import { TaskIdPipe, ThreadIdPipe } from '../tasks/id-params.pipe';
 import { TaskPresenter } from '../tasks/task-presenter.service';
 import { TaskQueryService } from '../tasks/task-query.service';
@@ -35,6 +35,7 @@ import {
 import { adminView } from './admin-view';
 import { taskView } from './task-view';
 import { setPageHeaders } from './page-headers';
+import { Forbidden, MalformedRequest, NotFound } from '../refusals/refusal';
 
 const TOOLSET_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 const THREADS_SHOWN = 100;
@@ -117,7 +118,7 @@ export class ConsolePagesController {
     const session = await this.session(req, res);
     if (!session) return;
     const row = await this.tasks.findForUser(session.userId, taskId, threadId);
-    if (!row) throw new ProblemException(404, 'No such task.');
+    if (!row) throw new NotFound('No such task.');
     const view = await this.presenter.detail(row);
     const body = taskView(view, acceptsAnswers(row));
     this.send(res, page(`Task ${taskId}`, this.context(session), body));
@@ -128,7 +129,7 @@ export class ConsolePagesController {
     const session = await this.session(req, res);
     if (!session) return;
     if (!this.admins.has(session.userId)) {
-      throw new ProblemException(403, 'The operator view is for the principals in ADMIN_USERS.');
+      throw new Forbidden('The operator view is for the principals in ADMIN_USERS.');
     }
     const [stuck, dead, actions] = await Promise.all([
       this.operator.listStuck({ olderThanSeconds: 300, limit: ADMIN_ROWS }),
@@ -193,6 +194,6 @@ function listFilters(raw: Record<string, unknown>): ListFilters {
     thread: text('thread', THREAD_ID_PATTERN, 'must match ^[A-Za-z0-9._:-]{1,128}$'),
     status: raw.status === '' ? undefined : (raw.status as string | undefined),
   };
-  if (errors.length > 0) throw new ProblemException(400, 'Invalid query parameters.', errors);
+  if (errors.length > 0) throw new MalformedRequest('Invalid query parameters.', errors);
   return filters;
 }

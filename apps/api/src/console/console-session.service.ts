@@ -5,7 +5,7 @@ import { Settings, SETTINGS } from '@app/config';
 import { API_KEY_PREFIX, ApiKeyRepository, ConsoleSessionRepository } from '@app/persistence';
 import { unauthorized } from '../auth/bearer-first.middleware';
 import { TokenVerifier } from '../auth/token-verifier.service';
-import { ProblemException } from '../problem/problem.exception';
+import { Forbidden, InvalidArguments } from '../refusals/refusal';
 
 /** The session cookie; scoped to the console's paths, so the API's own routes never see it. */
 export const SESSION_COOKIE = 'mtg_console';
@@ -45,7 +45,7 @@ export class ConsoleSessions {
     requireSameOrigin(req);
     const token = (body as { token?: unknown } | null)?.token;
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_CHARS) {
-      throw new ProblemException(422, 'Sign in with an API key or a token.', [
+      throw new InvalidArguments('Sign in with an API key or a token.', [
         { path: '/token', message: `must be a string of 1 to ${MAX_TOKEN_CHARS} characters` },
       ]);
     }
@@ -103,7 +103,7 @@ export class ConsoleSessions {
       given.length === expected.length &&
       timingSafeEqual(Buffer.from(given), expected);
     if (!ok) {
-      throw new ProblemException(403, 'Missing or wrong CSRF token: reload the page.', [
+      throw new Forbidden('Missing or wrong CSRF token: reload the page.', [
         { path: CSRF_HEADER, message: "must be the token of the page's session" },
       ]);
     }
@@ -140,7 +140,7 @@ function requireSameOrigin(req: Request): void {
     }
   }
   if (crossSite || otherOrigin) {
-    throw new ProblemException(403, 'Console changes must come from the console itself.', [
+    throw new Forbidden('Console changes must come from the console itself.', [
       { path: 'Origin', message: 'must be the origin the console is served from' },
     ]);
   }

@@ -19,12 +19,12 @@ import { EventAnswerLinks } from '@app/webhooks';
 import { AuthenticatedRequest, CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { PROBLEM_KINDS } from '../problem/problem-kinds';
-import { MalformedRequest, RateLimited } from '../problem/refusals';
 import { ThreadIdPipe } from '../tasks/id-params.pipe';
 import { EventStreamHub } from './event-stream.hub';
 import { TaskEventDto } from './task-event.dto';
 import { resumePosition } from './event-cursor';
 import { ThreadEventStream } from './thread-event.stream';
+import { MalformedRequest, RateLimited } from '../refusals/refusal';
 
 const LAST_EVENT_ID_HEADER = ApiHeader({
   name: 'Last-Event-ID',

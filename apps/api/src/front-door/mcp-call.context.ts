@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { THREAD_ID_PATTERN } from '@app/common';
-import { ErrorCode2026, JsonRpcWireError, invalidParams, isRecord } from '@app/wire';
+import { invalidParams, isRecord } from '@app/wire';
 import { Principal } from '../auth/token-verifier.service';
-import { ProblemException } from '../problem/problem.exception';
 import { McpResponseChannel } from './mcp-response.channel';
 
 /** The `_meta` key (in a `tools/call`) that names the thread of the task it creates. */
@@ -64,41 +63,4 @@ export function argumentsOf(params: Record<string, unknown>): Record<string, unk
   const args = params.arguments ?? {};
   if (!isRecord(args)) throw invalidParams('params.arguments must be an object');
   return args;
-}
-
-/**
- * A spent submit quota (HTTP 429) on the front door: a server-defined code in the JSON-RPC
- * range, chosen to read as 429, with the quota and the delay in `data` (docs/mcp.md, "Quotas").
- */
-export const QUOTA_EXCEEDED_CODE = -32029;
-
-/**
- * A refused submit as a JSON-RPC error: a validation problem (422) is -32602 naming each
- * failing path; a spent quota is QUOTA_EXCEEDED_CODE with the quota and the delay; anything
- * else keeps its detail.
- */
-export function submitError(error: unknown): JsonRpcWireError {
-  if (!(error instanceof ProblemException)) throw error;
-  const problem = error.problem;
-  const idempotency = problem.errors?.find((e) => e.path === 'Idempotency-Key');
-  if (idempotency) {
-    // The same rules as the header on /v1, named as this call spells the key.
-    return invalidParams(`_meta["${IDEMPOTENCY_META}"] ${idempotency.message}`);
-  }
-  if (problem.status === 422) {
-    const paths = (problem.errors ?? []).map((e) => `${e.path || '/'} ${e.message}`);
-    return new JsonRpcWireError(
-      ErrorCode2026.InvalidParams,
-      [problem.detail, ...paths].join('; '),
-      problem.errors ? { errors: problem.errors } : undefined,
-    );
-  }
-  if (problem.status === 429) {
-    const seconds = problem.retry_after_seconds ?? Number(error.headers['Retry-After'] ?? 1);
-    return new JsonRpcWireError(QUOTA_EXCEEDED_CODE, problem.detail, {
-      quota: problem.quota,
-      retryAfterSeconds: seconds,
-    });
-  }
-  return new JsonRpcWireError(-32000, problem.detail);
 }

@@ -3,17 +3,14 @@ import type { Request } from 'express';
 import { Settings, SETTINGS } from '@app/config';
 import { BEARER } from '../auth/bearer-first.middleware';
 import { Principal, TokenVerifier } from '../auth/token-verifier.service';
+import { Forbidden, Unauthenticated } from '../refusals/refusal';
 
 /** A `Host` header worth naming back: a DNS name or an IP literal, with an optional port. */
 const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
-/** Why a request was refused before any JSON-RPC ran. */
-export interface Refusal {
-  status: 400 | 401 | 403 | 406 | 429;
-  detail: string;
-  headers: Record<string, string>;
-}
+/** Why a request was refused before any JSON-RPC ran (answered as a problem). */
+export type TransportRefusal = Forbidden | Unauthenticated;
 
 /**
  * The transport-level checks of `/mcp`: the `Origin` (DNS-rebinding protection) and the bearer
@@ -28,7 +25,7 @@ export class McpRequestGuard {
     private readonly verifier: TokenVerifier,
   ) {}
 
-  originRefusal(req: Request): Refusal | null {
+  originRefusal(req: Request): Forbidden | null {
     const origin = req.headers.origin;
     if (origin === undefined) return null;
     if (this.settings.mcp.allowedOrigins.includes(origin)) return null;
@@ -39,14 +36,14 @@ export class McpRequestGuard {
       host = '';
     }
     if (LOOPBACK_HOSTS.has(host)) return null;
-    return { status: 403, detail: 'This Origin is not allowed.', headers: {} };
+    return new Forbidden('This Origin is not allowed.');
   }
 
   /**
    * What can be refused before the body is read (the API's bearer-first middleware): the Origin,
    * then a missing or malformed bearer, answered as {@link principal} would answer them.
    */
-  earlyRefusal(req: Request): Refusal | null {
+  earlyRefusal(req: Request): TransportRefusal | null {
     const origin = this.originRefusal(req);
     if (origin) return origin;
     if (this.anonymousAllowed(req)) return null;
@@ -54,7 +51,7 @@ export class McpRequestGuard {
   }
 
   /** @param fresh read an API key from the database, not from memory (a stream's re-check). */
-  async principal(req: Request, fresh = false): Promise<Principal | Refusal> {
+  async principal(req: Request, fresh = false): Promise<Principal | Unauthenticated> {
     const anonymous = this.settings.mcp.anonymousUser;
     if (anonymous !== undefined && this.anonymousAllowed(req)) {
       return { userId: anonymous, via: 'anonymous' };
@@ -68,12 +65,8 @@ export class McpRequestGuard {
     return this.settings.mcp.anonymousUser !== undefined && req.headers.authorization === undefined;
   }
 
-  private unauthorized(req: Request): Refusal {
-    return {
-      status: 401,
-      detail: 'A valid bearer token is required.',
-      headers: { 'WWW-Authenticate': this.challenge(req) },
-    };
+  private unauthorized(req: Request): Unauthenticated {
+    return new Unauthenticated(this.challenge(req));
   }
 
   /**
@@ -114,9 +107,9 @@ export class McpRequestGuard {
     return HOST.test(host) ? (parsedUrl(`${req.protocol}://${host}/mcp`)?.href ?? null) : null;
   }
 
-  /** Whether a value is a {@link Refusal} rather than a principal. */
-  static isRefusal(value: Principal | Refusal): value is Refusal {
-    return 'status' in value;
+  /** Whether a value is a refusal rather than a principal. */
+  static isRefusal(value: Principal | Unauthenticated): value is Unauthenticated {
+    return value instanceof Unauthenticated;
   }
 }
 

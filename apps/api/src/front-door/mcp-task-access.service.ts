@@ -5,12 +5,18 @@ import { Database, TaskRepository, TaskRow, listTaskPage } from '@app/persistenc
 import { invalidParams } from '@app/wire';
 import { decodeCursor, encodeCursor } from '../tasks/list-cursor';
 import { inputRequiredView } from '@app/views';
-import { ProblemException } from '../problem/problem.exception';
 import { TaskInputService } from '../tasks/task-input.service';
 import { TaskQueryService } from '../tasks/task-query.service';
 import { TaskSubmitService } from '../tasks/task-submit.service';
 import { TaskTiming } from './mcp-task.view';
 import { HeldRequests } from '../health/held-requests';
+import {
+  AnswerConflict,
+  NotAnswerable,
+  NotFound,
+  TaskChanged,
+  TaskEnded,
+} from '../refusals/refusal';
 
 /** First re-read of a held task after this; each gap then grows by half, up to the cap. */
 const FIRST_CHECK_MS = 25;
@@ -18,6 +24,9 @@ const MAX_CHECK_MS = 500;
 /** What the front door tells clients about polling (both task designs). */
 const POLL_INTERVAL_MS = 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Refusals of an answer that mean only "nothing was stored": the task cannot take it now. */
+const NOT_STORED = [NotAnswerable, AnswerConflict, TaskChanged, NotFound];
 
 /** A new task as a tool call asks for it. */
 export interface McpCreate {
@@ -94,12 +103,11 @@ export class McpTaskAccess {
     try {
       await this.query.cancel(userId, task.threadId, task.id);
     } catch (error) {
-      // Ended between the read and the cancel (a 409): the task is as it ended. Anything else
-      // (the database refused or lost the write) means no cancel was stored, and acknowledging
-      // it would tell the caller a durable cancel exists that does not: the error goes on.
-      if (!(error instanceof ProblemException)) throw error;
-      if (error.problem.status === 404) return null; // its thread was deleted meanwhile
-      if (error.problem.status !== 409) throw error;
+      // Ended between the read and the cancel: the task is as it ended. Anything else (the
+      // database refused or lost the write) means no cancel was stored, and acknowledging it
+      // would tell the caller a durable cancel exists that does not: the error goes on.
+      if (error instanceof NotFound) return null; // its thread was deleted meanwhile
+      if (!(error instanceof TaskEnded)) throw error;
     }
     return this.find(userId, taskId);
   }
@@ -108,7 +116,8 @@ export class McpTaskAccess {
    * Stores answers through the same durable path as `POST /v1/…/input` (a poller delivers
    * them upstream, once per key). As the tasks extension asks, keys that are not open questions
    * (never asked, or answered already) are ignored, and a partial set is fine. False when
-   * nothing was stored (the task is not waiting, or no key was open).
+   * nothing was stored (the task is not waiting, or no key was open); answers that do not fit
+   * throw their refusal.
    */
   async answer(row: TaskRow, responses: Record<string, unknown>): Promise<boolean> {
     const open = inputRequiredView(row)?.requests ?? {};
@@ -118,14 +127,8 @@ export class McpTaskAccess {
       await this.inputs.answer(row.userId, row.threadId, row.id, { responses: fresh });
       return true;
     } catch (error) {
-      if (!(error instanceof ProblemException)) throw error;
-      if (error.problem.status === 409 || error.problem.status === 404) return false;
-      throw invalidParams(
-        [
-          error.problem.detail,
-          ...(error.problem.errors ?? []).map((e) => `${e.path} ${e.message}`),
-        ].join('; '),
-      );
+      if (NOT_STORED.some((refusal) => error instanceof refusal)) return false;
+      throw error;
     }
   }
 

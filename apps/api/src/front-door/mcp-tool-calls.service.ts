@@ -5,7 +5,7 @@ import { CatalogEntry, TaskRow } from '@app/persistence';
 import { invalidParams, isRecord } from '@app/wire';
 import { inputRequiredView } from '@app/views';
 import { COMPANION_TOOLS } from './companion-tools';
-import { McpCall, argumentsOf, idempotencyKeyOf, submitError, threadOf } from './mcp-call.context';
+import { McpCall, argumentsOf, idempotencyKeyOf, threadOf } from './mcp-call.context';
 import { McpTaskAccess } from './mcp-task-access.service';
 import { ToolResult, legacyTask, mcpStatus, toolResult } from './mcp-task.view';
 import { McpToolsService } from './mcp-tools.service';
@@ -25,23 +25,19 @@ export class McpToolCalls {
     private readonly slots: McpWaitSlots,
   ) {}
 
-  /** Stores the task for the call; a refused submit is a JSON-RPC error naming why. */
+  /** Stores the task for the call; a refused submit throws its refusal (refusal-errors.ts). */
   async create(call: McpCall, entry: CatalogEntry): Promise<TaskRow> {
     const args = argumentsOf(call.params);
     const threadId = threadOf(call, this.settings.mcp.defaultThread);
     const idempotencyKey = idempotencyKeyOf(call);
-    try {
-      return await this.access.create({
-        userId: call.principal.userId,
-        tenant: call.principal.tenant,
-        threadId,
-        toolset: entry.name,
-        arguments: args,
-        idempotencyKey,
-      });
-    } catch (error) {
-      throw submitError(error);
-    }
+    return this.access.create({
+      userId: call.principal.userId,
+      tenant: call.principal.tenant,
+      threadId,
+      toolset: entry.name,
+      arguments: args,
+      idempotencyKey,
+    });
   }
 
   /**

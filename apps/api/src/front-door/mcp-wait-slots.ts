@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Settings, SETTINGS } from '@app/config';
-import { JsonRpcWireError } from '@app/wire';
-import { QUOTA_EXCEEDED_CODE } from './mcp-call.context';
+import { RateLimited } from '../refusals/refusal';
 
 /** The kinds of long request a user may hold open on this replica, each with its own cap. */
 export type WaitKind = 'heldCalls' | 'resultWaits' | 'listenStreams';
@@ -28,7 +27,7 @@ export class McpWaitSlots {
   constructor(@Inject(SETTINGS) private readonly settings: Settings) {}
 
   /**
-   * Takes a slot, or throws the -32029 error. The returned release is idempotent; `abort` (the
+   * Takes a slot, or throws the refusal (-32029 on the wire). The returned release is idempotent; `abort` (the
    * client cancelling or going away) releases it at once, before the wait itself unwinds.
    */
   acquire(userId: string, kind: WaitKind, abort?: AbortSignal): () => void {
@@ -38,10 +37,10 @@ export class McpWaitSlots {
     if (slots.size >= max) {
       const soonest = Math.min(...[...slots].map((slot) => slot.endsBy));
       const retryAfterSeconds = Math.max(1, Math.ceil((soonest - Date.now()) / 1000));
-      throw new JsonRpcWireError(
-        QUOTA_EXCEEDED_CODE,
+      throw new RateLimited(
         `Too many ${KINDS[kind].what}: at most ${max} at once per user; retry later.`,
-        { quota: KINDS[kind].quota, retryAfterSeconds },
+        retryAfterSeconds,
+        KINDS[kind].quota,
       );
     }
     const slot = { endsBy: Date.now() + this.settings.mcp.maxHoldMs };

@@ -15,11 +15,14 @@ import { Public } from '../auth/public.decorator';
 import { Principal } from '../auth/token-verifier.service';
 import { problemBody } from '../problem/problem.exception';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../problem/problem.filter';
+import { refusalProblem } from '../problem/refusal-problems';
+import { AnyRefusal, MalformedRequest, NotFound, isRefusal } from '../refusals/refusal';
 import { HeldCallsRegistry, McpClientScope } from './2025/held-calls.registry';
 import { LEGACY_VERSIONS, Mcp2025Handler } from './2025/mcp-2025.handler';
 import { Mcp2026Handler } from './2026/mcp-2026.handler';
 import { McpCall } from './mcp-call.context';
-import { McpRequestGuard, Refusal } from './mcp-request-guard.service';
+import { McpRequestGuard } from './mcp-request-guard.service';
+import { refusalError } from './refusal-errors';
 import {
   JsonRpcId,
   acceptsStream,
@@ -62,10 +65,7 @@ export class McpController {
   @Get('.well-known/oauth-protected-resource/mcp')
   resourceMetadata(@Req() req: Request, @Res() res: Response): void {
     const document = this.guard.resourceMetadata(req);
-    if (!document) {
-      res.status(404).type('application/problem+json').json(problemBody(404, 'Not found.'));
-      return;
-    }
+    if (!document) return this.refuse(res, new NotFound('Not found.'));
     res.json(document);
   }
 
@@ -85,19 +85,19 @@ export class McpController {
     const principal = await this.guard.principal(req);
     if (McpRequestGuard.isRefusal(principal)) return this.refuse(res, principal);
     if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
-      return this.refuse(res, {
-        status: 406,
-        detail: 'GET /mcp is an event stream: send Accept: text/event-stream.',
-        headers: {},
-      });
+      // A transport answer, not a refusal of the core: no kind has it (docs/refusals.md).
+      res
+        .status(406)
+        .type('application/problem+json')
+        .json(problemBody(406, 'GET /mcp is an event stream: send Accept: text/event-stream.'));
+      return;
     }
     const thread = urlThread(req) ?? this.settings.mcp.defaultThread;
     if (!THREAD_ID_PATTERN.test(thread)) {
-      return this.refuse(res, {
-        status: 400,
-        detail: `?thread= must match ${THREAD_ID_PATTERN.source}.`,
-        headers: {},
-      });
+      return this.refuse(
+        res,
+        new MalformedRequest(`?thread= must match ${THREAD_ID_PATTERN.source}.`),
+      );
     }
     const reverify = async (): Promise<boolean> => {
       const again = await this.guard.principal(req, true);
@@ -255,6 +255,7 @@ export class McpController {
 
   private wireError(error: unknown): JsonRpcWireError {
     if (error instanceof JsonRpcWireError) return error;
+    if (isRefusal(error)) return refusalError(error);
     if (isDatabaseUnavailable(error)) {
       this.logger.warn(`answered service unavailable: ${String(error)}`);
       return new JsonRpcWireError(
@@ -272,11 +273,10 @@ export class McpController {
     res.status(status).json({ jsonrpc: '2.0', id, error: error.toJson() });
   }
 
-  private refuse(res: Response, refusal: Refusal): void {
-    for (const [name, value] of Object.entries(refusal.headers)) res.setHeader(name, value);
-    res
-      .status(refusal.status)
-      .type('application/problem+json')
-      .json(problemBody(refusal.status, refusal.detail));
+  /** A refusal before any JSON-RPC ran: the problem answer `/v1` gives (refusal-problems.ts). */
+  private refuse(res: Response, refusal: AnyRefusal): void {
+    const answer = refusalProblem(refusal);
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    res.status(answer.body.status).type('application/problem+json').json(answer.body);
   }
 }

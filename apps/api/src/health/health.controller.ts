@@ -5,8 +5,8 @@ import { Database } from '@app/persistence';
 import { Public } from '../auth/public.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { PROBLEM_KINDS } from '../problem/problem-kinds';
-import { NotReady } from '../problem/refusals';
 import { DrainState } from './drain-state';
+import { NotReady } from '../refusals/refusal';
 
 /** Database ping deadline: readiness must answer before the kubelet's probe timeout. */
 const READY_TIMEOUT_MS = 2000;

@@ -1,8 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { ErrorRequestHandler, RequestHandler } from 'express';
 import typeis from 'type-is';
-import { ProblemException } from '../problem/problem.exception';
 import { jsonTextGuard } from './json-text.guard';
+import {
+  MalformedRequest,
+  PayloadTooLarge,
+  Refusal,
+  UnsupportedMediaType,
+} from '../refusals/refusal';
 
 /** The largest request body accepted (api.md): submit bodies are arguments, not uploads. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -10,14 +15,18 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** The media types read as JSON; any other body is a 415. */
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-/** body-parser's error types → (status, detail), so each gets an exact problem. */
-const PARSER_ERRORS: Readonly<Record<string, [number, string]>> = {
-  'entity.parse.failed': [400, 'The request body is not valid JSON.'],
-  'entity.too.large': [413, `The request body exceeds ${BODY_LIMIT_BYTES} bytes.`],
-  'encoding.unsupported': [415, 'The request body has an unsupported content encoding.'],
-  'charset.unsupported': [415, 'The request body has an unsupported charset.'],
-  'request.aborted': [400, 'The request was aborted.'],
-  'request.size.invalid': [400, 'The request body length does not match Content-Length.'],
+/** body-parser's error types → their refusals, so each gets an exact problem. */
+const PARSER_ERRORS: Readonly<Record<string, () => Refusal>> = {
+  'entity.parse.failed': () => new MalformedRequest('The request body is not valid JSON.'),
+  'entity.too.large': () =>
+    new PayloadTooLarge(`The request body exceeds ${BODY_LIMIT_BYTES} bytes.`),
+  'encoding.unsupported': () =>
+    new UnsupportedMediaType('The request body has an unsupported content encoding.'),
+  'charset.unsupported': () =>
+    new UnsupportedMediaType('The request body has an unsupported charset.'),
+  'request.aborted': () => new MalformedRequest('The request was aborted.'),
+  'request.size.invalid': () =>
+    new MalformedRequest('The request body length does not match Content-Length.'),
 };
 
 /** Reads and parses a JSON body into `req.body`, then calls `done` (with the parser's error). */
@@ -31,12 +40,12 @@ export type JsonBodyReader = (
  * The 415 of a request whose body is not JSON, or undefined (a request without a body passes).
  * Shared by the middleware below and the submit fast path.
  */
-export function nonJsonBodyProblem(req: IncomingMessage): ProblemException | undefined {
+export function nonJsonBodyProblem(req: IncomingMessage): Refusal | undefined {
   const hasBody =
     req.headers['transfer-encoding'] !== undefined ||
     (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
   return hasBody && !typeis(req, JSON_TYPES)
-    ? new ProblemException(415, 'The request body must be application/json.')
+    ? new UnsupportedMediaType('The request body must be application/json.')
     : undefined;
 }
 
@@ -58,7 +67,7 @@ export function parserProblem(error: unknown): unknown {
   const type =
     typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
   const known = typeof type === 'string' ? PARSER_ERRORS[type] : undefined;
-  return known ? new ProblemException(known[0], known[1]) : error;
+  return known ? known() : error;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ProblemException } from '../problem/problem.exception';
+import { InvalidArguments, Refusal } from '../refusals/refusal';
 
 /** Deeper JSON is refused: recursive code further on (hashing, schema validation, JSON.stringify,
  * Postgres' jsonb) would overflow its stack long before a depth check inside it could stop it. */
@@ -16,7 +16,7 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
  * names the JSON Pointer of the first offending place. Shared by {@link jsonTextGuard} and the
  * submit fast path.
  */
-export function bodyTextProblem(body: unknown): ProblemException | undefined {
+export function bodyTextProblem(body: unknown): Refusal | undefined {
   if (typeof body !== 'object' || body === null) {
     return typeof body === 'string' && UNSTORABLE.test(body) ? unstorable('') : undefined;
   }
@@ -24,7 +24,7 @@ export function bodyTextProblem(body: unknown): ProblemException | undefined {
   while (stack.length > 0) {
     const [node, path, depth] = stack.pop()!;
     if (depth > MAX_JSON_DEPTH) {
-      return new ProblemException(422, 'The request body is nested too deeply.', [
+      return new InvalidArguments('The request body is nested too deeply.', [
         { path, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
       ]);
     }
@@ -41,17 +41,18 @@ export function bodyTextProblem(body: unknown): ProblemException | undefined {
 
 /** Refuses, before any handler sees it, a parsed body {@link bodyTextProblem} objects to. */
 export function jsonTextGuard(): RequestHandler {
-  return (req, _res, next) => next(bodyTextProblem(req.body));
+  const jsonText: RequestHandler = (req, _res, next) => next(bodyTextProblem(req.body));
+  return jsonText;
 }
 
-function unstorable(path: string): ProblemException {
+function unstorable(path: string): Refusal {
   // The pointer itself may hold the NUL; show it escaped so the answer stays printable.
   const shown = path.replace(
     // eslint-disable-next-line no-control-regex -- finding NUL is the point
     /[\u0000\ud800-\udfff]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
-  return new ProblemException(422, 'The request body contains text that cannot be stored.', [
+  return new InvalidArguments('The request body contains text that cannot be stored.', [
     { path: shown, message: 'must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate' },
   ]);
 }

@@ -3,7 +3,7 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { DECORATORS } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { UnknownQueryParameter } from '../problem/refusals';
+import { UnknownQueryParameter } from '../refusals/refusal';
 
 /**
  * Global guard, after authentication: a query parameter the route does not take is a 400 naming

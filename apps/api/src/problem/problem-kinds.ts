@@ -16,8 +16,8 @@ export const PROBLEM_TYPE_BASE = 'https://mcp-task-gateway.dev/problems/';
  * Every kind of problem the API answers, one per cause, so a client branches on `type` and never
  * on `detail` or on a status that several causes share (two 409s, two 422s, two 429s). The first
  * kind of each status is also the one a bare status maps to (a framework error, a router's miss).
- * A new cause gets a kind here and a class in refusals.ts; docs/api.md lists them all (a test
- * checks).
+ * A new cause gets a class in refusals/refusal.ts, and a kind here when `/v1` must tell it apart
+ * (refusal-problems.ts maps each refusal to one); docs/api.md lists them all (a test checks).
  */
 export const PROBLEM_KINDS = {
   badRequest: {

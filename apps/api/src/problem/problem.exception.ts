@@ -1,13 +1,10 @@
-import { HttpException } from '@nestjs/common';
+import type { FieldError } from '../refusals/refusal';
 import { ProblemKind, kindOfStatus, problemType } from './problem-kinds';
 
 export { PROBLEM_TYPE_BASE } from './problem-kinds';
 
-/** One failing location of a validation problem: a JSON pointer-ish path and what is wrong. */
-export interface ProblemFieldError {
-  path: string;
-  message: string;
-}
+/** One failing location of a problem, as a refusal names it (`errors[]`). */
+export type ProblemFieldError = FieldError;
 
 /** The RFC 9457 body every error answers with (`application/problem+json`). */
 export interface ProblemBody {
@@ -39,26 +36,8 @@ export function problemBody(
   return body;
 }
 
-/**
- * The base of every refusal the API's own code throws (refusals.ts has one class per cause): it
- * carries the exact problem body, its kind, and any headers (Retry-After, Allow), so the filter
- * maps it without guessing from a message. A bare status takes that status's first kind.
- */
-export class ProblemException extends HttpException {
-  readonly kind: ProblemKind;
-
-  constructor(
-    kind: ProblemKind | number,
-    detail: string,
-    errors?: ProblemFieldError[],
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
-    const body = problemBody(kind, detail, errors);
-    super(body, body.status);
-    this.kind = typeof kind === 'number' ? kindOfStatus(kind) : kind;
-  }
-
-  get problem(): ProblemBody {
-    return this.getResponse() as ProblemBody;
-  }
+/** A problem answer: its body and the headers it carries (Retry-After, Allow, WWW-Authenticate). */
+export interface ProblemAnswer {
+  body: ProblemBody;
+  headers: Readonly<Record<string, string>>;
 }

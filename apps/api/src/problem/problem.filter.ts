@@ -2,7 +2,11 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '@app/persistence';
-import { ProblemBody, ProblemException, problemBody } from './problem.exception';
+import { isRefusal } from '../refusals/refusal';
+import { ProblemAnswer, problemBody } from './problem.exception';
+import { refusalProblem } from './refusal-problems';
+
+export type { ProblemAnswer } from './problem.exception';
 
 /** Retry-After of a 503 for a database that could not serve the request in time. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
@@ -17,15 +21,9 @@ const GENERIC_DETAIL: Readonly<Record<number, string>> = {
   503: 'The service is not ready.',
 };
 
-/** A problem answer: its body and the headers it carries (Retry-After, Allow, WWW-Authenticate). */
-export interface ProblemAnswer {
-  body: ProblemBody;
-  headers: Readonly<Record<string, string>>;
-}
-
 /**
- * What an error answers as `application/problem+json` (RFC 9457): the API's own problems as
- * built, framework errors (unknown route, bad JSON, oversized body) with a generic detail, a
+ * What an error answers as `application/problem+json` (RFC 9457): the API's refusals as
+ * REFUSAL_PROBLEMS maps them, framework errors (unknown route, bad JSON, oversized body) with a generic detail, a
  * database that cannot serve the request now (no free connection in time, a lost or refused
  * connection) as a 503 with Retry-After (docs/api.md, "Errors"), and anything unexpected as a
  * bare 500 (no stack, no SQL). `allowedMethods` is asked only for a router's miss: the methods
@@ -37,11 +35,10 @@ export function toProblem(
   method: string,
   allowedMethods: () => string[],
 ): ProblemAnswer {
-  if (exception instanceof ProblemException)
-    return { body: exception.problem, headers: exception.headers };
+  if (isRefusal(exception)) return refusalProblem(exception);
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
-    // Our own 404s are ProblemExceptions, so a bare NotFoundException is the router's miss.
+    // Our own 404s are refusals, so a bare NotFoundException is the router's miss.
     if (status === 404) {
       const allowed = allowedMethods();
       if (allowed.length > 0) {

@@ -3,10 +3,10 @@ import type { ServerResponse } from 'node:http';
 import { TaskStatus } from '@app/common';
 import { TaskRepository } from '@app/persistence';
 import { TaskView } from '@app/views';
-import { NotFound, NotRetryable } from '../problem/refusals';
 import { parsePreferWait } from './prefer-wait';
 import { TaskPresenter } from './task-presenter.service';
 import { TaskSubmitService } from './task-submit.service';
+import { NotFound, NotRetryable } from '../refusals/refusal';
 
 /** A submit as `POST /v1/threads/{thread_id}/tasks` carries it, past authentication. */
 export interface HttpSubmitRequest {

@@ -1,13 +1,13 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
 import { TASK_ID_PATTERN, THREAD_ID_PATTERN } from '@app/common';
-import { ProblemException } from '../problem/problem.exception';
+import { MalformedRequest } from '../refusals/refusal';
 
 /** Validates the `thread_id` path parameter: caller-chosen, `^[A-Za-z0-9._:-]{1,128}$`. */
 @Injectable()
 export class ThreadIdPipe implements PipeTransform<string, string> {
   transform(value: string): string {
     if (!THREAD_ID_PATTERN.test(value)) {
-      throw new ProblemException(400, 'Invalid thread ID.', [
+      throw new MalformedRequest('Invalid thread ID.', [
         { path: 'thread_id', message: 'must match ^[A-Za-z0-9._:-]{1,128}$' },
       ]);
     }
@@ -20,7 +20,7 @@ export class ThreadIdPipe implements PipeTransform<string, string> {
 export class TaskIdPipe implements PipeTransform<string, string> {
   transform(value: string): string {
     if (!TASK_ID_PATTERN.test(value)) {
-      throw new ProblemException(400, 'Invalid task ID.', [
+      throw new MalformedRequest('Invalid task ID.', [
         { path: 'task_id', message: 'must match ^task_[a-z2-7]{26}$' },
       ]);
     }

@@ -1,8 +1,8 @@
 import { THREAD_ID_PATTERN, TaskStatus } from '@app/common';
 import { StatusFilter, TaskPageQuery } from '@app/persistence';
 import { ProblemFieldError } from '../problem/problem.exception';
-import { MalformedRequest } from '../problem/refusals';
 import { decodeCursor } from './list-cursor';
+import { MalformedRequest } from '../refusals/refusal';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 100;

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { METADATA_MAX_BYTES } from '@app/common';
 import { MAX_JSON_DEPTH } from '../http/json-text.guard';
-import { ProblemException, ProblemFieldError } from '../problem/problem.exception';
+import { ProblemFieldError } from '../problem/problem.exception';
+import { InvalidArguments } from '../refusals/refusal';
 
 /** A validated submit body. */
 export interface SubmitRequest {
@@ -21,13 +22,13 @@ const FIELDS = new Set(['toolset', 'arguments', 'metadata']);
  */
 export function parseSubmitBody(body: unknown): SubmitRequest {
   if (!isPlainObject(body)) {
-    throw new ProblemException(422, 'The request body must be a JSON object.', [
+    throw new InvalidArguments('The request body must be a JSON object.', [
       { path: '', message: 'must be an object with toolset and arguments' },
     ]);
   }
   // Checked alone and first: the size check below walks the body recursively.
   if (jsonDepth(body) > MAX_JSON_DEPTH) {
-    throw new ProblemException(422, 'The request body is invalid.', [
+    throw new InvalidArguments('The request body is invalid.', [
       { path: '', message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
     ]);
   }
@@ -52,7 +53,7 @@ export function parseSubmitBody(body: unknown): SubmitRequest {
       });
     }
   }
-  if (errors.length > 0) throw new ProblemException(422, 'The request body is invalid.', errors);
+  if (errors.length > 0) throw new InvalidArguments('The request body is invalid.', errors);
   return {
     toolset: toolset as string,
     arguments: args as Record<string, unknown>,

@@ -4,10 +4,17 @@ import { TaskStatus } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { TaskInputRepository, TaskRepository, TaskRow } from '@app/persistence';
 import { InputRequiredView, TaskView, acceptsAnswers, inputRequiredView } from '@app/views';
-import { ProblemException, ProblemFieldError } from '../problem/problem.exception';
-import { AnswerConflict, NotAnswerable, NotFound, TaskChanged } from '../problem/refusals';
+import { ProblemFieldError } from '../problem/problem.exception';
 import { ArgumentsValidator } from './arguments-validator.service';
 import { TaskPresenter } from './task-presenter.service';
+import {
+  AnswerConflict,
+  InvalidArguments,
+  NotAnswerable,
+  NotFound,
+  PayloadTooLarge,
+  TaskChanged,
+} from '../refusals/refusal';
 
 const NOT_FOUND = 'No such task.';
 const ELICIT_ACTIONS = ['accept', 'decline', 'cancel'];
@@ -56,8 +63,7 @@ export class TaskInputService {
         : [];
     });
     if (errors.length > 0) {
-      throw new ProblemException(
-        413,
+      throw new PayloadTooLarge(
         `An answer may hold at most ${max} bytes of JSON (MAX_INPUT_RESPONSE_BYTES).`,
         errors,
       );
@@ -101,7 +107,7 @@ export class TaskInputService {
         errors.push(...this.fits(key, request, response));
       }
     }
-    if (errors.length > 0) throw new ProblemException(422, 'Some answers do not fit.', errors);
+    if (errors.length > 0) throw new InvalidArguments('Some answers do not fit.', errors);
     return fresh;
   }
 
@@ -136,23 +142,23 @@ function parseBody(body: unknown): Record<string, unknown> {
   const responses = (body as { responses?: unknown } | null)?.responses;
   const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
   if (!isObject) {
-    throw new ProblemException(422, 'The body must be {"responses": {...}}.', [
+    throw new InvalidArguments('The body must be {"responses": {...}}.', [
       { path: '', message: 'must be an object' },
     ]);
   }
   const extra = Object.keys(body).filter((key) => key !== 'responses');
   if (extra.length > 0) {
-    throw new ProblemException(422, 'The body must be {"responses": {...}}.', [
+    throw new InvalidArguments('The body must be {"responses": {...}}.', [
       { path: `/${extra[0]}`, message: 'is not allowed' },
     ]);
   }
   if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
-    throw new ProblemException(422, 'The body must be {"responses": {...}}.', [
+    throw new InvalidArguments('The body must be {"responses": {...}}.', [
       { path: '/responses', message: 'is required and must be an object of answers by key' },
     ]);
   }
   if (Object.keys(responses).length === 0) {
-    throw new ProblemException(422, 'Answer at least one question.', [
+    throw new InvalidArguments('Answer at least one question.', [
       { path: '/responses', message: 'must have at least one key' },
     ]);
   }

@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { TaskStatus } from '@app/common';
 import { GatewayMetrics } from '@app/metrics';
 import { Database, TaskRepository, listTaskPage } from '@app/persistence';
-import { NotFound, TaskEnded } from '../problem/refusals';
 import { encodeCursor } from './list-cursor';
 import { RawListQuery, parseListQuery } from './list-query';
 import { TaskPresenter } from './task-presenter.service';
 import { TaskSummaryView, TaskView } from '@app/views';
+import { NotFound, TaskEnded } from '../refusals/refusal';
 
 /** A page of tasks as answered. */
 export interface TaskListView {

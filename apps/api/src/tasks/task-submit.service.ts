@@ -13,11 +13,18 @@ import {
 } from '@app/persistence';
 import { TraceCarrier, startSubmitSpan } from '@app/tracing';
 import { HeldRequests } from '../health/held-requests';
-import { ProblemException } from '../problem/problem.exception';
-import { IdempotencyConflict, QuotaExceeded, UnknownToolset } from '../problem/refusals';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import { ArgumentsValidator } from './arguments-validator.service';
 import { SubmitRequest, parseSubmitBody, requestHash } from './submit-request';
+import {
+  IDEMPOTENCY_KEY_FIELD,
+  IdempotencyConflict,
+  InvalidArguments,
+  MalformedRequest,
+  QuotaExceeded,
+  Refusal,
+  UnknownToolset,
+} from '../refusals/refusal';
 
 /** The metric reason of each quota's refusals. */
 const QUOTA_REASONS: Readonly<Record<QuotaName, SubmitRefusalReason>> = {
@@ -108,8 +115,8 @@ export class TaskSubmitService {
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
       throw this.refused(
         'invalid_request',
-        new ProblemException(400, 'Invalid Idempotency-Key header.', [
-          { path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
+        new MalformedRequest('Invalid Idempotency-Key header.', [
+          { path: IDEMPOTENCY_KEY_FIELD, message: 'must be 1 to 255 printable ASCII characters' },
         ]),
       );
     }
@@ -204,7 +211,7 @@ export class TaskSubmitService {
   private catalogRefusal(
     draft: Draft,
     entry: CatalogEntry | null,
-  ): { reason: SubmitRefusalReason; problem: ProblemException } | undefined {
+  ): { reason: SubmitRefusalReason; problem: Refusal } | undefined {
     if (!entry || entry.removed) {
       // A removed toolset (configured on no live poller) would take a task that can never run.
       const message = entry
@@ -216,8 +223,7 @@ export class TaskSubmitService {
     if (errors.length === 0) return undefined;
     return {
       reason: 'invalid_arguments',
-      problem: new ProblemException(
-        422,
+      problem: new InvalidArguments(
         "The arguments do not match the toolset's input schema.",
         errors,
       ),

@@ -8,8 +8,7 @@ import {
   parseWebhookUrl,
   WebhookDestinationError,
 } from '@app/webhooks';
-import { ProblemException } from '../problem/problem.exception';
-import { LimitReached } from '../problem/refusals';
+import { InvalidArguments, LimitReached, Refusal } from '../refusals/refusal';
 
 /** Each event fans out to every subscription of its user; ten bounds that fan-out. */
 export const MAX_WEBHOOKS_PER_USER = 10;
@@ -37,7 +36,7 @@ export class WebhookSubscriptionsService {
       await checkDestination(parseWebhookUrl(url, policy), policy);
     } catch (error) {
       if (error instanceof WebhookDestinationError) {
-        throw new ProblemException(422, 'The webhook URL is not allowed.', [
+        throw new InvalidArguments('The webhook URL is not allowed.', [
           { path: 'url', message: error.message },
         ]);
       }
@@ -71,11 +70,11 @@ export class WebhookSubscriptionsService {
       if (key !== 'url' && key !== 'description')
         errors.push({ path: key, message: 'is not allowed' });
     }
-    if (errors.length > 0) throw new ProblemException(422, 'The webhook is invalid.', errors);
+    if (errors.length > 0) throw new InvalidArguments('The webhook is invalid.', errors);
     return { url: b.url as string, description: description as string | null };
   }
 }
 
-function tooMany(): ProblemException {
+function tooMany(): Refusal {
   return new LimitReached(`At most ${MAX_WEBHOOKS_PER_USER} webhooks per user.`);
 }

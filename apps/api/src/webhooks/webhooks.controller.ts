@@ -14,7 +14,6 @@ import { WebhookRepository, WebhookSubscriptionRow } from '@app/persistence';
 import { publicEventId } from '@app/views';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiProblems } from '../problem/api-problems.decorator';
-import { ProblemException } from '../problem/problem.exception';
 import { WebhookSubscriptionsService } from './webhook-subscriptions.service';
 import {
   CreatedWebhookDto,
@@ -23,6 +22,7 @@ import {
   WebhookDto,
   WebhookListDto,
 } from './webhook.dto';
+import { MalformedRequest, NotFound, Refusal } from '../refusals/refusal';
 
 const WEBHOOK_ID = /^wh_[a-z2-7]{26}$/;
 const ID_PARAM = {
@@ -108,7 +108,7 @@ export class WebhooksController {
   ): Promise<WebhookAttemptListDto> {
     const limit = limitText === undefined ? 50 : Number(limitText);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-      throw new ProblemException(400, 'Invalid limit.', [
+      throw new MalformedRequest('Invalid limit.', [
         { path: 'limit', message: 'must be an integer from 1 to 100' },
       ]);
     }
@@ -147,13 +147,13 @@ function toView(row: WebhookSubscriptionRow): WebhookDto {
 
 function checkId(id: string): string {
   if (!WEBHOOK_ID.test(id)) {
-    throw new ProblemException(400, 'Invalid webhook ID.', [
+    throw new MalformedRequest('Invalid webhook ID.', [
       { path: 'id', message: 'must match ^wh_[a-z2-7]{26}$' },
     ]);
   }
   return id;
 }
 
-function notFound(): ProblemException {
-  return new ProblemException(404, 'No such webhook.');
+function notFound(): Refusal {
+  return new NotFound('No such webhook.');
 }

@@ -5,6 +5,7 @@ import { TaskRow } from '@app/persistence';
 import { Principal } from '../../auth/token-verifier.service';
 import { parseInputRequestId } from '../input-request.id';
 import { JsonRpcWireError, invalidParams, isRecord, methodNotFound } from '@app/wire';
+import { NotFound, TaskEnded } from '../../refusals/refusal';
 import { McpCall } from '../mcp-call.context';
 import { McpTaskAccess } from '../mcp-task-access.service';
 import { legacyTask, toolResult } from '../mcp-task.view';
@@ -18,7 +19,8 @@ import { RELATED_TASK, waitRelayingQuestions } from '../task-questions.relay';
 export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
 const LIST_LIMIT = 100;
 
-const notFound = (): JsonRpcWireError => invalidParams('Failed to retrieve task: Task not found');
+/** An unknown task, or another user's (refusal-errors.ts words it as the tasks design does). */
+const notFound = (): NotFound => new NotFound('No such task.');
 
 /**
  * The 2025-11-25 side (the tasks design of SEP-1686): `initialize` with the `tasks` capability,
@@ -171,7 +173,7 @@ export class Mcp2025Handler {
   private async cancel(call: McpCall): Promise<Record<string, unknown>> {
     const current = await this.task(call);
     if (isTerminal(current.status)) {
-      throw invalidParams(`Cannot cancel task: it is already ${current.status}`);
+      throw new TaskEnded(current.status);
     }
     const row = await this.access.cancel(call.principal.userId, current.id);
     if (!row) throw notFound();

@@ -5,6 +5,7 @@ import { Settings, SETTINGS } from '@app/config';
 import { EventCursor, EventRepository, STREAM_START, TaskEventRow } from '@app/persistence';
 import { taskRowFromSnapshot } from '@app/views';
 import { Principal } from '../../auth/token-verifier.service';
+import { MalformedRequest, RateLimited } from '../../refusals/refusal';
 import { formatEventCursor, resumePosition } from '../../events/event-cursor';
 import { EventStreamHub } from '../../events/event-stream.hub';
 import { ThreadEventStream } from '../../events/thread-event.stream';
@@ -12,11 +13,7 @@ import { McpTaskAccess } from '../mcp-task-access.service';
 import { legacyTask } from '../mcp-task.view';
 
 /** Why a stream could not be opened, as the controller answers it. */
-export interface StreamRefusal {
-  status: 400 | 429;
-  detail: string;
-  headers: Record<string, string>;
-}
+export type StreamRefusal = MalformedRequest | RateLimited;
 
 /**
  * The 2025-11-25 side's `GET /mcp`: an SSE stream of `notifications/tasks/status`, one for each
@@ -57,21 +54,17 @@ export class TaskStatusStream {
       }
     }
     if (cursor === null) {
-      return {
-        status: 400,
-        detail:
-          'Invalid Last-Event-ID: it must name an event this stream sent that is still retained; reconnect without it.',
-        headers: {},
-      };
+      return new MalformedRequest(
+        'Invalid Last-Event-ID: it must name an event this stream sent that is still retained; reconnect without it.',
+      );
     }
     const { maxStreamsPerUser, recheckIntervalMs, maxAgeMs } = this.settings.api.sse;
     const release = this.hub.acquireSlot(userId, maxStreamsPerUser);
     if (!release) {
-      return {
-        status: 429,
-        detail: `At most ${maxStreamsPerUser} event streams per user at once; close one or retry later.`,
-        headers: { 'Retry-After': String(Math.ceil(recheckIntervalMs / 1000)) },
-      };
+      return new RateLimited(
+        `At most ${maxStreamsPerUser} event streams per user at once; close one or retry later.`,
+        Math.ceil(recheckIntervalMs / 1000),
+      );
     }
     try {
       const stream = new ThreadEventStream(

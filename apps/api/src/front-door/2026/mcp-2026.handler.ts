@@ -8,6 +8,7 @@ import {
   methodNotFound,
   tasksExtensionRequired,
 } from '@app/wire';
+import { NotFound } from '../../refusals/refusal';
 import { McpCall } from '../mcp-call.context';
 import { McpTaskAccess } from '../mcp-task-access.service';
 import { detailedTask } from '../mcp-task.view';
@@ -119,7 +120,7 @@ export class Mcp2026Handler {
       );
     }
     const row = await this.access.find(call.principal.userId, call.params.taskId as string);
-    if (!row) throw invalidParams('Failed to retrieve task: Task not found');
+    if (!row) throw new NotFound('No such task.');
     return row;
   }
 
