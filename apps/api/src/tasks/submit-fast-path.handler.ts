@@ -47,7 +47,10 @@ type AccessLog = (req: IncomingMessage, res: ServerResponse) => void;
  * Content-Encoding. Every other request, a trailing slash, a bad thread ID, a query parameter
  * (a 400 there: the route takes none), a compressed body, goes to Express
  * untouched, whose Nest route answers it as before. test/api/submit-fast-path.test.ts compares
- * the two routes answer for answer.
+ * the two routes answer for answer. Every global step of the app (middleware, guards,
+ * interceptors, pipes, filters) is listed with what this path does about it in FAST_PATH_STEPS
+ * (submit-fast-path.steps.ts); test/api/submit-fast-path-steps.test.ts fails when a step is added
+ * to the app and not to that list.
  */
 @Injectable()
 export class SubmitFastPathHandler {
