@@ -61,7 +61,7 @@ export class TaskListen2026 {
     if (asked.length > MAX_LISTEN_TASK_IDS) {
       throw invalidParams(`params.notifications.taskIds names more than ${MAX_LISTEN_TASK_IDS}`);
     }
-    const known = (asked).filter((id) => this.tasks.get(id) !== undefined);
+    const known = asked.filter((id) => this.tasks.get(id) !== undefined);
     const listener: Listener = { id: request.id, taskIds: new Set(known), res };
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
     this.send(listener, 'notifications/subscriptions/acknowledged', {
