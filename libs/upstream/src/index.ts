@@ -3,6 +3,7 @@ export type { UpstreamLogger, UpstreamPoolOptions } from './upstream.hooks';
 export type {
   RequestOptions,
   ServerStatus,
+  SessionPushEvent,
   StatelessSession,
   SupervisorState,
   UpstreamPort,
@@ -19,3 +20,4 @@ export {
   UpstreamUnavailableError,
 } from './upstream.errors';
 export { StatelessHttpClient } from './2026/stateless-http.client';
+export type { TaskListen, TaskListenHandlers } from './2026/task-listen.stream';
