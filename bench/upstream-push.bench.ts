@@ -37,7 +37,7 @@ export const upstreamPushBench: Benchmark = {
       changes: ctx.quick ? 300 : 1_000,
       changeEveryMs: 10,
       slots: 256,
-      leaseMs: 30_000,
+      leaseMs: 60_000,
       latency:
         'from just before the benchmark sends tasks/cancel to the demo server, to completed_at ' +
         'of the gateway row (both on this host clock): an upper bound',
@@ -76,9 +76,10 @@ async function measureMode(
     const file = writeServersFile({
       demo: {
         url: demo.url,
-        connectTimeoutMs: 2_000,
-        callTimeoutMs: 4_000,
-        maxConcurrentCalls: 128,
+        // A burst of 2,000 submits: a few at a time per poller, with room for a loaded machine.
+        connectTimeoutMs: 5_000,
+        callTimeoutMs: 10_000,
+        maxConcurrentCalls: 32,
         taskToolsets: [{ name: 'push-task', contract: 'mcp-tasks', tool: 'demo_task' }],
       },
     });
@@ -105,7 +106,7 @@ async function measureMode(
     await until(
       async () => (await settledCount(bench, settings.pollIntervalMs, push)) >= settings.tasks,
       `${settings.tasks} tasks in their steady state`,
-      300_000,
+      600_000,
     );
     const before = await polls(bench);
     const started = Date.now();
