@@ -10,6 +10,8 @@ interface Opened {
   closed: boolean;
 }
 
+const made: ServerListen[] = [];
+
 function setup() {
   const opened: Opened[] = [];
   const woken: string[] = [];
@@ -27,11 +29,16 @@ function setup() {
     log: () => undefined,
     forgetAfterMs: 60_000,
   });
+  made.push(listen);
   return { listen, opened, woken, lost };
 }
 
 beforeEach(() => jest.useFakeTimers());
-afterEach(() => jest.useRealTimers());
+afterEach(() => {
+  for (const listen of made.splice(0)) listen.close();
+  expect(jest.getTimerCount()).toBe(0);
+  jest.useRealTimers();
+});
 
 it('covers a task once a live stream acknowledged it, and wakes it on a notification', () => {
   const { listen, opened, woken } = setup();
