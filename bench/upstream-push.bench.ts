@@ -101,12 +101,19 @@ async function measureMode(
       );
     }
     await insertTasks(bench, settings.tasks);
-    // Steady state: every task submitted and polled once since (with push: under a live
-    // subscription, so its next poll is the safety poll).
+    // Steady state: every task submitted, and 95% of the working ones polled since (with push:
+    // under a live subscription, so their next poll is the safety poll). Not all: on a loaded
+    // machine a re-ask that times out drops the subscription and brings its tasks back to the
+    // normal interval (docs/connections.md, "A lost subscription").
     await until(
-      async () => (await settledCount(bench, settings.pollIntervalMs, push)) >= settings.tasks,
+      async () => {
+        const { queued, working, settled } = await progress(bench, settings.pollIntervalMs, push);
+        log(`${push ? 'push' : 'no push'}: ${queued} queued, ${settled}/${working} settled`);
+        return queued === 0 && settled >= 0.95 * working;
+      },
       `${settings.tasks} tasks in their steady state`,
       600_000,
+      5_000,
     );
     const before = await polls(bench);
     const started = Date.now();
@@ -169,17 +176,24 @@ async function insertTasks(bench: BenchDatabase, count: number): Promise<void> {
 }
 
 /**
- * Tasks polled at least once after their submit; with push, also due no sooner than twice the
- * normal interval (the safety poll).
+ * Queued and working tasks, and the working ones polled at least once after their submit (with
+ * push: also due no sooner than twice the normal interval, the safety poll).
  */
-async function settledCount(bench: BenchDatabase, intervalMs: number, push: boolean) {
-  const rows = await bench.db.query<{ n: string }>(
-    `SELECT count(*) AS n FROM task_rows
-      WHERE status = 'working' AND poll_count >= 1
-        AND ($2 = false OR next_attempt_at > now() + make_interval(secs => $1::float8 * 2 / 1000))`,
+async function progress(bench: BenchDatabase, intervalMs: number, push: boolean) {
+  const rows = await bench.db.query<{ queued: string; working: string; settled: string }>(
+    `SELECT count(*) FILTER (WHERE status = 'queued') AS queued,
+            count(*) FILTER (WHERE status = 'working') AS working,
+            count(*) FILTER (WHERE status = 'working' AND poll_count >= 1
+              AND ($2 = false OR next_attempt_at > now() + make_interval(secs => $1::float8 * 2 / 1000)))
+              AS settled
+       FROM task_rows`,
     [intervalMs, push],
   );
-  return Number(rows[0].n);
+  return {
+    queued: Number(rows[0].queued),
+    working: Number(rows[0].working),
+    settled: Number(rows[0].settled),
+  };
 }
 
 async function polls(bench: BenchDatabase): Promise<number> {
@@ -199,11 +213,16 @@ async function cancelUpstream(url: string, taskId: string): Promise<void> {
   await response.text();
 }
 
-async function until(probe: () => Promise<boolean>, what: string, timeoutMs: number) {
+async function until(
+  probe: () => Promise<boolean>,
+  what: string,
+  timeoutMs: number,
+  everyMs = 250,
+) {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
+    await sleep(everyMs);
   }
 }
 
