@@ -3,7 +3,6 @@ export type { UpstreamLogger, UpstreamPoolOptions } from './upstream.hooks';
 export type {
   RequestOptions,
   ServerStatus,
-  SessionPushEvent,
   StatelessSession,
   SupervisorState,
   UpstreamPort,
