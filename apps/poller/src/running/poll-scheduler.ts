@@ -44,8 +44,10 @@ export class PollScheduler {
     if (snapshot.status === TaskStatus.InputRequired) {
       base = Math.max(hint ?? 0, inputRequiredPollIntervalMs);
     }
-    if (pushed) base *= this.settings.pushSafetyPollFactor ?? 1;
-    const clamped = this.clampPoll(base);
+    // The factor multiplies the interval the task would have had (after the floor), so an
+    // upstream's short hint does not shorten the safety poll below the factor's promise.
+    const factor = pushed ? (this.settings.pushSafetyPollFactor ?? 1) : 1;
+    const clamped = this.clampPoll(this.clampPoll(base) * factor);
     return Math.round(this.clampPoll(this.jitter(clamped, POLL_JITTER)));
   }
 
