@@ -20,6 +20,7 @@ import { memoryBench } from './memory.bench';
 import { recoveryBench } from './recovery.bench';
 import { startCostBench } from './start-cost.bench';
 import { steadyPollingBench } from './steady-polling.bench';
+import { upstreamPushBench } from './upstream-push.bench';
 import { rewriteDocsTable } from './lib/docs-table';
 import { describeMachine } from './lib/machine';
 import { BenchResult, Benchmark } from './lib/types';
@@ -33,6 +34,7 @@ const BENCHMARKS: Benchmark[] = [
   claimGrowthBench,
   fairShareBench,
   steadyPollingBench,
+  upstreamPushBench,
   recoveryBench,
   memoryBench,
   frontDoorBench,

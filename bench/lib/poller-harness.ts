@@ -71,6 +71,8 @@ export interface PollerEnv {
   nodeOptions?: string;
   /** The file to run: the bundle (default) or another build of the poller. */
   main?: string;
+  /** Further settings for this poller (e.g. UPSTREAM_PUSH). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -95,6 +97,7 @@ export async function startPoller(env: PollerEnv, readyPollMs = 200): Promise<Ru
       WORKER_SLOTS: String(env.slots),
       LOG_LEVEL: 'warn',
       NODE_OPTIONS: env.nodeOptions ?? '',
+      ...env.env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

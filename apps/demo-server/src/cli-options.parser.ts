@@ -25,6 +25,11 @@ export interface DemoOptions {
   /** Speaks MCP 2025-11-25 only: a 2026-07-28 request (`server/discover` too) takes the SDK path. */
   only2025: boolean;
   requireAuth?: string;
+  /**
+   * Pushes nothing: no `subscriptions/listen` (-32601) and no `notifications/tasks/status`, as
+   * a server that only answers polls.
+   */
+  noPush: boolean;
 }
 
 /** Thrown for a bad command line; main prints the message and exits 2, like most CLIs. */
@@ -38,6 +43,7 @@ const BOOLEAN_FLAGS = {
   'json-response': 'jsonResponse',
   'strict-2026': 'strict2026',
   'only-2025': 'only2025',
+  'no-push': 'noPush',
 } as const;
 
 const VALUE_FLAGS = [
@@ -109,6 +115,7 @@ export function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOpt
     host: value('host') ?? '127.0.0.1',
     stateFile: value('state-file') || undefined,
     noPing: flag('no-ping'),
+    noPush: flag('no-push'),
     html: flag('html'),
     jsonResponse: flag('json-response'),
     strict2026,

@@ -97,6 +97,7 @@ export async function startHttpServer(context: DemoContext): Promise<RunningHttp
     url,
     close: async () => {
       await sessions.forgetAll();
+      context.listen2026?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -22,7 +22,7 @@ export function createDemoServer(context: DemoContext): McpServer {
     },
   );
   registerOrdinaryTools(server, context.registry);
-  registerTaskTools(server, context.registry);
+  registerTaskTools(server, context.registry, context.push2025);
   registerSyncTool(server, context.registry);
   registerMiscTools(server, context.registry);
   if (context.extraToolAdded) registerExtraTool(server);

@@ -27,6 +27,8 @@ const DEFAULT_POLL_INTERVAL_MS = 500;
  */
 export class DemoTaskStore implements TaskStore {
   private readonly entries = new Map<string, TaskEntry>();
+  /** Told of each cancel: the push side reports the change at once. */
+  onCancelled?: (taskId: string) => void;
 
   constructor(private readonly registry: JobRegistry) {}
 
@@ -81,6 +83,7 @@ export class DemoTaskStore implements TaskStore {
     }
     if (status !== 'cancelled') throw new Error(`Demo tasks cannot be moved to '${status}'`);
     this.registry.cancel(found.job);
+    this.onCancelled?.(taskId);
   }
 
   async listTasks(_cursor?: string, sessionId?: string): Promise<{ tasks: Task[] }> {

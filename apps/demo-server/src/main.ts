@@ -4,6 +4,8 @@ import type { DemoContext } from './demo-context.interface';
 import { createDemoServer } from './demo-server.factory';
 import { DemoTaskStore } from './demo-task.store';
 import { JobRegistry, type PersistedState } from './job.registry';
+import { TaskListen2026 } from './push/task-listen-2026';
+import { TaskPush2025 } from './push/task-push-2025';
 import { Task2026Store } from './mcp-2026/task-2026.store';
 import { tapTransport } from './message-tap.middleware';
 import { StateFileRepository } from './state-file.repository';
@@ -45,6 +47,14 @@ async function main(): Promise<void> {
     tasks2026: new Task2026Store(),
     extraToolAdded: false,
   };
+  if (!options.noPush) {
+    const listen2026 = new TaskListen2026(context.tasks2026);
+    const push2025 = new TaskPush2025(registry);
+    context.tasks2026.onTouched = (task, created) => listen2026.touched(task, created);
+    context.taskStore.onCancelled = (taskId) => push2025.touched(taskId);
+    context.listen2026 = listen2026;
+    context.push2025 = push2025;
+  }
 
   let stop: () => Promise<void>;
   if (options.transport === 'stdio') {

@@ -3,6 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { jobArgsShape, pollIntervalArg } from './job-args.schema';
 import type { JobRegistry } from './job.registry';
+import type { TaskPush2025 } from './push/task-push-2025';
 
 /** When the client asks for no ttl, keep the task an hour rather than forever. */
 const DEFAULT_TASK_TTL_MS = 3_600_000;
@@ -14,7 +15,11 @@ const taskArgsShape = { ...jobArgsShape, poll_interval_ms: pollIntervalArg };
  * SDK answers tasks/get, tasks/result and tasks/cancel from DemoTaskStore; these handlers only
  * create the job and its task.
  */
-export function registerTaskTools(server: McpServer, registry: JobRegistry): void {
+export function registerTaskTools(
+  server: McpServer,
+  registry: JobRegistry,
+  push?: TaskPush2025,
+): void {
   const describe = (extra: string): string =>
     'Runs a demo job as a native MCP task: poll it with tasks/get, fetch its result with ' +
     'tasks/result, stop it with tasks/cancel. The task is bound to the session that created it. ' +
@@ -42,6 +47,13 @@ export function registerTaskTools(server: McpServer, registry: JobRegistry): voi
             pollInterval: args.poll_interval_ms,
             context: { jobId: job.id },
           });
+          const store = extra.taskStore;
+          push?.watch(
+            job,
+            () => store.getTask(job.id),
+            (status) =>
+              server.server.notification({ method: 'notifications/tasks/status', params: status }),
+          );
           return { task };
         },
         getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),

@@ -138,6 +138,8 @@ runMain('start', async () => {
   log(
     `API key: ${devKey.created ? 'created' : 'kept'} in .data/dev-api-key (an operator: /v1/admin)`,
   );
+  log('push:    the demo server pushes task changes and the poller subscribes, so its tasks are');
+  log('         polled only every PUSH_SAFETY_POLL_FACTOR intervals (docs/connections.md, "Push")');
   log(`try:     curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${base}/v1/toolsets`);
   void submitDemoTasks(base, devKey.key, log);
 });

@@ -59,6 +59,7 @@ function lifecycle(jobNames: string[]) {
       warn: () => undefined,
       fatal: () => undefined,
     },
+    { close: record('push.close') },
   ] as unknown as Args;
   return { service: new PollerLifecycleService(...args), calls, claiming };
 }
@@ -100,7 +101,8 @@ it('stops the jobs with both listeners after the drain and the wake-up, before t
     'second.stop',
     'webhooks.close',
   ]);
-  expect(calls.slice(9)).toEqual(['worker.stop', 'catalog.close', 'pool.close']);
+  // Push subscriptions end before the connection layer closes (docs/connections.md, "Push").
+  expect(calls.slice(9)).toEqual(['worker.stop', 'catalog.close', 'push.close', 'pool.close']);
 });
 
 it('lists the periodic jobs in the order the lifecycle has always started them', () => {

@@ -11,6 +11,7 @@ import { WakeSignal } from '@app/leasing';
 import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { ClaimLoopService } from './claiming/claim-loop.service';
 import { NotifyListenerService } from './claiming/notify-listener.service';
+import { PushWatchService } from './push/push-watch.service';
 import { ItemAbort } from './running/item-abort';
 import { TaskRunnerService } from './running/task-runner.service';
 import { CatalogPublisherService } from './upkeep/catalog-publisher.service';
@@ -62,6 +63,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly webhooks: WebhookDeliveryService,
     @Inject(PERIODIC_JOBS) private readonly jobs: readonly PeriodicJob[],
     private readonly log: PinoLogger,
+    private readonly push: PushWatchService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -105,6 +107,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     ]);
     await this.worker.stop();
     await this.catalog.close();
+    await this.push.close();
     await this.pool.close();
     this.log.info('worker stopped');
   }

@@ -10,6 +10,7 @@ import { ServerSlots } from './claiming/server-slots';
 import { PollerHealthServer } from './poller-health.server';
 import { PollerLifecycleService } from './poller-lifecycle.service';
 import { MCP_SERVERS, WORKER_ID } from './poller.tokens';
+import { PushWatchService } from './push/push-watch.service';
 import { TaskRunnerService } from './running/task-runner.service';
 import { CatalogPublisherService } from './upkeep/catalog-publisher.service';
 import { UPKEEP_PROVIDERS } from './upkeep/upkeep.providers';
@@ -54,6 +55,7 @@ export class PollerModule {
         ...UPSTREAM_PROVIDERS,
         WorkerRegistryService,
         NotifyListenerService,
+        PushWatchService,
         TaskRunnerService,
         ClaimLoopService,
         CatalogPublisherService,

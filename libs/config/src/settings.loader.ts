@@ -119,6 +119,8 @@ function toSettings(dto: EnvSchema): Settings {
       pollIntervalMs: dto.POLL_INTERVAL_MS,
       minPollIntervalMs: dto.MIN_POLL_INTERVAL_MS,
       inputRequiredPollIntervalMs: dto.INPUT_REQUIRED_POLL_INTERVAL_MS,
+      push: dto.UPSTREAM_PUSH,
+      pushSafetyPollFactor: dto.PUSH_SAFETY_POLL_FACTOR,
       backoffBaseMs: dto.BACKOFF_BASE_MS,
       maxBackoffMs: dto.MAX_BACKOFF_MS,
       trackingDegradedAfter: dto.TRACKING_DEGRADED_AFTER,

@@ -12,6 +12,10 @@ export interface Settings {
     pollIntervalMs: number;
     minPollIntervalMs: number;
     inputRequiredPollIntervalMs: number;
+    /** Subscribe to upstreams that push task changes (docs/connections.md, "Push"). */
+    push: boolean;
+    /** While a task's push subscription is live, its poll interval is this many times longer. */
+    pushSafetyPollFactor: number;
     backoffBaseMs: number;
     maxBackoffMs: number;
     trackingDegradedAfter: number;

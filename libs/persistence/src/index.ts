@@ -29,6 +29,7 @@ export type { ApiKeyInfo, ApiKeyOwner } from './api-key.repository';
 export { listTaskPage } from './task.repository';
 export type { TaskPagePosition, TaskPageQuery, ThreadSummaryRow } from './task.repository';
 export { FleetRepository } from './fleet.repository';
+export { TaskWakeRepository } from './task-wake.repository';
 export { EventRepository, STREAM_START } from './event.repository';
 export type { EventCursor, TaskEventRow } from './event.repository';
 export { WebhookRepository } from './webhook.repository';

@@ -6,6 +6,7 @@ import { MigrationList } from './data-source';
 import { Database, DatabaseOptions } from './database';
 import { EventRepository } from './event.repository';
 import { FleetRepository } from './fleet.repository';
+import { TaskWakeRepository } from './task-wake.repository';
 import { assertSchemaCurrent } from './migrator';
 import { OperatorRepository } from './operator.repository';
 import { QuotaRepository } from './quota.repository';
@@ -33,6 +34,7 @@ const REPOSITORIES = [
   WorkerRepository,
   CatalogRepository,
   FleetRepository,
+  TaskWakeRepository,
   EventRepository,
   WebhookRepository,
   ApiKeyRepository,

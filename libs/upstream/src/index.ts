@@ -19,3 +19,4 @@ export {
   UpstreamUnavailableError,
 } from './upstream.errors';
 export { StatelessHttpClient } from './2026/stateless-http.client';
+export type { TaskListen, TaskListenHandlers } from './2026/task-listen.stream';

@@ -9,12 +9,18 @@ import { ServerSupervisor } from './2025/server.supervisor';
 import { StatelessHttpClient } from './2026/stateless-http.client';
 import { LEGACY_ERA } from './protocol-era.rules';
 import { StatelessSupervisor } from './2026/stateless.supervisor';
+import {
+  TaskListenStream,
+  type TaskListen,
+  type TaskListenHandlers,
+} from './2026/task-listen.stream';
 import { describe } from './failure.classifier';
 import { TransportFactory } from './transport/transport.factory';
 import { UpstreamUnavailableError, untilAborted } from './upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks, UpstreamPoolOptions } from './upstream.hooks';
 import type {
   ServerStatus,
+  SessionPushEvent,
   StatelessSession,
   SupervisorState,
   UpstreamPort,
@@ -33,6 +39,7 @@ export class UpstreamPool implements UpstreamPort {
   private readonly sessions = new Map<string, PooledSessionAdapter>();
   private readonly listeners = new Set<(status: ServerStatus) => void>();
   private readonly stateListeners = new Set<(server: string, state: SupervisorState) => void>();
+  private readonly pushListeners = new Set<(event: SessionPushEvent) => void>();
   private readonly registry: ProcessGroupRegistry;
   private readonly resumed: ResumedSessionCache;
   private readonly stateless = new Map<string, StatelessHttpClient>();
@@ -64,6 +71,7 @@ export class UpstreamPool implements UpstreamPort {
         backoff,
         closeTimeoutMs,
         onToolsChanged: () => this.emitToolsChanged(this.status(name)),
+        onTaskPush: (event) => this.emitTaskPush(event),
         onConnectFailed: () => {
           const side = this.statelessSides.get(name);
           if (side?.era === LEGACY_ERA) side.rediscover('a 2025-11-25 session could not be opened');
@@ -157,6 +165,26 @@ export class UpstreamPool implements UpstreamPort {
   }
 
   /**
+   * Opens `subscriptions/listen` for these remote task IDs on a server whose 2026-07-28 side
+   * serves it (docs/connections.md, "Push"). Throws `UpstreamUnavailableError` for a server
+   * without one; a refusal or a lost stream is reported through `handlers.onEnd`.
+   */
+  listenTasks(
+    server: string,
+    taskIds: readonly string[],
+    handlers: TaskListenHandlers,
+  ): TaskListen {
+    const { config } = this.supervisor(server);
+    const side = this.statelessSides.get(server);
+    if (!side || side.era === LEGACY_ERA) {
+      throw new UpstreamUnavailableError(server, 'closed', 'no 2026-07-28 side to listen on');
+    }
+    const stream = new TaskListenStream(config, taskIds, handlers);
+    stream.start();
+    return stream;
+  }
+
+  /**
    * The status of the side that serves the server (docs/connections.md, "Which side serves"):
    * the 2026-07-28 side unless the server was found to speak 2025-11-25 only; with the session
    * side's own status beside it when that side runs too.
@@ -187,6 +215,11 @@ export class UpstreamPool implements UpstreamPort {
     this.stateListeners.add(listener);
   }
 
+  /** Told of what 2025-11-25 task sessions push (docs/connections.md, "Push"). */
+  onTaskPush(listener: (event: SessionPushEvent) => void): void {
+    this.pushListeners.add(listener);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -197,6 +230,7 @@ export class UpstreamPool implements UpstreamPort {
     ]);
     this.listeners.clear();
     this.stateListeners.clear();
+    this.pushListeners.clear();
   }
 
   private supervisor(server: string): ServerSupervisor {
@@ -246,6 +280,16 @@ export class UpstreamPool implements UpstreamPort {
         listener(server, state);
       } catch (error) {
         this.logger.error({ server, err: String(error) }, 'state listener failed');
+      }
+    }
+  }
+
+  private emitTaskPush(event: SessionPushEvent): void {
+    for (const listener of this.pushListeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.error({ server: event.server, err: String(error) }, 'push listener failed');
       }
     }
   }

@@ -55,6 +55,14 @@ export interface StatelessSession {
   ): Promise<Record<string, unknown>>;
 }
 
+/**
+ * Push on a 2025-11-25 task session (docs/connections.md, "Push"): a `notifications/tasks/status`
+ * for a remote task, or the end of the server stream that carries them.
+ */
+export type SessionPushEvent =
+  | { kind: 'status'; server: string; sessionId: string; taskId: string }
+  | { kind: 'ended'; server: string; sessionId: string; reason: string };
+
 export type SupervisorState = 'connecting' | 'ready' | 'degraded' | 'parked' | 'closed';
 
 export interface ServerStatus {

@@ -66,6 +66,9 @@ export class Mcp2026Handler {
     const signal = abortOnClose(res);
     try {
       const request = validateRequest2026(req.headers, body);
+      if (request.method === 'subscriptions/listen' && this.context.listen2026) {
+        return this.context.listen2026.listen(request, res);
+      }
       const result = await this.dispatch(request, signal);
       sendJson(res, 200, { jsonrpc: '2.0', id, result });
     } catch (error) {

@@ -12,6 +12,8 @@ import type { TaskPhase2026, TaskPlan, TaskRecord2026 } from './task-2026.types'
 export class Task2026Store {
   private readonly tasks = new Map<string, TaskRecord2026>();
   private readonly lastByTag = new Map<string, string>();
+  /** Told of each task made (`created`), answered or cancelled: the push side re-arms its timer. */
+  onTouched?: (task: TaskRecord2026, created: boolean) => void;
 
   constructor(private readonly clock: () => number = Date.now) {}
 
@@ -32,6 +34,7 @@ export class Task2026Store {
     };
     this.tasks.set(task.taskId, task);
     if (plan.tag !== undefined) this.lastByTag.set(plan.tag, task.taskId);
+    this.onTouched?.(task, true);
     return task;
   }
 
@@ -76,6 +79,7 @@ export class Task2026Store {
         ignored.push(key);
       }
     }
+    if (accepted.length > 0) this.onTouched?.(task, false);
     return { accepted, ignored };
   }
 
@@ -84,6 +88,7 @@ export class Task2026Store {
     if (isTerminal2026(this.phase(task).status)) return false;
     task.plan.external?.cancel();
     task.cancelledAt = this.clock();
+    this.onTouched?.(task, false);
     return true;
   }
 

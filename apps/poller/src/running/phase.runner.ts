@@ -18,6 +18,7 @@ import { InputDelivery } from './input-delivery';
 import { PollScheduler } from './poll-scheduler';
 import { ProgressWriter } from './progress.writer';
 import { RemoteHandleWriter } from './remote-handle.writer';
+import type { PushWatchService } from '../push/push-watch.service';
 import { UnrepeatableCalls } from './unrepeatable-calls';
 import { SubmitNotLandedError, untilLanded } from './until-landed';
 
@@ -31,6 +32,8 @@ export interface PhaseRunnerDeps {
   heldCalls: Set<HeldCallGuard>;
   /** Attempts holding a call a repeat could duplicate: kept by a draining poller. */
   calls: UnrepeatableCalls;
+  /** Upstreams that push: whether a task's next poll may be the slow safety poll. */
+  push?: PushWatchService;
 }
 
 /**
@@ -126,10 +129,19 @@ export class PhaseRunner {
     const snapshot = outcome.snapshot;
     // A first snapshot that is already terminal is polled at once, so the result is fetched and
     // stored by the one code path that stores results.
-    const delay =
-      snapshot && isTerminal(snapshot.status)
-        ? 0
-        : this.deps.scheduler.afterSuccess(snapshot ?? { status: TaskStatus.Working });
+    const terminal = snapshot !== undefined && isTerminal(snapshot.status);
+    const pushed =
+      !terminal &&
+      (this.deps.push?.covered({
+        ...item,
+        remoteTaskId: outcome.handle.remoteTaskId,
+        remoteSessionId: outcome.handle.sessionId ?? null,
+        remoteProtocolVersion: outcome.handle.protocolVersion ?? null,
+      }) ??
+        false);
+    const delay = terminal
+      ? 0
+      : this.deps.scheduler.afterSuccess(snapshot ?? { status: TaskStatus.Working }, pushed);
     await this.handles.store(item, outcome.handle, snapshot, delay, scope);
     this.transition(
       item,
@@ -182,9 +194,10 @@ export class PhaseRunner {
     let written: WriteOutcome;
     let delay: number | undefined;
     if (isTerminal(snapshot.status)) {
+      this.deps.push?.ended(item);
       written = await this.deps.leases.finish(item.lease, snapshot, true);
     } else {
-      delay = this.deps.scheduler.afterSuccess(snapshot);
+      delay = this.deps.scheduler.afterSuccess(snapshot, this.deps.push?.covered(item) ?? false);
       written = await this.deps.leases.applyPoll(item.lease, snapshot, delay);
     }
     if (written === 'lease_lost') throw new LeaseLostError(item.id);

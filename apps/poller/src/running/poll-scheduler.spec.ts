@@ -19,6 +19,14 @@ describe('PollScheduler.afterSuccess', () => {
     expect(at(1).afterSuccess({ status: working })).toBe(5500);
   });
 
+  it('a pushed task waits PUSH_SAFETY_POLL_FACTOR intervals, counted after the floor', () => {
+    const pushed = new PollScheduler({ ...settings, pushSafetyPollFactor: 10 }, () => 0.5);
+    expect(pushed.afterSuccess({ status: working }, true)).toBe(50000);
+    // A hint under MIN_POLL_INTERVAL_MS is raised to it first: 10 × 1000, not 10 × 10.
+    expect(pushed.afterSuccess({ status: working, pollAfterMs: 10 }, true)).toBe(10000);
+    expect(pushed.afterSuccess({ status: working }, false)).toBe(5000);
+  });
+
   it('honours the upstream hint', () => {
     expect(at(0.5).afterSuccess({ status: working, pollAfterMs: 12000 })).toBe(12000);
   });

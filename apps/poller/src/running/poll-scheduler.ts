@@ -5,6 +5,8 @@ export interface SchedulingSettings {
   pollIntervalMs: number;
   minPollIntervalMs: number;
   inputRequiredPollIntervalMs: number;
+  /** The slow safety poll of a task whose changes are pushed: this many normal intervals. */
+  pushSafetyPollFactor?: number;
   backoffBaseMs: number;
   maxBackoffMs: number;
 }
@@ -31,16 +33,21 @@ export class PollScheduler {
    * After a successful attempt: the upstream's hint if any, else POLL_INTERVAL_MS; an
    * `input_required` task waits at least INPUT_REQUIRED_POLL_INTERVAL_MS (a person has to act,
    * polling faster only costs the upstream). Clamped to [MIN_POLL_INTERVAL_MS, 24 h], ±10 %
-   * jitter, and clamped again so jitter never leaves the allowed range.
+   * jitter, and clamped again so jitter never leaves the allowed range. A task whose changes the
+   * upstream pushes (`pushed`) waits PUSH_SAFETY_POLL_FACTOR times as long: the push wakes it,
+   * and this slow poll only covers a lost notification (docs/connections.md, "Push").
    */
-  afterSuccess(snapshot: { status: TaskStatus; pollAfterMs?: number }): number {
+  afterSuccess(snapshot: { status: TaskStatus; pollAfterMs?: number }, pushed = false): number {
     const { pollIntervalMs, inputRequiredPollIntervalMs } = this.settings;
     const hint = validHint(snapshot.pollAfterMs);
     let base = hint ?? pollIntervalMs;
     if (snapshot.status === TaskStatus.InputRequired) {
       base = Math.max(hint ?? 0, inputRequiredPollIntervalMs);
     }
-    const clamped = this.clampPoll(base);
+    // The factor multiplies the interval the task would have had (after the floor), so an
+    // upstream's short hint does not shorten the safety poll below the factor's promise.
+    const factor = pushed ? (this.settings.pushSafetyPollFactor ?? 1) : 1;
+    const clamped = this.clampPoll(this.clampPoll(base) * factor);
     return Math.round(this.clampPoll(this.jitter(clamped, POLL_JITTER)));
   }
 

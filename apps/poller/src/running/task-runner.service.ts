@@ -25,6 +25,7 @@ import { HeldCallGuard } from './held-call.guard';
 import { abortedForDeadline, abortKind } from './item-abort';
 import { PhaseRunner } from './phase.runner';
 import { PollScheduler } from './poll-scheduler';
+import { PushWatchService } from '../push/push-watch.service';
 import { UnrepeatableCalls } from './unrepeatable-calls';
 import { SubmitNotLandedError } from './until-landed';
 import { MCP_SERVERS, WORKER_ID } from '../poller.tokens';
@@ -56,6 +57,7 @@ export class TaskRunnerService {
     private readonly drivers: DriverRegistry,
     private readonly metrics: GatewayMetrics,
     private readonly pino: PinoLogger,
+    push: PushWatchService,
   ) {
     this.scheduler = new PollScheduler(settings.scheduling);
     this.phases = new PhaseRunner({
@@ -67,6 +69,7 @@ export class TaskRunnerService {
       scheduler: this.scheduler,
       heldCalls: this.heldCalls,
       calls: this.calls,
+      push,
     });
   }
 

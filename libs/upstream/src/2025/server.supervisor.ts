@@ -5,7 +5,7 @@ import { classifyConnectFailure, describe, type FailureClass } from '../failure.
 import { KeepaliveMonitor } from './keepalive.monitor';
 import { readToolCatalog } from '../tool-catalog.reader';
 import type { TransportFactory } from '../transport/transport.factory';
-import { UpstreamConnection } from './upstream.connection';
+import { UpstreamConnection, type ConnectionOptions } from './upstream.connection';
 import { checkSessionAfterBreak } from './session-health.check';
 import {
   UpstreamConnectionError,
@@ -15,7 +15,7 @@ import {
 } from '../upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks } from '../upstream.hooks';
 import { SupervisorLifecycle } from '../supervisor.lifecycle';
-import type { ServerStatus } from '../upstream.port';
+import type { ServerStatus, SessionPushEvent } from '../upstream.port';
 
 export interface SupervisorDeps {
   config: ServerConfig;
@@ -27,6 +27,8 @@ export interface SupervisorDeps {
   onToolsChanged(status: ServerStatus): void;
   /** A connect attempt failed (the pool may ask whether the server now speaks 2026-07-28). */
   onConnectFailed?(failure: FailureClass): void;
+  /** What the task session's server stream pushed, or that it ended (HTTP only). */
+  onTaskPush?(event: SessionPushEvent): void;
 }
 
 /**
@@ -196,10 +198,23 @@ export class ServerSupervisor {
   }
 
   private async openTaskConnection(): Promise<UpstreamConnection> {
-    const conn = this.newConnection((reason) => {
-      this.deps.logger.info({ server: this.server, reason }, 'upstream task session lost');
-      this.dropTaskConnection(conn);
-    });
+    const push = (event: (sessionId: string) => SessionPushEvent): void => {
+      const sessionId = conn.sessionId;
+      if (sessionId !== undefined) this.deps.onTaskPush?.(event(sessionId));
+    };
+    const server = this.server;
+    const conn = this.newConnection(
+      (reason) => {
+        this.deps.logger.info({ server: this.server, reason }, 'upstream task session lost');
+        this.dropTaskConnection(conn);
+      },
+      {
+        onTaskStatus: (taskId) =>
+          push((sessionId) => ({ kind: 'status', server, sessionId, taskId })),
+        onStreamEnded: (reason) =>
+          push((sessionId) => ({ kind: 'ended', server, sessionId, reason })),
+      },
+    );
     try {
       await conn.connect();
     } catch (error) {
@@ -213,7 +228,10 @@ export class ServerSupervisor {
     return conn;
   }
 
-  private newConnection(onLost: (reason: string) => void): UpstreamConnection {
+  private newConnection(
+    onLost: (reason: string) => void,
+    push?: ConnectionOptions['push'],
+  ): UpstreamConnection {
     const { config, factory, logger, metrics, closeTimeoutMs } = this.deps;
     const conn: UpstreamConnection = new UpstreamConnection({
       config,
@@ -224,6 +242,7 @@ export class ServerSupervisor {
       onLost,
       onRequestBroken: () => checkSessionAfterBreak(conn, config, onLost),
       onToolsListChanged: () => void this.refreshTools(conn),
+      push,
     });
     return conn;
   }

@@ -4,6 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
   ResultSchema,
+  TaskStatusNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type ServerCapabilities,
@@ -40,7 +41,20 @@ export interface ConnectionOptions {
    */
   onRequestBroken?: (reason: string) => void;
   onToolsListChanged?: () => void;
+  /**
+   * Push on a 2025-11-25 session (docs/connections.md, "Push"): each `notifications/tasks/status`
+   * the server sends, and the end of the server's GET stream that carries them (the SDK does not
+   * reopen it: `reconnectionOptions.maxRetries` is 0). Not called after close().
+   */
+  push?: {
+    onTaskStatus(taskId: string): void;
+    onStreamEnded(reason: string): void;
+  };
 }
+
+/** The SDK's words, through `onerror`, for a GET stream that ended or could not be opened. */
+const SERVER_STREAM_ENDED =
+  /Maximum reconnection attempts|Failed to open SSE stream|SSE stream disconnected/;
 
 interface InFlight {
   fail(error: Error): void;
@@ -64,6 +78,7 @@ export class UpstreamConnection {
   private closedReason?: string;
   private transportClosed = false;
   private closing?: Promise<void>;
+  private pushGone = false;
   /** The request being handed to the SDK right now: its outgoing message names its JSON-RPC ID. */
   private sending?: InFlight;
   /** Last time a request started or ended: keepalive pings only an idle session. */
@@ -76,11 +91,19 @@ export class UpstreamConnection {
       { capabilities: {} },
     );
     this.client.onclose = () => this.handleTransportClosed();
-    this.client.onerror = (error) =>
+    this.client.onerror = (error) => {
       options.logger.debug({ server: this.server, err: error.message }, 'upstream transport error');
+      if (SERVER_STREAM_ENDED.test(error.message)) this.pushEnded(error.message);
+    };
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
       options.onToolsListChanged?.(),
     );
+    const push = options.push;
+    if (push) {
+      this.client.setNotificationHandler(TaskStatusNotificationSchema, (note) => {
+        if (this.closedReason === undefined) push.onTaskStatus(note.params.taskId);
+      });
+    }
   }
 
   get sessionId(): string | undefined {
@@ -214,6 +237,7 @@ export class UpstreamConnection {
    */
   close(reason: string, terminate: boolean): Promise<void> {
     if (this.closing) return this.closing;
+    this.pushEnded(`the session closed (${reason})`);
     this.closedReason = reason;
     for (const entry of this.inFlight) {
       entry.fail(new UpstreamConnectionError(this.server, `connection closed (${reason})`, true));
@@ -279,7 +303,16 @@ export class UpstreamConnection {
     this.options.onRequestBroken?.(`an HTTP response stream broke (${detail})`);
   }
 
+  /** The server stream that carries pushed task statuses is gone; told once. */
+  private pushEnded(reason: string): void {
+    const push = this.options.push;
+    if (!push || this.closedReason !== undefined || this.pushGone) return;
+    this.pushGone = true;
+    push.onStreamEnded(reason);
+  }
+
   private handleTransportClosed(): void {
+    this.pushEnded('the transport closed');
     this.transportClosed = true;
     if (this.closedReason !== undefined) return;
     const reason =

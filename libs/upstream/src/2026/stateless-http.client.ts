@@ -164,7 +164,8 @@ export class StatelessHttpClient implements StatelessSession {
   }
 }
 
-function envelope(): Record<string, unknown> {
+/** The `_meta` every 2026-07-28 request carries: version, client info, the tasks capability. */
+export function envelope(): Record<string, unknown> {
   return {
     [META_VERSION]: STATELESS_PROTOCOL_VERSION,
     [META_CLIENT_INFO]: { name: 'mcp-task-gateway', version: GATEWAY_VERSION },

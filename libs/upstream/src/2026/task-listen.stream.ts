@@ -1,0 +1,145 @@
+import type { ServerConfig } from '@app/config';
+import { encodeHeaderValue } from '@app/wire';
+import { STATELESS_PROTOCOL_VERSION, envelope } from './stateless-http.client';
+
+/** What a listen stream reports; each callback is the owner's, and none may throw into it. */
+export interface TaskListenHandlers {
+  /** The server's first message: the remote task IDs it agreed to report. */
+  onAcknowledged(taskIds: string[]): void;
+  /** A `notifications/tasks` for one task: a hint that it changed, never its state. */
+  onTask(taskId: string): void;
+  /** The stream ended or failed (refused, cut, ended by the server); not called after close(). */
+  onEnd(reason: string): void;
+}
+
+/** One live `subscriptions/listen`; close() ends it without calling `onEnd`. */
+export interface TaskListen {
+  close(): void;
+}
+
+/**
+ * `subscriptions/listen` with `notifications.taskIds` on a 2026-07-28 server (docs/connections.md,
+ * "Push"): one POST whose answer is an SSE stream, read as it arrives. The acknowledgement must
+ * come within the server's `connectTimeoutMs`; after that the stream has no deadline and stays
+ * open until either side closes it. Anything else the stream carries is skipped.
+ */
+export class TaskListenStream implements TaskListen {
+  private readonly abort = new AbortController();
+  private ended = false;
+
+  constructor(
+    private readonly config: ServerConfig,
+    private readonly taskIds: readonly string[],
+    private readonly handlers: TaskListenHandlers,
+    private readonly fetchImpl: typeof fetch = fetch,
+  ) {}
+
+  start(): void {
+    this.run().then(
+      () => this.end('the server ended the stream'),
+      (error: unknown) => this.end(error instanceof Error ? error.message : String(error)),
+    );
+  }
+
+  close(): void {
+    this.ended = true;
+    this.abort.abort(new Error('closed'));
+  }
+
+  private end(reason: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.abort.abort(new Error(reason));
+    this.handlers.onEnd(reason);
+  }
+
+  private async run(): Promise<void> {
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'subscriptions/listen',
+      params: { notifications: { taskIds: this.taskIds }, _meta: envelope() },
+    });
+    const acked = setTimeout(
+      () => this.end(`no acknowledgement within ${this.config.connectTimeoutMs} ms`),
+      this.config.connectTimeoutMs,
+    );
+    try {
+      const response = await this.fetchImpl(this.config.url ?? '', {
+        method: 'POST',
+        headers: {
+          ...this.config.headers,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': STATELESS_PROTOCOL_VERSION,
+          'mcp-method': encodeHeaderValue('subscriptions/listen'),
+        },
+        body,
+        signal: this.abort.signal,
+      });
+      const type = response.headers.get('content-type') ?? '';
+      if (!type.includes('text/event-stream') || !response.body) {
+        const text = await response.text().catch(() => '');
+        throw new Error(`listen refused: HTTP ${response.status} ${refusal(text)}`);
+      }
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let cut: number;
+        while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, '');
+          if (this.message(block) === 'acknowledged') clearTimeout(acked);
+        }
+      }
+    } finally {
+      clearTimeout(acked);
+    }
+  }
+
+  /** One SSE event: the acknowledgement, a task notification, or the listen's own answer. */
+  private message(block: string): 'acknowledged' | undefined {
+    const data = block
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).replace(/^ /, ''))
+      .join('\n');
+    let message: unknown;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return undefined;
+    }
+    if (!isObject(message) || this.ended) return undefined;
+    const params = isObject(message.params) ? message.params : {};
+    if (message.method === 'notifications/subscriptions/acknowledged') {
+      const filter = isObject(params.notifications) ? params.notifications : {};
+      const ids = Array.isArray(filter.taskIds) ? filter.taskIds : [];
+      this.handlers.onAcknowledged(ids.filter((id): id is string => typeof id === 'string'));
+      return 'acknowledged';
+    }
+    if (message.method === 'notifications/tasks' && typeof params.taskId === 'string') {
+      this.handlers.onTask(params.taskId);
+    } else if ('id' in message && isObject(message.error)) {
+      throw new Error(
+        `listen refused: ${String(message.error.code)} ${String(message.error.message)}`,
+      );
+    }
+    return undefined;
+  }
+}
+
+function refusal(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    if (parsed.error) return `${String(parsed.error.code)} ${String(parsed.error.message)}`;
+  } catch {
+    // not JSON: the status says enough
+  }
+  return '';
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

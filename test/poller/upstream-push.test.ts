@@ -1,0 +1,166 @@
+// Guards against polling on a timer an upstream that pushes (docs/connections.md, "Push"): a task
+// change the upstream announces must reach the gateway at once (the poll interval here is ten
+// minutes, so only the push can explain a change within seconds), the next poll of a task the
+// subscription covers must be the slow safety poll, a lost subscription must bring its tasks
+// back to the normal interval at once, and a server that does not push must be polled as
+// before. On a server speaking both eras, on a strict 2026-07-28 one, and on a 2025-11-25 one
+// (notifications/tasks/status on the task session).
+import { useFleet } from '../helpers/fleet';
+import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { DemoServerProcess, PollerProcess, ServerEntry } from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+// Ten minutes: a change seen within seconds was pushed, not polled.
+const INTERVAL_MS = 600_000;
+const FACTOR = 10;
+
+const fleet = useFleet();
+let both: DemoServerProcess;
+let strict: DemoServerProcess;
+let silent: DemoServerProcess;
+let only2025: DemoServerProcess;
+let poller: PollerProcess;
+
+/** A server with one `mcp-tasks` toolset, `<name>-task`, on the demo's tool `tool`. */
+function server(name: string, demo: DemoServerProcess, tool = 'demo_task'): ServerEntry {
+  return {
+    url: `${demo.url}/mcp`,
+    connectTimeoutMs: 2000,
+    callTimeoutMs: 3000,
+    taskToolsets: [{ name: `${name}-task`, contract: 'mcp-tasks', tool }],
+  };
+}
+
+beforeAll(async () => {
+  [both, strict, silent, only2025] = await Promise.all([
+    fleet.demo(),
+    fleet.demo(['--strict-2026']),
+    fleet.demo(['--no-push']),
+    fleet.demo(['--only-2025']),
+  ]);
+  const servers = {
+    both: server('both', both),
+    strict: server('strict', strict),
+    silent: server('silent', silent),
+    old: server('old', only2025, 'demo_task_required'),
+  };
+  poller = await fleet.poller(servers, {
+    env: {
+      POLL_INTERVAL_MS: String(INTERVAL_MS),
+      MIN_POLL_INTERVAL_MS: String(INTERVAL_MS),
+      INPUT_REQUIRED_POLL_INTERVAL_MS: String(INTERVAL_MS),
+      PUSH_SAFETY_POLL_FACTOR: String(FACTOR),
+      LEASE_MS: '20000',
+    },
+  });
+  await waitUntil(async () => {
+    const rows = await fleet.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM toolsets WHERE available`,
+    );
+    return rows[0].n === 4 ? true : undefined;
+  }, 'the four toolsets available');
+}, 120_000);
+
+async function submit(toolset: string, server: string, input: Record<string, unknown>) {
+  const [id] = await insertFleetTasks(fleet.db, [
+    { toolset, server, contract: 'mcp-tasks', input },
+  ]);
+  return id;
+}
+
+/** Seconds until the task is due again (database clock), or null when it has no lease row. */
+async function dueInSeconds(id: string): Promise<number | null> {
+  const rows = await fleet.db.query<{ s: number | null }>(
+    `SELECT extract(epoch FROM next_attempt_at - now())::float8 AS s
+       FROM task_leases WHERE task_id = $1 AND lease_token IS NULL`,
+    [id],
+  );
+  return rows[0]?.s ?? null;
+}
+
+async function pollCount(id: string): Promise<number> {
+  const rows = await fleet.db.query<{ n: number }>(
+    `SELECT poll_count AS n FROM tasks WHERE id = $1`,
+    [id],
+  );
+  return rows[0].n;
+}
+
+const stretched = (s: number | null): boolean =>
+  s !== null && s > (INTERVAL_MS / 1000) * 1.5 && s <= (INTERVAL_MS / 1000) * FACTOR * 1.1;
+const normal = (s: number | null): boolean => s !== null && s <= (INTERVAL_MS / 1000) * 1.1;
+
+/** The arguments of a task that works 1.5 s, then waits for an answer a minute, per era. */
+function waitingTask(name: string): Record<string, unknown> {
+  const tag = `push-${name}-${Date.now()}`;
+  return name === 'old'
+    ? { duration_ms: 120_000, input_required_after_ms: 1500, input_required_for_ms: 60_000, tag }
+    : { duration_ms: 1500, questions: 1, ask_after_ms: 1500, tag };
+}
+
+it.each([
+  ['both', 'a server speaking both eras'],
+  ['strict', 'a strict 2026-07-28 server'],
+  ['old', 'a 2025-11-25 server'],
+])(
+  '%s (%s): a pushed change reaches the gateway at once; the next poll is the safety poll',
+  async (name) => {
+    const id = await submit(`${name}-task`, name, waitingTask(name));
+    // working → input_required at 1.5 s, seen within seconds: the ten-minute poll interval
+    // cannot explain it, the push can.
+    await waitUntil(
+      async () =>
+        (await taskStates(fleet.db, [id])).get(id)!.status === 'input_required' ? true : undefined,
+      `${name}: input_required pushed`,
+      20_000,
+    );
+    // That poll ran under a live subscription: the next one is the slow safety poll.
+    await waitUntil(
+      async () => (stretched(await dueInSeconds(id)) ? true : undefined),
+      'safety poll',
+    );
+    // The submit, and the poll the push asked for.
+    expect(await pollCount(id)).toBeLessThanOrEqual(2);
+  },
+  60_000,
+);
+
+it('a server that does not push is polled as before', async () => {
+  const id = await submit('silent-task', 'silent', { duration_ms: 600_000, tag: 'push-silent' });
+  await waitUntil(async () => {
+    const state = (await taskStates(fleet.db, [id])).get(id)!;
+    return state.status === 'working' && state.remote_task_id ? true : undefined;
+  }, 'the silent task submitted');
+  // The poller asked it to push and was refused; the task keeps the normal interval.
+  await waitUntil(
+    () => poller.logs.find((l) => l.msg === 'push subscription refused' && l.server === 'silent'),
+    'the refused subscription logged',
+  );
+  expect(normal(await dueInSeconds(id))).toBe(true);
+});
+
+it.each([
+  ['both', 'subscriptions/listen'],
+  ['old', 'the 2025-11-25 session stream'],
+])(
+  '%s: a lost subscription (%s) brings its tasks back to the normal interval at once',
+  async (name) => {
+    const id = await submit(`${name}-task`, name, waitingTask(name));
+    await waitUntil(async () => (stretched(await dueInSeconds(id)) ? true : undefined), 'covered');
+    // The server restarts on its port: the stream ends, and the task is due within the normal
+    // interval again (the restarted server no longer knows it: that poll ends it as lost).
+    const old = name === 'old';
+    const demo = old ? only2025 : both;
+    await demo.kill();
+    const again = await fleet.demo(old ? ['--only-2025'] : [], {
+      port: Number(new URL(demo.url).port),
+    });
+    if (old) only2025 = again;
+    else both = again;
+    await waitUntil(async () => (normal(await dueInSeconds(id)) ? true : undefined), 'pulled in');
+    expect(poller.logs.some((l) => l.msg === 'push subscription lost' && l.server === name)).toBe(
+      true,
+    );
+  },
+  60_000,
+);
