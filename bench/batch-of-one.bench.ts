@@ -101,9 +101,8 @@ export const batchOfOneBench: Benchmark = {
 /** Claims every row, then writes them one at a time, the four kinds in turn. */
 async function writeAlone(db: Database): Promise<Run> {
   const [{ pid }] = await db.query<{ pid: number }>(`SELECT pg_backend_pid() AS pid`);
-  const leases = new TaskLeaseRepository(db);
-  // Every write sent as soon as it is queued: a batch of one, the batch statement.
-  leases.batchWrites({ windowMs: 1, maxItems: 1 });
+  // Batching on, and every write sent as soon as it is queued: a batch of one.
+  const leases = new TaskLeaseRepository(db, { windowMs: 1, maxItems: 1 });
   const claimed: TaskLease[] = [];
   for (;;) {
     const batch = await leases.claim({

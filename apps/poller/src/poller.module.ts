@@ -35,6 +35,10 @@ export class PollerModule {
           url: settings.database.url ?? '',
           appName: 'mcp-task-gateway-poller',
           migrations: MIGRATIONS,
+          writeBatch: {
+            windowMs: settings.worker.writeBatchWindowMs,
+            maxItems: settings.worker.writeBatchMax,
+          },
         }),
         PollerWebhooksModule.forRoot(workerId),
       ],
