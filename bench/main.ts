@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiSubmitBench } from './api-submit.bench';
+import { batchOfOneBench } from './batch-of-one.bench';
 import { submitQuotaBench } from './submit-quota.bench';
 import { claimGrowthBench } from './claim-growth.bench';
 import { demoServerBench } from './demo-server.bench';
@@ -31,6 +32,7 @@ const DOCS = join(ROOT, 'docs', 'benchmarks.md');
 const BENCHMARKS: Benchmark[] = [
   leaseEngineBench,
   leaseCostBench,
+  batchOfOneBench,
   claimGrowthBench,
   fairShareBench,
   steadyPollingBench,

@@ -14,6 +14,15 @@ import { Benchmark, ResultRow } from './lib/types';
 
 const HEAVY_ACTIVE = 5_000;
 const CONCURRENCY = 8;
+/**
+ * The task insert alone, as a submit was before quotas (the product no longer has it; #37): the
+ * baseline the quota-checked submit is compared with. A taken key inserts nothing.
+ */
+const INSERT_ALONE_SQL = `
+INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input)
+VALUES ('task_' || md5(random()::text), $1, 'bench', 'bench', 'ordinary', 'srv', '{"n":1}'::jsonb)
+RETURNING *, now() AS next_attempt_at`;
+
 const QUOTA: SubmitQuota = {
   submitsPerMinute: 100_000_000,
   maxActiveTasks: 10_000,
@@ -68,7 +77,9 @@ async function oneRun(
 ): Promise<Run> {
   const tasks = new TaskRepository(bench.db);
   const submit = (userId: string, quota?: SubmitQuota) =>
-    quota ? tasks.create(newTask(userId), quota) : tasks.create(newTask(userId));
+    quota
+      ? tasks.create(newTask(userId), quota)
+      : bench.db.query(INSERT_ALONE_SQL, [userId], 'bench_insert_alone');
   // Warm-up: JIT, the pool's connections, the prepared statements.
   for (let i = 0; i < 100; i++) await submit(`warm-${i % 10}`, QUOTA);
   const plain = await timed(submits, (i) => submit(`plain-${i % 50}`));

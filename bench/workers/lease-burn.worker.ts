@@ -1,8 +1,9 @@
 /**
- * One lease-engine process for the burn-down benchmark: claim → no-op → complete, until a claim
- * finds nothing due. Configured by environment (it is spawned by lease-engine.bench.ts):
- * DATABASE_URL, BURN_MODE (`batched` | `per-row`), BURN_SLOTS, BURN_BATCH, BURN_FAIR (`1`: the
- * fair-share claim). The claim is the shipped one (claim.sql.ts through TaskLeaseRepository).
+ * One lease-engine process for the burn-down benchmark: claim → no-op → finish, until a claim
+ * finds nothing due, through TaskLeaseRepository as the poller builds it. Configured by
+ * environment (it is spawned by lease-engine.bench.ts): DATABASE_URL, BURN_MODE (`shipped`: group
+ * commit as shipped | `per-row`: every write alone), BURN_SLOTS, BURN_BATCH (the claim's limit),
+ * BURN_FAIR (`0`: the due-order claim instead of the fair-share claim the poller ships).
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
@@ -18,7 +19,7 @@ const LEASE_MS = 120_000;
 interface Counters {
   processed: number;
   lost: number;
-  /** Wall time inside the claim and the completion statements (where a slow run went). */
+  /** Wall time inside the claims, and from a task's start to its end written (summed). */
   claimMs: number;
   claims: number;
   finishMs: number;
@@ -26,12 +27,13 @@ interface Counters {
 }
 
 runWorker(async () => {
-  const mode = process.env.BURN_MODE ?? 'batched';
+  const mode = process.env.BURN_MODE ?? 'shipped';
   const slots = Number(process.env.BURN_SLOTS ?? 1000);
   const batch = Number(process.env.BURN_BATCH ?? 500);
   const pool = new Pool({
     connectionString: process.env.DATABASE_URL,
-    max: mode === 'per-row' ? 8 : 3,
+    // The poller's pool (DATABASE_POOL_SIZE's default).
+    max: 10,
     application_name: `bench-lease-${mode}`,
     // jit=off as on the apps' connections (libs/persistence/src/data-source.ts).
     options: '-c jit=off',
@@ -39,15 +41,21 @@ runWorker(async () => {
   // An idle client's lost connection is a pool 'error' event: without a listener it ends the run.
   pool.on('error', () => undefined);
   const db = new Database(pool);
-  const leases = new TaskLeaseRepository(db);
+  // Group commit as the poller ships it (WRITE_BATCH_WINDOW_MS, WRITE_BATCH_MAX defaults), or
+  // every write alone (window 0).
+  const leases = new TaskLeaseRepository(db, {
+    windowMs: mode === 'per-row' ? 0 : 3,
+    maxItems: 200,
+  });
   const workerId = `bench-${process.pid}`;
   const request = {
     workerId,
     phases: [Phase.Poll],
     leaseMs: LEASE_MS,
     deadWorkerAfterMs: 30_000,
-    // BURN_FAIR=1: the fair-share claim (docs/leases.md, "Fair share"), every principal weight 1.
-    fairShare: process.env.BURN_FAIR === '1' ? { weights: new Map<string, number>() } : undefined,
+    // The fair-share claim (docs/leases.md, "Fair share"; on by default, as CLAIM_FAIR_SHARE),
+    // every principal weight 1; BURN_FAIR=0: the due-order claim.
+    fairShare: process.env.BURN_FAIR === '0' ? undefined : { weights: new Map<string, number>() },
   };
   const claim = (limit: number): Promise<ClaimedTask[]> => leases.claim({ ...request, limit });
   await db.query('SELECT 1');
@@ -69,8 +77,7 @@ runWorker(async () => {
     counters.claims++;
     return tasks;
   };
-  if (mode === 'per-row') await perRow(timedClaim, leases, slots, batch, counters);
-  else await batched(timedClaim, new TaskLeaseRepository(db), slots, batch, counters);
+  await burn(timedClaim, leases, slots, batch, counters);
   const endedAt = Date.now();
   await pool.end();
   send({ type: 'done', startedAt, endedAt, ...counters });
@@ -120,54 +127,11 @@ class Slots {
 }
 
 /**
- * Claims batches sized to the free slots while the previous batch's completion is in flight
- * (two loops, one connection each), and ends finished rows with one fenced statement per batch.
+ * Each claimed task runs on its own and ends with `finish`, as the poller's attempt does; with
+ * group commit the ends of concurrent items go as one statement per window (the batcher), with
+ * BURN_MODE=per-row each is its own statement (one commit per row, the engine as first written).
  */
-async function batched(
-  claim: (limit: number) => Promise<ClaimedTask[]>,
-  batches: TaskLeaseRepository,
-  slots: number,
-  batch: number,
-  counters: Counters,
-): Promise<void> {
-  const room = new Slots(slots, batch);
-  let claiming = true;
-  const finished: TaskLease[] = [];
-  const hasFinished = new Signal();
-
-  const claimer = async (): Promise<void> => {
-    await room.claimAll(claim, (task) => {
-      void noop(task).then((lease) => {
-        finished.push(lease);
-        hasFinished.fire();
-      });
-    });
-    claiming = false;
-    hasFinished.fire();
-  };
-
-  const completer = async (): Promise<void> => {
-    while (claiming || room.held > 0) {
-      if (finished.length === 0) {
-        await hasFinished.wait();
-        continue;
-      }
-      const leases = finished.splice(0, batch);
-      const started = performance.now();
-      const outcome = await batches.finishMany(leases, DONE);
-      counters.finishMs += performance.now() - started;
-      counters.finishes++;
-      counters.processed += outcome.applied.length;
-      counters.lost += outcome.lost.length;
-      room.release(leases.length);
-    }
-  };
-
-  await Promise.all([claimer(), completer()]);
-}
-
-/** The engine as first written: one fenced UPDATE (one commit) per finished row. */
-async function perRow(
+async function burn(
   claim: (limit: number) => Promise<ClaimedTask[]>,
   leases: TaskLeaseRepository,
   slots: number,
@@ -177,6 +141,7 @@ async function perRow(
   const room = new Slots(slots, batch);
   const inFlight = new Set<Promise<void>>();
   await room.claimAll(claim, (task) => {
+    const started = performance.now();
     const item = noop(task)
       .then((lease) => leases.finish(lease, DONE))
       .then(
@@ -184,6 +149,8 @@ async function perRow(
         () => void counters.lost++,
       )
       .finally(() => {
+        counters.finishMs += performance.now() - started;
+        counters.finishes++;
         inFlight.delete(item);
         room.release(1);
       });

@@ -116,10 +116,6 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     await this.waitForDatabase();
     if (this.stopping) return;
     await this.worker.register();
-    this.leases.batchWrites({
-      windowMs: this.settings.worker.writeBatchWindowMs,
-      maxItems: this.settings.worker.writeBatchMax,
-    });
     this.notify.start((payload) => {
       if (payload === 'cancel') this.runner.checkHeldCalls();
       this.tasks.engine.poke();

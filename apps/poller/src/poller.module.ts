@@ -36,6 +36,10 @@ export class PollerModule {
           url: settings.database.url ?? '',
           appName: 'mcp-task-gateway-poller',
           migrations: MIGRATIONS,
+          writeBatch: {
+            windowMs: settings.worker.writeBatchWindowMs,
+            maxItems: settings.worker.writeBatchMax,
+          },
         }),
         PollerWebhooksModule.forRoot(workerId),
       ],

@@ -96,9 +96,3 @@ export type WriteOutcome = 'applied' | 'lease_lost' | 'cancel_pending';
  * call's `cancelled` end is stored `failed` (docs/contracts.md, "Deadlines").
  */
 export type RenewalOutcome = 'renewed' | 'cancel_requested' | 'deadline_cancel';
-
-/** What a batched fenced write did: the rows it landed, and the leases found lost. */
-export interface BatchOutcome {
-  applied: string[];
-  lost: TaskLease[];
-}

@@ -16,19 +16,25 @@ import { TaskLeaseRepository } from './task-lease.repository';
 import { TaskRepository } from './task.repository';
 import { WebhookRepository } from './webhook.repository';
 import { WorkerRepository } from './worker.repository';
+import { WriteBatchOptions } from './write-batcher';
 
 export interface PersistenceOptions extends DatabaseOptions {
   /** Every migration this build needs (the root `migrations/` index): checked at boot. */
   migrations: MigrationList;
+  /**
+   * Group commit of the lease writes (docs/leases.md, "Group commit"), fixed when
+   * `TaskLeaseRepository` is built: the poller's window; absent or 0, every write alone.
+   */
+  writeBatch?: WriteBatchOptions;
 }
 
 /**
  * Every repository, each provided once here on the one pool: an app injects the ones it uses.
- * They hold nothing but the pool, so one an app never injects costs nothing.
+ * They hold nothing but the pool, so one an app never injects costs nothing. TaskLeaseRepository
+ * is provided beside them: it is built with the app's group-commit window.
  */
 const REPOSITORIES = [
   TaskRepository,
-  TaskLeaseRepository,
   TaskInputRepository,
   TaskDeadlineRepository,
   WorkerRepository,
@@ -82,9 +88,14 @@ export class PersistenceModule {
           inject: [Database],
           useFactory: (db: Database) => new repository(db),
         })),
+        {
+          provide: TaskLeaseRepository,
+          inject: [Database],
+          useFactory: (db: Database) => new TaskLeaseRepository(db, options.writeBatch),
+        },
         PoolCloser,
       ],
-      exports: [Database, ...REPOSITORIES],
+      exports: [Database, TaskLeaseRepository, ...REPOSITORIES],
     };
   }
 }

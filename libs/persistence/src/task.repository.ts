@@ -1,11 +1,7 @@
 import { Contract, TaskStatus, isTerminal, newTaskId } from '@app/common';
 import { CoalescedNotify } from './coalesced-notify';
 import { Database, Queryable, jsonParam } from './database';
-import {
-  SUBMIT_TASK_IF_CATALOG_SQL,
-  SUBMIT_TASK_SQL,
-  TASK_INSERT_SQL,
-} from './sql/submit-quota.sql';
+import { SUBMIT_TASK_IF_CATALOG_SQL, SUBMIT_TASK_SQL } from './sql/submit-quota.sql';
 import { TaskRow, toTaskRow } from './task-row';
 
 export interface NewTask {
@@ -86,25 +82,13 @@ export class TaskRepository {
   }
 
   /**
-   * Stores a new task, once per idempotency key. With `quota`, the submit is checked against the
-   * user's quotas and stored in one call of `submit_task` (migrations/…-SubmitTaskFunction says
-   * how replicas stay within them); a refused submit writes nothing. A replay of an earlier
-   * idempotent submit is answered whatever the quotas say, and spends none of them.
+   * Stores a new task, once per idempotency key, checked against the user's quotas and stored in
+   * one call of `submit_task` (migrations/…-SubmitTaskFunction says how replicas stay within
+   * them); a refused submit writes nothing. A replay of an earlier idempotent submit is answered
+   * whatever the quotas say, and spends none of them. A quota of 0 is unlimited.
    */
-  async create(task: NewTask): Promise<StoreResult>;
-  async create(task: NewTask, quota: SubmitQuota): Promise<CreateResult>;
-  async create(task: NewTask, quota?: SubmitQuota): Promise<CreateResult> {
-    const id = newTaskId();
-    if (!quota) {
-      const rows = await this.db.query(TASK_INSERT_SQL, [id, ...columns(task)]);
-      if (rows.length > 0) return { kind: 'created', task: toTaskRow(rows[0]) };
-      // The key was taken: by this same request retried (replay) or by another body (conflict).
-      // The conflicting insert has committed by now, so READ COMMITTED sees it.
-      const found = await this.findEarlier(task);
-      if (!found) throw new Error('the idempotency key was taken, yet no task holds it');
-      return found;
-    }
-    const result = await this.checkedSubmit(id, task, quota);
+  async create(task: NewTask, quota: SubmitQuota): Promise<CreateResult> {
+    const result = await this.checkedSubmit(newTaskId(), task, quota);
     // submit_task answers a row or raises: only the catalog-guarded call can answer none.
     if (result.kind === 'stale') throw new Error('submit_task answered no row');
     return result;
@@ -294,7 +278,7 @@ export class TaskRepository {
   }
 }
 
-/** The submit's column values after the ID, in TASK_INSERT_SQL's and submit_task's order. */
+/** The submit's column values after the ID, in submit_task's order (submit-quota.sql.ts). */
 function columns(task: NewTask): unknown[] {
   return [
     task.userId,

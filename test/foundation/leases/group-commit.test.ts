@@ -6,6 +6,7 @@
 import { LeaseLostError, Phase, TaskErrorCode, TaskSnapshot, TaskStatus } from '@app/common';
 import {
   ClaimedTask,
+  Database,
   Queryable,
   TaskDeadlineRepository,
   TaskLeaseRepository,
@@ -24,15 +25,15 @@ describe('group commit of fenced writes', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase();
-    const counting: Queryable = {
+    const counting: Queryable & Pick<Database, 'transaction'> = {
       query: (sql, params, name) => {
         sent.push(sql);
         return t.db.query(sql, params, name);
       },
+      transaction: (fn) => t.db.transaction(fn),
     };
-    batched = new TaskLeaseRepository(counting);
     // A window long enough that every write of a test is queued before the first batch leaves.
-    batched.batchWrites({ windowMs: 200, maxItems: 1000 });
+    batched = new TaskLeaseRepository(counting, { windowMs: 200, maxItems: 1000 });
     single = new TaskLeaseRepository(t.db);
     tasks = new TaskRepository(t.db);
   });

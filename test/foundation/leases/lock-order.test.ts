@@ -32,8 +32,7 @@ it('a batch written in arrival order and a thread deletion over the same rows bo
     deadWorkerAfterMs: 15_000,
   });
   expect(claims).toHaveLength(ROWS);
-  const batched = new TaskLeaseRepository(t.db);
-  batched.batchWrites({ windowMs: 5_000, maxItems: ROWS });
+  const batched = new TaskLeaseRepository(t.db, { windowMs: 5_000, maxItems: ROWS });
   // The items arrive in descending task ID order: the opposite of the deletion's.
   const arrival = [...claims].sort((a, b) => (a.id < b.id ? 1 : -1));
   const middle = [...ids].sort()[ROWS / 2];

@@ -9,6 +9,8 @@ import {
   TaskRepository,
   TaskLeaseRepository,
   CatalogRepository,
+  NewTask,
+  CreateResult,
 } from '@app/persistence';
 import { Phase } from '@app/common';
 import { MIGRATIONS } from '../../../migrations';
@@ -22,6 +24,16 @@ beforeAll(async () => {
   tasks = new TaskRepository(t.db);
 });
 
+/** No quota refuses these submits (0 is unlimited): the tests are about the store. */
+const UNLIMITED = { submitsPerMinute: 0, maxActiveTasks: 0, activeRetryAfterSeconds: 1 };
+
+/** Stores `task` through the shipped submit; none is refused here. */
+async function store(task: NewTask): Promise<Exclude<CreateResult, { kind: 'refused' }>> {
+  const result = await tasks.create(task, UNLIMITED);
+  if (result.kind === 'refused') throw new Error(`refused by ${result.quota}`);
+  return result;
+}
+
 const base = {
   userId: 'alice',
   threadId: 'th-1',
@@ -34,15 +46,15 @@ const base = {
 it('creates one task for 20 concurrent requests with the same Idempotency-Key', async () => {
   const results = await Promise.all(
     Array.from({ length: 20 }, () =>
-      tasks.create({ ...base, idempotencyKey: 'key-1', requestHash: 'h1' }),
+      store({ ...base, idempotencyKey: 'key-1', requestHash: 'h1' }),
     ),
   );
   expect(new Set(results.map((r) => r.task.id)).size).toBe(1);
   expect(results.filter((r) => r.kind === 'created')).toHaveLength(1);
   expect(results.filter((r) => r.kind === 'replayed')).toHaveLength(19);
-  const other = await tasks.create({ ...base, idempotencyKey: 'key-1', requestHash: 'h2' });
+  const other = await store({ ...base, idempotencyKey: 'key-1', requestHash: 'h2' });
   expect(other.kind).toBe('conflict');
-  const bob = await tasks.create({
+  const bob = await store({
     ...base,
     userId: 'bob',
     idempotencyKey: 'key-1',
@@ -52,7 +64,7 @@ it('creates one task for 20 concurrent requests with the same Idempotency-Key', 
 });
 
 it('cancels a queued, unsubmitted task at once, and voids any claim on it', async () => {
-  const { task } = await tasks.create(base);
+  const { task } = await store(base);
   const leases = new TaskLeaseRepository(t.db);
   const rows = await leases.claim({
     workerId: 'w',
@@ -109,14 +121,14 @@ it('hides a deleted thread for good; the same thread ID later starts empty', asy
     [active],
   );
   expect(rows[0].cancel_requested_at).not.toBeNull();
-  const { task: fresh } = await tasks.create({ ...base, userId: 'carol', threadId: 'reused' });
+  const { task: fresh } = await store({ ...base, userId: 'carol', threadId: 'reused' });
   const listed = await listTaskPage(t.db, { userId: 'carol', threadId: 'reused', limit: 10 });
   expect(listed.rows.map((r) => r.id)).toEqual([fresh.id]);
 });
 
 it('lists newest first with keyset pages and status filters, per thread and per user', async () => {
   for (let i = 0; i < 7; i += 1)
-    await tasks.create({ ...base, userId: 'dave', threadId: i % 2 ? 'odd' : 'even' });
+    await store({ ...base, userId: 'dave', threadId: i % 2 ? 'odd' : 'even' });
   await insertTasks(t.db, 2, { status: 'failed', userId: 'dave', threadId: 'even' });
   const seen: string[] = [];
   let after: TaskPagePosition | undefined;

@@ -1,7 +1,9 @@
 /**
- * The claim: one statement picks the due rows of `task_leases` in due order (CLAIM_SQL) or by
- * fair share across principals (FAIR_CLAIM_SQL, below) and leases them. The notes here hold for
- * both.
+ * The claim: one statement picks the due rows of `task_leases` in due order (CLAIM_SQL,
+ * CLAIM_FAIR_SHARE=false) and leases them. The fair-share claim (fair-claim.sql.ts) is built from
+ * the parts exported here, and the notes here hold for both. Index: `task_leases_due_idx`
+ * (next_attempt_at) WHERE lease_token IS NULL for the ordinary scan, `task_leases_leased_idx`
+ * for the rescues.
  *
  * - Only the narrow lease row is written (docs/leases.md, "The lease table"): its due index holds
  *   the rows without a lease and its leased index the rows with one, so a claim moves each row
@@ -40,7 +42,7 @@
  *   window function cannot sit in the locking SELECT (Postgres forbids FOR UPDATE with window
  *   functions), hence the second CTE. A server absent from `$7` is bounded by `$2` alone. For a
  *   server with `fleetMaxConcurrentCalls` the caller has already cut its room to the fleet's
- *   (FLEET_LOCK_SQL, FLEET_LIVE_SQL), so the statement itself knows nothing of fleet caps.
+ *   (fleet-cap.sql.ts), so the statement itself knows nothing of fleet caps.
  *
  * Measured (npm run bench, docs/benchmarks.md): a 50-row claim costs p99 17.7 ms with 1M rows in
  * the table and 19.3 ms with 10k (terminal rows are not in the index). With 20k rows due, JIT
@@ -48,11 +50,9 @@
  * pinned-worker NOT EXISTS as `<> ALL (ARRAY(...))` cut the planner's estimate but not the
  * burn-down rate (3,640 vs 3,710 rows/s), so the plainer form stays.
  */
-/** The advisory-lock key space of the fleet-cap locks (the second key is the server's hash). */
-const FLEET_LOCK_SPACE = 0x6d637066;
 
 /** The phase a due row is claimed for. */
-const PHASE = `CASE
+export const PHASE = `CASE
            WHEN t.cancel_requested THEN 'cancel'
            WHEN t.queued THEN 'submit'
            ELSE 'poll'
@@ -97,7 +97,7 @@ const EXPIRED_LEASE = `(t.lease_token IS NOT NULL AND t.lease_expires_at <= now(
  * Read from the due index (`task_leases_due_idx`, the rows without a lease) in `next_attempt_at`
  * order, as every use orders them.
  */
-const DUE_NOT_RESCUED = `t.lease_token IS NULL
+export const DUE_NOT_RESCUED = `t.lease_token IS NULL
      AND t.next_attempt_at <= now()
      AND ${CLAIMABLE}`;
 
@@ -106,7 +106,7 @@ const DUE_NOT_RESCUED = `t.lease_token IS NULL
  * row is due at its lease's end). The scan reads `task_leases_leased_idx` (rows holding a lease,
  * expired or not), never the backlog.
  */
-const RESCUES = `rescues AS (
+export const RESCUES = `rescues AS (
   SELECT t.task_id AS id,
          t.server,
          t.lease_expires_at AS due_at,
@@ -121,14 +121,14 @@ const RESCUES = `rescues AS (
 )`;
 
 /** The room the rescues left in this claim: the ordinary scan's LIMIT. */
-const ROOM_AFTER_RESCUES = `($2 - (SELECT count(*) FROM rescues))`;
+export const ROOM_AFTER_RESCUES = `($2 - (SELECT count(*) FROM rescues))`;
 
 /**
  * The per-server bound on the locked candidates: at most the server's room ($7/$8: this worker's
  * free slots, or the fleet's room when that is smaller); a server absent from `$7` is bounded by
  * `$2` alone. `order` ranks a server's candidates.
  */
-function roomBound(order: string): string {
+export function roomBound(order: string): string {
   return `due AS (
   SELECT ranked.*
     FROM (SELECT c.*, row_number() OVER (PARTITION BY c.server ORDER BY ${order}) AS nth
@@ -144,7 +144,7 @@ function roomBound(order: string): string {
  * every answer stored so far, so `answers_waiting` (answers that came while a lease was held)
  * starts over.
  */
-const LEASE_AND_RETURN = `UPDATE task_leases t
+export const LEASE_AND_RETURN = `UPDATE task_leases t
    SET lease_owner      = $1,
        lease_token      = gen_random_uuid(),
        lease_expires_at = now() + make_interval(secs => $4::float8 / 1000),
@@ -180,141 +180,6 @@ candidates AS (
 ),
 ${roomBound('c.rescued DESC, c.due_at')}
 ${LEASE_AND_RETURN}`;
-
-/**
- * The fair-share claim (docs/leases.md, "Fair share"). A principal is `coalesce(tenant, user_id)`.
- *
- * - `principals`: every principal with rows waiting for a claim, by a loose index scan of
- *   `task_leases_principal_due_idx` (one index probe per principal, however many rows each
- *   has), with its weight ($9/$10; 1 when not listed). `task_leases.principal` is that
- *   coalesce, stored when the task is inserted.
- * - `pool`: a prefix of each principal's claimable due rows in due order: its first
- *   `4 × $2 × weight / Σweight + 1` (its share of this claim four times over, from the same
- *   index under LATERAL), together with the first `2 × $2` due rows of all principals (today's
- *   scan, which keeps the claim work-conserving when a principal has fewer rows than its share).
- *   Both are prefixes of a principal's due order, so their union is too. The spare rows serve
- *   concurrent claimers: one that finds the best-ranked rows locked takes the next ones by rank,
- *   and still in proportion (with twice the share, 3:1 drifted to 3.2:1 with four claimers).
- * - `ranked`: each row ranked `(held + nth) / weight`: `held` is the principal's live leases
- *   fleet-wide, `nth` the row's place in the principal's due order. Ties go to the principal with
- *   fewer rows in the pool, then to the older due time.
- * - `candidates`: the top `$2` by rank, locked `SKIP LOCKED` in rank order. The row must still
- *   be due: a row another claimer leased meanwhile is due only when that lease ends, and
- *   Postgres re-checks this condition on the row's newest version when it takes the lock (as
- *   in CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of one due time the
- *   planner probed the due index for it, once per candidate.
- *
- * Work-conserving: a principal without due rows takes no place in the ranking, so the others
- * fill every free slot. Within a principal, rows go in due order as before.
- *
- * The rescues come before all of this (leases.md, "Rescues first"): they are locked first, the
- * pool leaves them out, and the ranked rows fill the room they left.
- */
-export const FAIR_CLAIM_SQL = `
-WITH RECURSIVE ${RESCUES},
-walk AS (
-  (SELECT t.principal
-     FROM task_leases t
-    WHERE t.lease_token IS NULL
-    ORDER BY t.principal
-    LIMIT 1)
-  UNION ALL
-  SELECT (SELECT t.principal
-            FROM task_leases t
-           WHERE t.lease_token IS NULL
-             AND t.principal > walk.principal
-           ORDER BY t.principal
-           LIMIT 1)
-    FROM walk
-   WHERE walk.principal IS NOT NULL
-),
-principals AS (
-  SELECT walk.principal, coalesce(w.weight, 1) AS weight
-    FROM walk
-    LEFT JOIN unnest($9::text[], $10::float8[]) AS w(principal, weight)
-           ON w.principal = walk.principal
-   WHERE walk.principal IS NOT NULL
-),
-held AS (
-  SELECT l.principal, count(*)::float8 AS n
-    FROM task_leases l
-   WHERE l.lease_token IS NOT NULL AND l.lease_expires_at > now()
-   GROUP BY 1
-),
-pool AS (
-  SELECT c.id, c.principal, c.due_at
-    FROM principals p
-   CROSS JOIN (SELECT sum(weight) AS total FROM principals) s
-   CROSS JOIN LATERAL (
-          SELECT t.task_id AS id, p.principal, t.next_attempt_at AS due_at
-            FROM task_leases t
-           WHERE t.principal = p.principal
-             AND ${DUE_NOT_RESCUED}
-           ORDER BY t.next_attempt_at
-           LIMIT ceil(2 * $2 * p.weight / s.total)::int + 4) c
-  UNION
-  (SELECT t.task_id, t.principal, t.next_attempt_at
-     FROM task_leases t
-    WHERE ${DUE_NOT_RESCUED}
-    ORDER BY t.next_attempt_at
-    LIMIT $2)
-),
-ranked AS (
-  SELECT pool.id,
-         pool.due_at,
-         (coalesce(h.n, 0) + row_number() OVER (PARTITION BY pool.principal ORDER BY pool.due_at))
-           / p.weight AS rank,
-         count(*) OVER (PARTITION BY pool.principal) AS backlog
-    FROM pool
-    JOIN principals p ON p.principal = pool.principal
-    LEFT JOIN held h ON h.principal = pool.principal
-),
-overdue AS (
-  SELECT t.task_id AS id,
-         t.server,
-         t.next_attempt_at AS due_at,
-         false AS rescued,
-         ${PHASE} AS phase,
-         r.rank,
-         r.backlog
-    FROM (SELECT * FROM ranked ORDER BY rank, backlog, due_at LIMIT 2 * $2) r
-    JOIN task_leases t ON t.task_id = r.id
-   WHERE t.lease_token IS NULL
-     AND t.next_attempt_at <= now()
-   ORDER BY r.rank, r.backlog, r.due_at
-   LIMIT ${ROOM_AFTER_RESCUES}
-   FOR UPDATE OF t SKIP LOCKED
-),
-candidates AS (
-  SELECT rescues.*, 0::float8 AS rank, 0::bigint AS backlog FROM rescues
-  UNION ALL
-  SELECT * FROM overdue
-),
-${roomBound('c.rescued DESC, c.rank, c.backlog, c.due_at')}
-${LEASE_AND_RETURN}`;
-
-/**
- * Taken before a claim that may lease rows of fleet-capped servers, in the same transaction:
- * one claimer at a time counts a capped server's live leases and claims. Locks are taken in key
- * order, so two claimers never wait on each other crosswise.
- */
-export const FLEET_LOCK_SQL = `
-SELECT count(pg_advisory_xact_lock(${FLEET_LOCK_SPACE}, k)) AS locked
-  FROM (SELECT DISTINCT hashtext(s) AS k FROM unnest($1::text[]) AS s ORDER BY 1) keys`;
-
-/**
- * Live leases per capped server ($1), fleet-wide, after FLEET_LOCK_SQL: a statement of its own,
- * so its snapshot (READ COMMITTED) includes every lease the lock's previous holder committed.
- * A held sync call renews its lease, so it counts for as long as it runs. Reads only
- * `task_leases_leased_idx` (the rows holding a lease), never the backlog.
- */
-export const FLEET_LIVE_SQL = `
-SELECT l.server, count(*)::int AS live
-  FROM task_leases l
- WHERE l.lease_token IS NOT NULL
-   AND l.lease_expires_at > now()
-   AND l.server = ANY($1::text[])
- GROUP BY l.server`;
 
 /**
  * The claimed tasks as the attempt reads them (`task_rows`: the task with its lease columns),

@@ -1,25 +1,11 @@
 /**
- * A submit without quotas: one INSERT, once per idempotency key. `$1` the new task ID, `$2…$13`
- * the columns in TaskRepository's order (`$13` the submitter's tenant, the fair-share principal:
- * docs/leases.md). No row back: the key was taken. The task's lease row, due now, comes from the
- * `tasks_lease_insert` trigger after the statement, so the answer says so itself (`now()` is the
- * transaction's time, the trigger's too).
- */
-export const TASK_INSERT_SQL = `
-INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, input, metadata,
-                   idempotency_key, request_hash, trace_context, deadline_at, tenant)
-VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb,
-        now() + $12::int * interval '1 second', $13)
-    ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING *, now() AS next_attempt_at`;
-
-/**
  * The quota-checked submit: one call, one round trip, one transaction (autocommit). The function
  * (migrations/…-SubmitTaskFunction) locks the user's bucket row (creating it full on a first
  * submit), refills it and takes a token, then counts the user's active tasks with a snapshot
- * taken after the lock, then inserts. Parameters as TASK_INSERT_SQL, then `$14` the default
- * submits per minute, `$15` the default maximum active tasks (a `principal_quotas` row overrides
- * either), `$16` the Retry-After of an active-tasks refusal. The quotas are the user's, also
+ * taken after the lock, then inserts. `$1` the new task ID, `$2…$13` the columns in
+ * TaskRepository's order (`$13` the submitter's tenant, the fair-share principal: docs/leases.md),
+ * then `$14` the default submits per minute, `$15` the default maximum active tasks (a
+ * `principal_quotas` row overrides either), `$16` the Retry-After of an active-tasks refusal. The quotas are the user's, also
  * when a tenant is the fair-share principal.
  *
  * Why this shape:
