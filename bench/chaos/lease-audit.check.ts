@@ -32,6 +32,11 @@ export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
             `${taskId}: claimed by ${row.new_owner} at ${at} while ${row.old_owner}'s lease ran until ${expires}`,
           );
         }
+      } else if (row.schedule_only) {
+        // docs/leases.md, "Pushed changes": a push wake only moves a due time or raises the
+        // answers flag, holding no lease, as a consumer's answer does; the holder's own fenced
+        // write reads the flag.
+        continue;
       } else if (lateHandleStore(row)) {
         // docs/leases.md, "Remote handles": the holder's token was still on the row (nobody
         // claimed it since), so storing the handle the upstream returned beats orphaning it.

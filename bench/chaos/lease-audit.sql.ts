@@ -37,6 +37,8 @@ CREATE TABLE chaos_lease_audit (
   old_token     uuid,
   new_token     uuid,
   old_expires   timestamptz,
+  new_expires   timestamptz,
+  op            text NOT NULL,
   task_status   text,
   task_remote   text,
   task_submit_started timestamptz
@@ -59,10 +61,12 @@ DECLARE
 BEGIN
   SELECT * INTO t FROM tasks WHERE id = OLD.task_id;
   INSERT INTO chaos_lease_audit (task_id, old_owner, new_owner, old_token, new_token,
-                                 old_expires, task_status, task_remote, task_submit_started)
+                                 old_expires, new_expires, op, task_status, task_remote,
+                                 task_submit_started)
   VALUES (OLD.task_id, OLD.lease_owner,
           CASE WHEN TG_OP = 'UPDATE' THEN NEW.lease_owner END, OLD.lease_token,
           CASE WHEN TG_OP = 'UPDATE' THEN NEW.lease_token END, OLD.lease_expires_at,
+          CASE WHEN TG_OP = 'UPDATE' THEN NEW.lease_expires_at END, TG_OP,
           t.status, t.remote_task_id, t.submit_started_at);
   RETURN NULL;
 END $$;
@@ -101,6 +105,12 @@ export interface AuditRow {
   new_remote: string | null;
   old_submit_started: Date | null;
   new_submit_started: Date | null;
+  /**
+   * The write moved only the lease row's schedule (its due time or the answers flag): owner,
+   * token and expiry as they were, the task row untouched. A push wake (docs/leases.md, "Pushed
+   * changes") is such a write, holding no lease by design, as a consumer's answer is.
+   */
+  schedule_only: boolean;
 }
 
 /**
@@ -124,7 +134,11 @@ SELECT coalesce(l.task_id, t.task_id) AS task_id,
        CASE WHEN t.id IS NULL THEN l.task_submit_started ELSE t.old_submit_started END
          AS old_submit_started,
        CASE WHEN t.id IS NULL THEN l.task_submit_started ELSE t.new_submit_started END
-         AS new_submit_started
+         AS new_submit_started,
+       (t.id IS NULL AND l.op = 'UPDATE'
+        AND l.old_owner IS NOT DISTINCT FROM l.new_owner
+        AND l.old_token IS NOT DISTINCT FROM l.new_token
+        AND l.old_expires IS NOT DISTINCT FROM l.new_expires) AS schedule_only
   FROM chaos_lease_audit l
   FULL JOIN chaos_task_audit t
     ON t.task_id = l.task_id AND t.xid = l.xid AND t.statement_at = l.statement_at

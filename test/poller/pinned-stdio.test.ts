@@ -20,7 +20,9 @@ const DEAD_AFTER_MS = deadAfterMs(HEARTBEAT_INTERVAL_MS);
 // Heartbeat staleness plus one claim wake-up (fallback 1 s), generous for a loaded box.
 const TAKEOVER_DEADLINE_MS = DEAD_AFTER_MS + 10_000;
 
-const fleet = useFleet();
+// Pollers stop after each test: a poller left from one test, outside the next one's outage,
+// would rightly judge that test's owner dead.
+const fleet = useFleet({ perTest: true });
 /** Stdio demo children of the pollers, killed by PID after each test if still alive. */
 const stdioChildren = useStdioChildren();
 
