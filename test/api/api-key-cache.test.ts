@@ -26,7 +26,8 @@ beforeAll(async () => {
   await waitUntil(async () => {
     const rows = await db.db.query<{ n: string }>(
       `SELECT count(*) AS n FROM pg_stat_activity
-        WHERE application_name = 'mcp-task-gateway-api-keys' AND query LIKE 'LISTEN%'`,
+        WHERE application_name = 'mcp-task-gateway-api-listen'
+          AND query LIKE 'LISTEN %mcp_api_key_revoked%'`,
     );
     return Number(rows[0].n) >= 3 ? true : undefined;
   }, 'three API key listeners');

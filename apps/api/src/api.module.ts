@@ -41,7 +41,6 @@ export class ApiModule {
         MetricsModule.forRoot({ defaultLabels: { app: 'api' } }),
         PersistenceModule.forRoot({
           ...settings.database,
-          url: settings.database.url ?? '',
           appName: 'mcp-task-gateway-api',
           migrations: MIGRATIONS,
         }),

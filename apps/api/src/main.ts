@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { AddressInfo } from 'node:net';
 import { Logger, PinoLogger } from 'nestjs-pino';
-import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
+import { loadSettings, runMain } from '@app/config';
 import { startTracing } from '@app/tracing';
 import { createApiApp } from './api-app.factory';
 import { ApiMetricsServer } from './http/api-metrics.server';
@@ -9,7 +9,6 @@ import { installShutdownSignals } from './shutdown-signals';
 
 runMain('api', async () => {
   const settings = loadSettings();
-  requireDatabaseUrl(settings.database.url);
   startTracing('mcp-task-gateway-api', settings.tracing.endpoint);
   const app = await createApiApp(settings);
   // Not Nest's enableShutdownHooks(): that closes the port at once, before readiness can say 503.

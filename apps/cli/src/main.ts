@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { loadSettings, requireDatabaseUrl, runMain } from '@app/config';
+import { loadSettings, runMain } from '@app/config';
 import { createDataSource, Database, missingMigrations, runMigrations } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
 import { ADMIN_USAGE, runAdminCommand } from './admin.command';
@@ -58,7 +58,7 @@ runMain('cli', async () => {
     process.exit(command === undefined ? 0 : 64);
   }
   const settings = loadSettings();
-  const url = requireDatabaseUrl(settings.database.url);
+  const url = settings.database.url;
   const appName = 'mcp-task-gateway-cli';
   const db = Database.connect({ url, poolSize: 2, appName });
   try {

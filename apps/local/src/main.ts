@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { loadSettings, runMain } from '@app/config';
+import { parseLauncherSettings, runMain } from '@app/config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
 import { createDataSource, Database, runMigrations } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
@@ -29,7 +29,7 @@ const DUPLICATE_SIGNAL_MS = 1000;
  * ends (a SIGKILL runs none of its handlers), its guardian (guardian.ts) stops what is left.
  */
 runMain('start', async () => {
-  const settings = loadSettings();
+  const settings = parseLauncherSettings(process.env);
   const guardian = startGuardian(join(__dirname, 'guardian.js'));
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = settings.database.url;

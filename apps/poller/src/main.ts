@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger, PinoLogger } from 'nestjs-pino';
-import { loadMcpServersFile, loadSettings, requireDatabaseUrl, runMain } from '@app/config';
+import { loadMcpServersFile, loadSettings, runMain } from '@app/config';
 import { ConfigError } from '@app/common';
 import { startTracing } from '@app/tracing';
 import { PollerModule } from './poller.module';
@@ -9,7 +9,6 @@ import { installShutdownSignals } from './shutdown-signals';
 
 runMain('poller', async () => {
   const settings = loadSettings();
-  requireDatabaseUrl(settings.database.url);
   if (!settings.mcpServersFile) {
     throw new ConfigError('invalid environment:\n  - MCP_SERVERS_FILE: is required by the poller');
   }

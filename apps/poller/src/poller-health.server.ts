@@ -11,8 +11,6 @@ import { Database } from '@app/persistence';
 import { ClaimLoopService } from './claiming/claim-loop.service';
 import { MCP_SERVERS } from './poller.tokens';
 
-const READY_TIMEOUT_MS = 2000;
-
 /**
  * The poller's only listening port: `/metrics`, `/healthz/live` (no I/O) and `/healthz/ready`
  * (the database answers and the worker is claiming; 503 while draining). It also exports the
@@ -36,7 +34,7 @@ export class PollerHealthServer
   ) {
     metrics.metrics.primePollerSeries([...servers.toolsets.keys()]);
     this.probe = new DatabaseProbe({
-      ping: () => db.query('SELECT 1'),
+      ping: () => db.ping(),
       metrics: metrics.metrics,
     });
   }
@@ -60,26 +58,16 @@ export class PollerHealthServer
 
   private async ready(): Promise<{ status: number; body: unknown }> {
     if (this.draining) return { status: 503, body: { status: 'draining' } };
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.db.query('SELECT 1'),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
-        }),
-      ]);
-      // Ready means doing the job: the claim loop starts only after the database answered and
-      // the worker registered, and stops first on SIGTERM.
-      if (!this.loop.engine.isClaiming)
-        return { status: 503, body: { status: 'starting', claiming: false } };
-      return { status: 200, body: { status: 'ok', claiming: true } };
-    } catch {
+    if (!(await this.db.ping())) {
       return {
         status: 503,
         body: { status: 'database not reachable', claiming: this.loop.engine.isClaiming },
       };
-    } finally {
-      clearTimeout(timer);
     }
+    // Ready means doing the job: the claim loop starts only after the database answered and
+    // the worker registered, and stops first on SIGTERM.
+    if (!this.loop.engine.isClaiming)
+      return { status: 503, body: { status: 'starting', claiming: false } };
+    return { status: 200, body: { status: 'ok', claiming: true } };
   }
 }

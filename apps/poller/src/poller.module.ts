@@ -33,7 +33,6 @@ export class PollerModule {
         MetricsModule.forRoot({ defaultLabels: { app: 'poller' } }),
         PersistenceModule.forRoot({
           ...settings.database,
-          url: settings.database.url ?? '',
           appName: 'mcp-task-gateway-poller',
           migrations: MIGRATIONS,
           writeBatch: {

@@ -41,3 +41,4 @@ export {
   defaultMcpExposure,
 } from './mcp-exposure';
 export { GATEWAY_VERSION } from './version';
+export { isRecord } from './is-record';

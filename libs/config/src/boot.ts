@@ -21,13 +21,3 @@ export function runMain(name: string, main: () => Promise<void>): void {
     process.exit(1);
   });
 }
-
-/** DATABASE_URL is optional in the schema (npm start provides one) but required by the apps. */
-export function requireDatabaseUrl(url: string | undefined): string {
-  if (!url) {
-    throw new ConfigError(
-      'invalid environment:\n  - DATABASE_URL: is required (npm start sets it for the embedded database)',
-    );
-  }
-  return url;
-}

@@ -1,5 +1,11 @@
 export type { Settings } from './settings';
-export { deadAfterMs, parseSettings, loadSettings, settingNames } from './settings.loader';
+export {
+  deadAfterMs,
+  parseSettings,
+  parseLauncherSettings,
+  loadSettings,
+  settingNames,
+} from './settings.loader';
 export type {
   ServerConfig,
   OrdinaryToolset,
@@ -10,6 +16,6 @@ export type {
   TaskProtocolVersion,
 } from './mcp-servers.types';
 export { loadMcpServersFile, parseMcpServers } from './mcp-servers.loader';
-export { runMain, requireDatabaseUrl } from './boot';
+export { runMain } from './boot';
 export { attemptMarginMs } from './attempt-chains';
 export { SETTINGS, SettingsModule } from './settings.module';

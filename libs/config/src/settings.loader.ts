@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { ConfigError } from '@app/common';
 import { EnvSchema } from './env.schema';
-import { Settings } from './settings';
+import { LauncherSettings, Settings } from './settings';
 
 let cached: Settings | undefined;
 
@@ -21,9 +21,21 @@ export function deadAfterMs(heartbeatIntervalMs: number): number {
 
 /**
  * Validates the environment into {@link Settings}. Throws a {@link ConfigError} whose message
- * lists every bad variable with its rule; values are never included.
+ * lists every bad variable with its rule; values are never included. DATABASE_URL is required.
  */
 export function parseSettings(env: NodeJS.ProcessEnv): Settings {
+  const settings = parseLauncherSettings(env);
+  const url = settings.database.url;
+  if (!url) {
+    throw new ConfigError(
+      'invalid environment:\n  - DATABASE_URL: is required (npm start sets it for the embedded database)',
+    );
+  }
+  return { ...settings, database: { ...settings.database, url } };
+}
+
+/** As {@link parseSettings}, DATABASE_URL optional: `npm start` starts an embedded database without one. */
+export function parseLauncherSettings(env: NodeJS.ProcessEnv): LauncherSettings {
   const raw: Record<string, string> = {};
   for (const key of settingNames()) {
     const value = env[key];
@@ -100,7 +112,7 @@ function crossCheck(dto: EnvSchema): string[] {
   return problems.map((line) => `invalid environment:\n  - ${line}`);
 }
 
-function toSettings(dto: EnvSchema): Settings {
+function toSettings(dto: EnvSchema): LauncherSettings {
   const nodeEnv = dto.NODE_ENV as Settings['nodeEnv'];
   return {
     nodeEnv,

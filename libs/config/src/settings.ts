@@ -1,7 +1,8 @@
 /** The validated settings of one process, nested by concern. Built once from the environment. */
 export interface Settings {
   nodeEnv: 'production' | 'development' | 'test';
-  database: { url?: string; poolSize: number; connectTimeoutMs: number };
+  /** `url` is required: only `npm start` runs without one ({@link LauncherSettings}). */
+  database: { url: string; poolSize: number; connectTimeoutMs: number };
   /** `host` undefined: every interface. */
   http: { host?: string; port: number; metricsPort: number };
   log: {
@@ -143,3 +144,8 @@ export interface Settings {
   };
   mcpServersFile?: string;
 }
+
+/** What `npm start` reads: every setting, DATABASE_URL optional (it starts an embedded database). */
+export type LauncherSettings = Omit<Settings, 'database'> & {
+  database: Omit<Settings['database'], 'url'> & { url?: string };
+};

@@ -1,7 +1,6 @@
-import { Contract, PermanentTaskError, TaskErrorCode } from '@app/common';
+import { Contract, PermanentTaskError, TaskErrorCode, isRecord } from '@app/common';
 import type { McpTasksToolset, OrdinaryToolset, SyncCallToolset, ToolsetConfig } from '@app/config';
 import type { DriverContext } from './contract-driver';
-import { isRecord } from './snapshot-fields';
 
 interface ToolsetByContract {
   [Contract.Ordinary]: OrdinaryToolset;

@@ -1,7 +1,7 @@
+import { isRecord } from '@app/common';
 import { createHash } from 'node:crypto';
 import { boundJsonField } from './bound-result';
 import { protocolError } from './driver.errors';
-import { isRecord } from './snapshot-fields';
 
 /** One question, in the shape of an MCP input request: `elicitation/create`, `sampling/…`. */
 export interface InputRequest {

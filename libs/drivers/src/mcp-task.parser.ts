@@ -1,8 +1,14 @@
-import { PermanentTaskError, TaskErrorCode, TaskStatus, type TaskSnapshot } from '@app/common';
+import {
+  PermanentTaskError,
+  TaskErrorCode,
+  TaskStatus,
+  type TaskSnapshot,
+  isRecord,
+} from '@app/common';
 import type { ResultLimits } from './contract-driver';
 import { protocolError } from './driver.errors';
 import { questionAsRequests } from './input-requests';
-import { boundErrorMessage, firstText, isRecord, pollHintMs, taskBasics } from './snapshot-fields';
+import { boundErrorMessage, firstText, pollHintMs, taskBasics } from './snapshot-fields';
 import { toolResultSnapshot } from './tool-result';
 
 /** The fields of an MCP `Task` (revision 2025-11-25) the gateway uses; others are ignored. */

@@ -5,6 +5,7 @@ import {
   TaskStatus,
   TransientTaskError,
   type TaskSnapshot,
+  isRecord,
 } from '@app/common';
 import {
   UpstreamRpcError,
@@ -29,7 +30,7 @@ import {
   taskSnapshot,
   type ParsedTask,
 } from './mcp-task.parser';
-import { isRecord, remoteIdProblem, strayRemoteId } from './snapshot-fields';
+import { remoteIdProblem, strayRemoteId } from './snapshot-fields';
 import { STATELESS_TASKS_VERSION, StatelessTasksDriver } from './stateless-tasks.driver';
 import { classifyPollError, classifySubmitError } from './submit-safety';
 import { taskSupportProblem } from './task-support';

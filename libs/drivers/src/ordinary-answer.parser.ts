@@ -3,6 +3,7 @@ import {
   TaskErrorCode,
   TaskStatus,
   TransientTaskError,
+  isRecord,
   type ResultArtifact,
   type TaskSnapshot,
 } from '@app/common';
@@ -14,7 +15,6 @@ import { protocolError } from './driver.errors';
 import {
   boundErrorMessage,
   firstText,
-  isRecord,
   lastErrorText,
   parseProgress,
   pollHintMs,

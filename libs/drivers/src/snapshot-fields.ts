@@ -6,16 +6,12 @@ import {
   PROGRESS_MESSAGE_CHARS,
   REMOTE_TASK_ID_MAX_CHARS,
   cutText,
+  isRecord,
   unstorableTextProblem,
   type TaskProgress,
   type TaskSnapshot,
 } from '@app/common';
 import { protocolError } from './driver.errors';
-
-/** Plain JSON object (not null, not an array): the shape every contract answer must have. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A task's statuses, the same in both task revisions (2025-11-25 and SEP-2663). */
 const TASK_STATUSES: readonly string[] = [

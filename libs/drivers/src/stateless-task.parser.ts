@@ -1,9 +1,9 @@
-import { TaskErrorCode, TaskStatus, type TaskSnapshot } from '@app/common';
+import { TaskErrorCode, TaskStatus, type TaskSnapshot, isRecord } from '@app/common';
 import type { ResultLimits } from './contract-driver';
 import { protocolError } from './driver.errors';
 import { inputRequired, type InputRequest } from './input-requests';
 import { toolResultSnapshot } from './tool-result';
-import { boundErrorMessage, isRecord, taskBasics } from './snapshot-fields';
+import { boundErrorMessage, taskBasics } from './snapshot-fields';
 
 /**
  * A SEP-2663 task (MCP 2026-07-28 tasks extension) as `tools/call` creates it and `tasks/get`

@@ -9,6 +9,7 @@ import {
   isTerminal,
   unstorableTextProblem,
   type TaskSnapshot,
+  isRecord,
 } from '@app/common';
 import { UpstreamRpcError, type StatelessSession, type UpstreamPort } from '@app/upstream';
 import type {
@@ -21,7 +22,7 @@ import type {
 import { requireRemoteId, toolArguments, toolsetOf } from './driver-context';
 import { protocolError } from './driver.errors';
 import type { InputRequest } from './input-requests';
-import { isRecord, remoteIdProblem } from './snapshot-fields';
+import { remoteIdProblem } from './snapshot-fields';
 import {
   parseStatelessTask,
   parseToolCallReply,

@@ -1,15 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { randomId } from '@app/common';
+import { API_KEY_REVOKED_CHANNEL } from './channels';
 import { Queryable } from './database';
 
 /** Every API key starts with this, so a bearer token is told apart from a JWT without parsing. */
 export const API_KEY_PREFIX = 'mtg_';
-
-/**
- * Notified with a key's ID when {@link ApiKeyRepository.revoke} revokes it (in the same
- * transaction), so an API replica that remembers the key forgets it at once (docs/api.md).
- */
-export const API_KEY_REVOKED_CHANNEL = 'mcp_api_key_revoked';
 
 /** An API key as listed: never the key itself, which is only ever known at creation. */
 export interface ApiKeyInfo {

@@ -1,7 +1,9 @@
 // Guards the line between "the database cannot serve this now" (the API answers 503, retry) and
 // every other database error (a 500 whose cause is logged): a wrong answer either hides a bug
-// behind "retry" or turns a failover into internal errors.
-import { isDatabaseUnavailable } from './database';
+// behind "retry" or turns a failover into internal errors. Also guards the ping: a database that
+// does not answer in time is down to the probes, however long the statement would have taken.
+import type { Pool } from 'pg';
+import { Database, isDatabaseUnavailable } from './database';
 
 const pgError = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
 
@@ -23,4 +25,11 @@ it('leaves statement errors and anything that is not an Error alone', () => {
   expect(isDatabaseUnavailable(new Error('something else'))).toBe(false);
   expect(isDatabaseUnavailable('timeout exceeded when trying to connect')).toBe(false);
   expect(isDatabaseUnavailable(undefined)).toBe(false);
+});
+
+it('pings: true on an answer, false on an error or no answer in time', async () => {
+  const pinging = (query: () => Promise<unknown>) => new Database({ query } as unknown as Pool);
+  expect(await pinging(async () => ({ rows: [{ '?column?': 1 }] })).ping(50)).toBe(true);
+  expect(await pinging(() => Promise.reject(new Error('ECONNREFUSED'))).ping(50)).toBe(false);
+  expect(await pinging(() => new Promise(() => undefined)).ping(50)).toBe(false);
 });

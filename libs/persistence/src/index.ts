@@ -5,7 +5,7 @@ export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrato
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
 export { TaskInputRepository } from './task-input.repository';
-export { TaskRepository, TASKS_DUE_CHANNEL } from './task.repository';
+export { TaskRepository } from './task.repository';
 export type {
   CreateResult,
   NewTask,
@@ -19,12 +19,7 @@ export { WorkerRepository } from './worker.repository';
 export { CatalogRepository } from './catalog.repository';
 export type { CatalogEntry } from './catalog.repository';
 export { PersistenceModule } from './persistence.module';
-export {
-  ApiKeyRepository,
-  API_KEY_PREFIX,
-  API_KEY_REVOKED_CHANNEL,
-  hashApiKey,
-} from './api-key.repository';
+export { ApiKeyRepository, API_KEY_PREFIX, hashApiKey } from './api-key.repository';
 export type { ApiKeyInfo, ApiKeyOwner } from './api-key.repository';
 export { listTaskPage } from './task.repository';
 export type { TaskPagePosition, TaskPageQuery, ThreadSummaryRow } from './task.repository';
@@ -34,7 +29,16 @@ export { EventRepository, STREAM_START } from './event.repository';
 export type { EventCursor, TaskEventRow } from './event.repository';
 export { WebhookRepository } from './webhook.repository';
 export type { AttemptRecord, ClaimedDelivery, WebhookSubscriptionRow } from './webhook.repository';
-export { ChannelListener } from './channel.listener';
+export {
+  API_KEY_REVOKED_CHANNEL,
+  CHANNELS,
+  TASK_EVENTS_CHANNEL,
+  TASKS_DUE_CHANNEL,
+  WEBHOOKS_DUE_CHANNEL,
+} from './channels';
+export type { Channel } from './channels';
+export { ListenConnection } from './listen-connection';
+export type { ChannelSubscriber } from './listen-connection';
 export { OperatorRepository } from './operator.repository';
 export type {
   DeadDeliveryRow,

@@ -1,5 +1,5 @@
 import { Database, Queryable } from './database';
-import { TASKS_DUE_CHANNEL } from './task.repository';
+import { TASKS_DUE_CHANNEL } from './channels';
 import {
   DELIVERY_STATUS_SQL,
   FORCE_FAIL_TASK_SQL,

@@ -6,6 +6,7 @@ import { MigrationList } from './data-source';
 import { Database, DatabaseOptions } from './database';
 import { EventRepository } from './event.repository';
 import { FleetRepository } from './fleet.repository';
+import { ListenConnection } from './listen-connection';
 import { TaskWakeRepository } from './task-wake.repository';
 import { assertSchemaCurrent } from './migrator';
 import { OperatorRepository } from './operator.repository';
@@ -49,19 +50,27 @@ const REPOSITORIES = [
   ConsoleSessionRepository,
 ];
 
-/** Closes the pool last, after the apps' own shutdown hooks have drained their work. */
+/**
+ * Closes the LISTEN connection and the pool last, after the apps' own shutdown hooks have drained
+ * their work (their listeners have unsubscribed by then; this ends it whatever is left).
+ */
 @Injectable()
 class PoolCloser implements OnApplicationShutdown {
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(ListenConnection) private readonly listen: ListenConnection,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    await this.listen.close();
     await this.db.close();
   }
 }
 
 /**
  * The database for a Nest app: one pool, the schema check at boot (an app refuses to start on
- * a schema older than it needs, naming the missing migration), and the repositories.
+ * a schema older than it needs, naming the missing migration), the repositories, and the one
+ * LISTEN connection its listeners share (`<appName>-listen`, opened by the first subscriber).
  */
 @Module({})
 export class PersistenceModule {
@@ -93,9 +102,14 @@ export class PersistenceModule {
           inject: [Database],
           useFactory: (db: Database) => new TaskLeaseRepository(db, options.writeBatch),
         },
+        {
+          provide: ListenConnection,
+          useFactory: () =>
+            new ListenConnection({ url: options.url, appName: `${options.appName}-listen` }),
+        },
         PoolCloser,
       ],
-      exports: [Database, TaskLeaseRepository, ...REPOSITORIES],
+      exports: [Database, TaskLeaseRepository, ListenConnection, ...REPOSITORIES],
     };
   }
 }

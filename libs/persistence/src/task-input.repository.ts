@@ -1,5 +1,5 @@
 import { Queryable } from './database';
-import { TASKS_DUE_CHANNEL } from './task.repository';
+import { TASKS_DUE_CHANNEL } from './channels';
 import { TaskRow, toTaskRow } from './task-row';
 
 /**

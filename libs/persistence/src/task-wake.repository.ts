@@ -1,6 +1,6 @@
 import { Queryable } from './database';
 import { PULL_IN_TASKS_SQL, WAKE_TASKS_SQL } from './sql/push-wake.sql';
-import { TASKS_DUE_CHANNEL } from './task.repository';
+import { TASKS_DUE_CHANNEL } from './channels';
 
 /**
  * The poller's writes for upstreams that push (docs/leases.md, "Pushed changes"): wake tasks an

@@ -1,4 +1,5 @@
 import { Contract, TaskStatus, isTerminal, newTaskId } from '@app/common';
+import { TASKS_DUE_CHANNEL } from './channels';
 import { CoalescedNotify } from './coalesced-notify';
 import { Database, Queryable, jsonParam } from './database';
 import { SUBMIT_TASK_IF_CATALOG_SQL, SUBMIT_TASK_SQL } from './sql/submit-quota.sql';
@@ -56,12 +57,6 @@ export type CancelResult =
   { kind: 'not_found' } | { kind: 'terminal'; task: TaskRow } | { kind: 'accepted'; task: TaskRow };
 
 const VISIBLE = 'thread_deleted_at IS NULL';
-
-/**
- * The channel the pollers LISTEN on for due work; the tasks table's triggers notify it (payload:
- * submit | cancel) and so do the repositories that make rows due (release, input, replay, …).
- */
-export const TASKS_DUE_CHANNEL = 'mcp_tasks_due';
 
 /**
  * The API's side of the task store: create (idempotent per user and key), read, list with

@@ -1,4 +1,4 @@
-import { TaskStatus, isTerminal } from '@app/common';
+import { TaskStatus, isTerminal, isRecord } from '@app/common';
 import { TaskRow, toTaskRow } from '@app/persistence';
 import { consumerError, consumerLastError } from './error-text.projection';
 
@@ -116,9 +116,7 @@ export function acceptsAnswers(row: TaskRow): boolean {
 function storedRequests(row: TaskRow): InputRequiredView['requests'] | null {
   const stored = row.inputRequired as { requests?: unknown } | null;
   const requests = stored?.requests;
-  return typeof requests === 'object' && requests !== null && !Array.isArray(requests)
-    ? (requests as InputRequiredView['requests'])
-    : null;
+  return isRecord(requests) ? (requests as InputRequiredView['requests']) : null;
 }
 
 function iso(date: Date | null): string | null {

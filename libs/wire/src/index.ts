@@ -17,7 +17,6 @@ export {
 } from './json-rpc-wire.error';
 export type { Request2026 } from './request-2026.validator';
 export {
-  isRecord,
   isStatelessRequest,
   encodeHeaderValue,
   validateRequest2026,

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { isRecord } from '@app/common';
 import { invalidParams, JsonRpcWireError } from './json-rpc-wire.error';
 import {
   ErrorCode2026,
@@ -16,11 +17,6 @@ export interface Request2026 {
   params: Record<string, unknown>;
   /** Whether this very request declared the tasks extension (never inferred from others). */
   declaresTasks: boolean;
-}
-
-/** A plain JSON object (not null, not an array). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**

@@ -92,7 +92,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
     'migrations',
   ],
   'apps/cli': ['libs/common', 'libs/config', 'libs/persistence', 'migrations'],
-  'apps/demo-server': ['libs/wire'],
+  'apps/demo-server': ['libs/common', 'libs/wire'],
   'apps/local': ['libs/config', 'libs/dev-db', 'libs/persistence', 'migrations'],
   'apps/poller': [
     'libs/common',
@@ -116,7 +116,7 @@ const ALLOWED_EDGES: Record<string, string[]> = {
   'libs/lifecycle': [],
   'libs/logging': [],
   'libs/upstream': ['libs/common', 'libs/config', 'libs/wire', 'libs/tracing'],
-  'libs/wire': [],
+  'libs/wire': ['libs/common'],
   'libs/metrics': ['libs/lifecycle'],
   'libs/persistence': ['libs/common'],
   'libs/tracing': [],

@@ -6,13 +6,12 @@
 // itself (one in flight, the next after every later commit) is coalesced-notify.spec.ts.
 import { Client } from 'pg';
 import { Contract } from '@app/common';
-import { TaskRepository } from '@app/persistence';
+import { TASKS_DUE_CHANNEL, TaskRepository } from '@app/persistence';
 import { useTestDatabase } from '../../helpers/db';
 import { insertTasks } from '../../helpers/tasks';
 import { waitUntil } from '../../helpers/wait';
 
 const t = useTestDatabase();
-const CHANNEL = 'mcp_tasks_due';
 let listener: Client;
 const heard: string[] = [];
 
@@ -22,7 +21,7 @@ beforeAll(async () => {
   listener.on('error', () => undefined);
   await listener.connect();
   listener.on('notification', (n) => heard.push(n.payload ?? ''));
-  await listener.query(`LISTEN ${CHANNEL}`);
+  await listener.query(`LISTEN ${TASKS_DUE_CHANNEL}`);
 });
 
 afterAll(async () => {
@@ -39,9 +38,9 @@ const task = (userId: string) => ({
   input: {},
 });
 
-/** What the listener hears up to `marker`, sent on `CHANNEL` after everything before it. */
+/** What the listener hears up to `marker`, sent on the channel after everything before it. */
 async function heardUntil(marker: string): Promise<string[]> {
-  await t.db.query(`SELECT pg_notify($1, $2)`, [CHANNEL, marker]);
+  await t.db.query(`SELECT pg_notify($1, $2)`, [TASKS_DUE_CHANNEL, marker]);
   await waitUntil(() => (heard.includes(marker) ? true : undefined), `the marker ${marker}`);
   return heard.splice(0, heard.indexOf(marker) + 1).slice(0, -1);
 }

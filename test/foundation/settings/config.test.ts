@@ -4,10 +4,11 @@ import { parseMcpServers, parseSettings } from '@app/config';
 
 const SECRET = 'sup3r-s3cret-value';
 const LEASE = 60000;
+const URL = 'postgres://u@h/db';
 
 describe('environment', () => {
   it('applies defaults into one nested object', () => {
-    const s = parseSettings({});
+    const s = parseSettings({ DATABASE_URL: URL });
     expect(s.lease.ms).toBe(60000);
     expect(s.scheduling).toMatchObject({
       pollIntervalMs: 5000,
@@ -22,6 +23,7 @@ describe('environment', () => {
 
   it('reads fair-share weights', () => {
     const s = parseSettings({
+      DATABASE_URL: URL,
       FAIR_SHARE_WEIGHTS: ' alice=3, acme=0.5 ',
       CLAIM_FAIR_SHARE: 'false',
     });
@@ -68,6 +70,7 @@ describe('environment', () => {
       { FAIR_SHARE_WEIGHTS: 'a=1,a=2' },
       'FAIR_SHARE_WEIGHTS: pair 2 names a principal given before',
     ],
+    [{}, 'DATABASE_URL: is required'],
   ])('%j is refused: %s', (env, message) => {
     expect(() => parseSettings(env)).toThrow(message);
     try {

@@ -5,7 +5,7 @@
 // not offer (docs/mcp.md, "Held calls").
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { loadMcpServersFile, parseSettings } from '@app/config';
+import { loadMcpServersFile, parseLauncherSettings } from '@app/config';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -34,7 +34,7 @@ it('finds the shipped files', () => {
 it.each(FILES.map((path) => [relative(ROOT, path), path]))(
   '%s boots with the default LEASE_MS',
   (_, path) => {
-    const leaseMs = parseSettings({}).lease.ms;
+    const leaseMs = parseLauncherSettings({}).lease.ms;
     expect(() => loadMcpServersFile(path, ENV, leaseMs)).not.toThrow();
   },
 );
@@ -48,7 +48,7 @@ const DEPLOYMENTS = FILES.filter(
 it.each(DEPLOYMENTS.map((path) => [relative(ROOT, path), path]))(
   '%s turns the companion tools on for every exposed toolset',
   (_, path) => {
-    const config = loadMcpServersFile(path, ENV, parseSettings({}).lease.ms);
+    const config = loadMcpServersFile(path, ENV, parseLauncherSettings({}).lease.ms);
     const exposed = [...config.toolsets.values()].filter((t) => t.mcp?.expose !== false);
     expect(exposed.length).toBeGreaterThan(0);
     expect(exposed.filter((t) => !t.mcp?.companionTools).map((t) => t.name)).toEqual([]);

@@ -5,8 +5,8 @@ import {
   API_KEY_REVOKED_CHANNEL,
   ApiKeyOwner,
   ApiKeyRepository,
-  ChannelListener,
   hashApiKey,
+  ListenConnection,
 } from '@app/persistence';
 
 /** Keys remembered at most; past it the memory starts over (it only bounds misuse). */
@@ -32,7 +32,7 @@ interface Remembered {
 export class ApiKeyCache implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly remembered = new Map<string, Remembered>();
   private readonly ttlMs: number;
-  private readonly listener?: ChannelListener;
+  private unsubscribe?: () => Promise<void>;
   private listening = false;
   /**
    * Bumped by every notification and every loss of the listener: a read that began before a
@@ -43,14 +43,15 @@ export class ApiKeyCache implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     @Inject(SETTINGS) settings: Settings,
     private readonly keys: ApiKeyRepository,
+    private readonly connection: ListenConnection,
     private readonly log: PinoLogger,
   ) {
     this.ttlMs = settings.api.apiKeyCacheMs;
+  }
+
+  onApplicationBootstrap(): void {
     if (this.ttlMs === 0) return;
-    this.listener = new ChannelListener({
-      url: settings.database.url ?? '',
-      channel: API_KEY_REVOKED_CHANNEL,
-      appName: 'mcp-task-gateway-api-keys',
+    this.unsubscribe = this.connection.subscribe(API_KEY_REVOKED_CHANNEL, {
       onNotify: (keyId) => this.forget(keyId),
       onListening: () => {
         this.listening = true;
@@ -63,13 +64,9 @@ export class ApiKeyCache implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  onApplicationBootstrap(): void {
-    this.listener?.start();
-  }
-
   async onModuleDestroy(): Promise<void> {
     this.listening = false;
-    await this.listener?.stop();
+    await this.unsubscribe?.();
   }
 
   /**

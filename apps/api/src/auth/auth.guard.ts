@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
-import { BEARER, unauthorized } from './bearer-first.middleware';
+import { bearerToken, unauthorized } from './bearer-first.middleware';
 import { AuthenticatedRequest } from './current-user.decorator';
 import { IS_PUBLIC } from './public.decorator';
 import { Principal, TokenVerifier } from './token-verifier.service';
@@ -14,13 +14,12 @@ export async function authenticate(
   verifier: TokenVerifier,
   req: IncomingMessage & Pick<AuthenticatedRequest, 'principal' | 'reverify'>,
 ): Promise<Principal> {
-  const match = BEARER.exec(req.headers.authorization ?? '');
-  const principal = match ? await verifier.verify(match[1]) : null;
-  if (!principal || !match) throw unauthorized();
+  const token = bearerToken(req);
+  const principal = token === undefined ? null : await verifier.verify(token);
+  if (!principal || token === undefined) throw unauthorized();
   req.principal = principal;
   // Long-lived answers (event streams) ask again later: a revoked key or an expired JWT must
   // end them, not only refuse the next request.
-  const token = match[1];
   req.reverify = async () => (await verifier.verify(token, true))?.userId === principal.userId;
   return principal;
 }

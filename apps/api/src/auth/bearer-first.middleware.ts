@@ -1,8 +1,17 @@
 import type { Request, RequestHandler } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Refusal, Unauthenticated } from '../refusals/refusal';
 
 /** `Authorization: Bearer <token>`: the token's characters per RFC 6750 (b64token). */
-export const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * The token of a well-formed `Authorization: Bearer <token>` header, else undefined: the one
+ * syntax check of the bearer-first middleware, the guard, the submit fast path and `/mcp`.
+ */
+export function bearerToken(req: { headers: IncomingHttpHeaders }): string | undefined {
+  return BEARER.exec(req.headers.authorization ?? '')?.[1];
+}
 
 /** Every route under this prefix needs a token; the public ones (health, OpenAPI) live outside. */
 const PROTECTED_PREFIX = '/v1/';
@@ -42,7 +51,7 @@ export function bearerFirstMiddleware(mcp: McpEarlyCheck): RequestHandler {
       next();
       return;
     }
-    next(BEARER.test(req.headers.authorization ?? '') ? undefined : unauthorized());
+    next(bearerToken(req) !== undefined ? undefined : unauthorized());
   };
   return bearerFirst;
 }

@@ -11,7 +11,7 @@ import {
 } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { TaskStatus } from '@app/common';
+import { TaskStatus, isRecord } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { TaskRepository, TaskRow } from '@app/persistence';
 import { acceptsAnswers, inputRequiredView } from '@app/views';
@@ -68,7 +68,7 @@ export class AnswerLinkController {
   async answer(@Body() body: unknown): Promise<{ status: string; open: string[] }> {
     const { token, responses } = (body ?? {}) as { token?: unknown; responses?: unknown };
     const { row, keys } = await this.grantedTask(token);
-    if (typeof responses === 'object' && responses !== null && !Array.isArray(responses)) {
+    if (isRecord(responses)) {
       const outside = Object.keys(responses).filter((key) => !keys.includes(key));
       if (outside.length > 0) {
         throw new InvalidArguments('Some answers do not fit.', [

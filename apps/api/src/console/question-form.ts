@@ -1,3 +1,4 @@
+import { isRecord } from '@app/common';
 import { SafeHtml, html } from './html';
 
 /** One open question as the task view shows it. */
@@ -153,9 +154,7 @@ function enumOptions(schema: Schema): { value: string; label: string }[] | null 
 }
 
 function asSchema(value: unknown): Schema | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Schema)
-    : null;
+  return isRecord(value) ? value : null;
 }
 
 function attr(name: string, on: boolean): SafeHtml {

@@ -1,10 +1,6 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { Settings, SETTINGS } from '@app/config';
-import { ChannelListener } from '@app/persistence';
-
-/** The channel the outbox trigger notifies, with payload `["<user>", "<thread>"]`. */
-export const TASK_EVENTS_CHANNEL = 'mcp_task_events';
+import { ListenConnection, TASK_EVENTS_CHANNEL } from '@app/persistence';
 
 /** A stream the hub can end at shutdown. */
 export interface ClosableStream {
@@ -13,7 +9,7 @@ export interface ClosableStream {
 
 /**
  * Wakes this replica's open event streams when the database says their thread has news: one
- * LISTEN connection per replica, however many streams. Streams still read everything from the
+ * channel on the replica's one LISTEN connection, however many streams. Streams still read everything from the
  * database (any replica serves any stream); a lost notification costs one fallback interval.
  */
 @Injectable()
@@ -21,30 +17,25 @@ export class EventStreamHub implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly streams = new Set<ClosableStream>();
   private readonly slots = new Map<string, number>();
-  private readonly listener: ChannelListener;
+  private unsubscribe?: () => Promise<void>;
 
   constructor(
-    @Inject(SETTINGS) settings: Settings,
+    private readonly connection: ListenConnection,
     private readonly log: PinoLogger,
-  ) {
-    this.listener = new ChannelListener({
-      url: settings.database.url ?? '',
-      channel: TASK_EVENTS_CHANNEL,
-      appName: 'mcp-task-gateway-api-events',
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.unsubscribe = this.connection.subscribe(TASK_EVENTS_CHANNEL, {
       onNotify: (payload) => this.onNotify(payload),
       onLost: (error, retryInMs) => this.log.warn({ err: error, retryInMs }, 'event listener lost'),
     });
-  }
-
-  onApplicationBootstrap(): void {
-    this.listener.start();
   }
 
   /** Ends every open stream first: an open SSE response would hold the HTTP server open. */
   async onModuleDestroy(): Promise<void> {
     for (const stream of [...this.streams]) stream.close();
     this.wakeAll();
-    await this.listener.stop();
+    await this.unsubscribe?.();
   }
 
   register(stream: ClosableStream): () => void {

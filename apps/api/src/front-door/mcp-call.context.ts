@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { THREAD_ID_PATTERN } from '@app/common';
-import { invalidParams, isRecord } from '@app/wire';
+import { THREAD_ID_PATTERN, isRecord } from '@app/common';
+import { invalidParams } from '@app/wire';
 import { Principal } from '../auth/token-verifier.service';
 import { McpResponseChannel } from './mcp-response.channel';
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { Settings, SETTINGS } from '@app/config';
-import { BEARER } from '../auth/bearer-first.middleware';
+import { bearerToken } from '../auth/bearer-first.middleware';
 import { Principal, TokenVerifier } from '../auth/token-verifier.service';
 import { Forbidden, Unauthenticated } from '../refusals/refusal';
 
@@ -47,7 +47,7 @@ export class McpRequestGuard {
     const origin = this.originRefusal(req);
     if (origin) return origin;
     if (this.anonymousAllowed(req)) return null;
-    return BEARER.test(req.headers.authorization ?? '') ? null : this.unauthorized(req);
+    return bearerToken(req) !== undefined ? null : this.unauthorized(req);
   }
 
   /** @param fresh read an API key from the database, not from memory (a stream's re-check). */
@@ -56,8 +56,8 @@ export class McpRequestGuard {
     if (anonymous !== undefined && this.anonymousAllowed(req)) {
       return { userId: anonymous, via: 'anonymous' };
     }
-    const match = BEARER.exec(req.headers.authorization ?? '');
-    const principal = match ? await this.verifier.verify(match[1], fresh) : null;
+    const token = bearerToken(req);
+    const principal = token === undefined ? null : await this.verifier.verify(token, fresh);
     return principal ?? this.unauthorized(req);
   }
 

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { randomBytes } from 'node:crypto';
-import { ErrorCode2026, JsonRpcWireError, isRecord } from '@app/wire';
+import { isRecord } from '@app/common';
+import { ErrorCode2026, JsonRpcWireError } from '@app/wire';
 import { Principal } from '../auth/token-verifier.service';
 import { McpClientScope } from './2025/held-calls.registry';
 

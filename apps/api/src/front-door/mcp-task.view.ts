@@ -1,7 +1,7 @@
-import { ERROR_MESSAGE_SHOWN_CHARS, TaskStatus, cutText } from '@app/common';
+import { ERROR_MESSAGE_SHOWN_CHARS, TaskStatus, cutText, isRecord } from '@app/common';
 import { TaskRow } from '@app/persistence';
 import { consumerError } from '@app/views';
-import { isRecord } from '@app/wire';
+
 import { inputRequiredView } from '@app/views';
 
 /** The MCP statuses of both task designs (2025-11-25 and 2026-07-28 share the names). */

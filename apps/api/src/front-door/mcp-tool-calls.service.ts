@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { isTerminal } from '@app/common';
+import { isTerminal, isRecord } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { CatalogEntry, TaskRow } from '@app/persistence';
-import { invalidParams, isRecord } from '@app/wire';
+import { invalidParams } from '@app/wire';
 import { inputRequiredView } from '@app/views';
 import { COMPANION_TOOLS } from './companion-tools';
 import { McpCall, argumentsOf, idempotencyKeyOf, threadOf } from './mcp-call.context';

@@ -4,11 +4,10 @@ import type { Request, Response } from 'express';
 import {
   ErrorCode2026,
   JsonRpcWireError,
-  isRecord,
   isStatelessRequest,
   validateRequest2026,
 } from '@app/wire';
-import { THREAD_ID_PATTERN } from '@app/common';
+import { THREAD_ID_PATTERN, isRecord } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { isDatabaseUnavailable } from '@app/persistence';
 import { Public } from '../auth/public.decorator';

@@ -1,6 +1,6 @@
-import { isTerminal } from '@app/common';
+import { isTerminal, isRecord } from '@app/common';
 import { TaskRow } from '@app/persistence';
-import { isRecord } from '@app/wire';
+
 import { InputRequiredView, acceptsAnswers, inputRequiredView } from '@app/views';
 import { inputRequestId } from './input-request.id';
 import { McpCall } from './mcp-call.context';

@@ -8,9 +8,6 @@ import { PROBLEM_KINDS } from '../problem/problem-kinds';
 import { DrainState } from './drain-state';
 import { NotReady } from '../refusals/refusal';
 
-/** Database ping deadline: readiness must answer before the kubelet's probe timeout. */
-const READY_TIMEOUT_MS = 2000;
-
 /** What `GET /healthz` answers: the process is up, and which release it runs. */
 class HealthDto {
   @ApiProperty({ example: 'ok' })
@@ -56,18 +53,8 @@ export class HealthController implements BeforeApplicationShutdown {
   @ApiProblems(PROBLEM_KINDS.notReady)
   async ready(): Promise<{ status: string }> {
     if (this.drain.draining) throw new NotReady('The replica is draining.');
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([this.db.query('SELECT 1'), timeout]);
-      return { status: 'ok' };
-    } catch {
-      throw new NotReady('The database does not answer.');
-    } finally {
-      clearTimeout(timer);
-    }
+    if (!(await this.db.ping())) throw new NotReady('The database does not answer.');
+    return { status: 'ok' };
   }
 
   /** Also for a close without the signal (the shutdown hooks of an embedding process). */

@@ -29,7 +29,7 @@ export class ApiMetricsServer
   ) {
     metrics.metrics.primeApiSeries();
     this.probe = new DatabaseProbe({
-      ping: () => db.query('SELECT 1'),
+      ping: () => db.ping(),
       metrics: metrics.metrics,
     });
   }

@@ -4,7 +4,7 @@ import { THREAD_ID_PATTERN } from '@app/common';
 import { HTTP_ACCESS_LOG, runInRequestScope } from '@app/logging';
 import { GatewayMetrics } from '@app/metrics';
 import { authenticate } from '../auth/auth.guard';
-import { BEARER, unauthorized } from '../auth/bearer-first.middleware';
+import { bearerToken, unauthorized } from '../auth/bearer-first.middleware';
 import type { AuthenticatedRequest } from '../auth/current-user.decorator';
 import { UNMATCHED_ROUTE, timeRequest } from '../http/http-metrics.middleware';
 import { sendJson } from '../http/json-answer';
@@ -85,7 +85,7 @@ export class SubmitFastPathHandler {
     // refusals before then are `unmatched` and carry no access line, as there.
     let routed = false;
     timeRequest(this.metrics, 'POST', res, () => (routed ? SUBMIT_ROUTE : UNMATCHED_ROUTE));
-    if (!BEARER.test(req.headers.authorization ?? '')) return this.refuse(res, unauthorized());
+    if (bearerToken(req) === undefined) return this.refuse(res, unauthorized());
     const notJson = nonJsonBodyProblem(req);
     if (notJson) return this.refuse(res, notJson);
     this.readBody(req, res, (error) => {

@@ -17,7 +17,7 @@ export const FAST_PATH_STEPS = {
     ['httpMetrics', 'timeRequest, the function it calls, before anything else'],
     [
       'bearerFirst',
-      'BEARER and unauthorized(), its check and its refusal, before the body is read',
+      'bearerToken() and unauthorized(), its check and its refusal, before the body is read',
     ],
     ['requireJson', 'nonJsonBodyProblem, its check (the 415)'],
     ['jsonParser', 'createJsonBodyReader, the same body-parser with the same limit'],

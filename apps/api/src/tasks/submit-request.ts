@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { METADATA_MAX_BYTES } from '@app/common';
+import { isRecord, METADATA_MAX_BYTES } from '@app/common';
 import { MAX_JSON_DEPTH } from '../http/json-text.guard';
 import { ProblemFieldError } from '../problem/problem.exception';
 import { InvalidArguments } from '../refusals/refusal';
@@ -21,7 +21,7 @@ const FIELDS = new Set(['toolset', 'arguments', 'metadata']);
  * refused, so a misspelt `metdata` is not silently dropped.
  */
 export function parseSubmitBody(body: unknown): SubmitRequest {
-  if (!isPlainObject(body)) {
+  if (!isRecord(body)) {
     throw new InvalidArguments('The request body must be a JSON object.', [
       { path: '', message: 'must be an object with toolset and arguments' },
     ]);
@@ -43,9 +43,9 @@ export function parseSubmitBody(body: unknown): SubmitRequest {
       message: `must be a string of 1 to ${TOOLSET_NAME_MAX} characters`,
     });
   }
-  if (!isPlainObject(args)) errors.push({ path: '/arguments', message: 'must be an object' });
+  if (!isRecord(args)) errors.push({ path: '/arguments', message: 'must be an object' });
   if (metadata !== undefined && metadata !== null) {
-    if (!isPlainObject(metadata)) errors.push({ path: '/metadata', message: 'must be an object' });
+    if (!isRecord(metadata)) errors.push({ path: '/metadata', message: 'must be an object' });
     else if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > METADATA_MAX_BYTES) {
       errors.push({
         path: '/metadata',
@@ -74,7 +74,7 @@ export function requestHash(threadId: string, request: SubmitRequest): string {
 /** JSON with object keys sorted at every level. Input depth is bounded by {@link MAX_JSON_DEPTH}. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (isPlainObject(value)) {
+  if (isRecord(value)) {
     const keys = Object.keys(value).sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
   }
@@ -93,10 +93,6 @@ export function jsonDepth(value: unknown): number {
     for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }
   return max;
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function pointer(key: string): string {

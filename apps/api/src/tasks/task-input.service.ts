@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
-import { TaskStatus } from '@app/common';
+import { TaskStatus, isRecord } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { TaskInputRepository, TaskRepository, TaskRow } from '@app/persistence';
 import { InputRequiredView, TaskView, acceptsAnswers, inputRequiredView } from '@app/views';
@@ -140,8 +140,7 @@ export class TaskInputService {
 
 function parseBody(body: unknown): Record<string, unknown> {
   const responses = (body as { responses?: unknown } | null)?.responses;
-  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-  if (!isObject) {
+  if (!isRecord(body)) {
     throw new InvalidArguments('The body must be {"responses": {...}}.', [
       { path: '', message: 'must be an object' },
     ]);

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { JsonRpcWireError } from '@app/wire';
 import type { InputRequest2026, TaskPlan } from './task-2026.types';
 import type { ToolCall2026, ToolOutcome2026 } from './tool-2026.types';
-import { isRecord } from '@app/wire';
+import { isRecord } from '@app/common';
 
 export const DEFAULT_TTL_MS = 3_600_000;
 export const DEFAULT_POLL_INTERVAL_MS = 500;

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { META_SUBSCRIPTION_ID, invalidParams, isRecord, tasksExtensionRequired } from '@app/wire';
+import { isRecord } from '@app/common';
+import { META_SUBSCRIPTION_ID, invalidParams, tasksExtensionRequired } from '@app/wire';
 import { TASKS_EXTENSION, type Request2026 } from '@app/wire';
 import { detailedTask } from '../mcp-2026/task-2026.presenter';
 import { isTerminal2026 } from '../mcp-2026/task-2026-timeline.util';

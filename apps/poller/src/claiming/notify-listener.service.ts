@@ -1,7 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { SETTINGS, Settings } from '@app/config';
-import { ChannelListener, TASKS_DUE_CHANNEL } from '@app/persistence';
+import { ListenConnection, TASKS_DUE_CHANNEL } from '@app/persistence';
 
 /**
  * The claim loop's wake-ups from Postgres. Notifications only cut latency: a lost one is covered
@@ -10,19 +9,16 @@ import { ChannelListener, TASKS_DUE_CHANNEL } from '@app/persistence';
  */
 @Injectable()
 export class NotifyListenerService {
-  private listener?: ChannelListener;
+  private unsubscribe?: () => Promise<void>;
 
   constructor(
-    @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly connection: ListenConnection,
     private readonly log: PinoLogger,
   ) {}
 
   /** Starts listening; `onNotify` gets each payload (and `reconnect` after an outage). */
   start(onNotify: (payload: string) => void): void {
-    this.listener = new ChannelListener({
-      url: this.settings.database.url ?? '',
-      channel: TASKS_DUE_CHANNEL,
-      appName: 'mcp-task-gateway-poller-listen',
+    this.unsubscribe = this.connection.subscribe(TASKS_DUE_CHANNEL, {
       onNotify: (payload) => {
         if (payload === null) this.log.info('notification listener reconnected');
         onNotify(payload ?? 'reconnect');
@@ -30,10 +26,9 @@ export class NotifyListenerService {
       onLost: (error, retryInMs) =>
         this.log.warn({ err: error, retryInMs }, 'notification listener lost'),
     });
-    this.listener.start();
   }
 
   async stop(): Promise<void> {
-    await this.listener?.stop();
+    await this.unsubscribe?.();
   }
 }

@@ -3,13 +3,15 @@ import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
 import { LeasedWorkEngine } from '@app/leasing';
-import { ClaimedDelivery, TaskRepository, WebhookRepository } from '@app/persistence';
+import {
+  ClaimedDelivery,
+  ListenConnection,
+  TaskRepository,
+  WEBHOOKS_DUE_CHANNEL,
+  WebhookRepository,
+} from '@app/persistence';
 import { DEFAULT_RETRY_POLICY, EventAnswerLinks, WebhookDeliveryWorker } from '@app/webhooks';
-import { ChannelListener } from '@app/persistence';
 import { WEBHOOK_WORKER_ID } from './webhooks.tokens';
-
-/** The channel the outbox trigger notifies when it creates deliveries. */
-export const WEBHOOKS_DUE_CHANNEL = 'mcp_webhooks_due';
 /** A receiver gets 10 s (events.md, "Delivery"). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 // Sixteen parallel POSTs per poller: enough to ride out a few receivers timing out at 10 s each
@@ -28,7 +30,7 @@ const FALLBACK_INTERVAL_MS = 1000;
 @Injectable()
 export class WebhookDeliveryService {
   private readonly worker: WebhookDeliveryWorker;
-  private readonly listener: ChannelListener;
+  private unsubscribe?: () => Promise<void>;
 
   constructor(
     @Inject(SETTINGS) settings: Settings,
@@ -36,6 +38,7 @@ export class WebhookDeliveryService {
     repo: WebhookRepository,
     tasks: TaskRepository,
     metrics: GatewayMetrics,
+    private readonly connection: ListenConnection,
     private readonly log: PinoLogger,
   ) {
     this.worker = new WebhookDeliveryWorker(
@@ -55,14 +58,6 @@ export class WebhookDeliveryService {
       log,
       metrics,
     );
-    this.listener = new ChannelListener({
-      url: settings.database.url ?? '',
-      channel: WEBHOOKS_DUE_CHANNEL,
-      appName: 'mcp-task-gateway-poller-webhooks',
-      onNotify: () => this.worker.poke(),
-      onLost: (error, retryInMs) =>
-        this.log.warn({ err: error, retryInMs }, 'webhook listener lost'),
-    });
   }
 
   /** The delivery engine, for the lifecycle's shutdown. */
@@ -72,12 +67,16 @@ export class WebhookDeliveryService {
 
   /** Listens and claims; the lifecycle calls it once the database answers. */
   start(): void {
-    this.listener.start();
+    this.unsubscribe = this.connection.subscribe(WEBHOOKS_DUE_CHANNEL, {
+      onNotify: () => this.worker.poke(),
+      onLost: (error, retryInMs) =>
+        this.log.warn({ err: error, retryInMs }, 'webhook listener lost'),
+    });
     this.worker.start();
   }
 
   /** Stops listening (after claiming stopped and deliveries drained). */
   async close(): Promise<void> {
-    await this.listener.stop();
+    await this.unsubscribe?.();
   }
 }

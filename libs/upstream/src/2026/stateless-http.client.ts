@@ -1,5 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { GATEWAY_VERSION } from '@app/common';
+import { GATEWAY_VERSION, isRecord } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { withTraceMeta } from '@app/tracing';
 import {
@@ -142,7 +142,7 @@ export class StatelessHttpClient implements StatelessSession {
       throw new UpstreamProtocolError(this.server, 'the answer is text/html, not JSON-RPC');
     }
     const message = type.includes('text/event-stream') ? fromEventStream(text, id) : parse(text);
-    if (isObject(message) && isObject(message.error)) {
+    if (isRecord(message) && isRecord(message.error)) {
       const { code, message: why } = message.error;
       if (typeof code === 'number') {
         throw new UpstreamRpcError(this.server, code, typeof why === 'string' ? why : '');
@@ -154,7 +154,7 @@ export class StatelessHttpClient implements StatelessSession {
       this.logger.debug({ server: this.server, status }, 'upstream HTTP error');
       throw new UpstreamHttpError(this.server, status);
     }
-    if (!isObject(message) || message.id !== id || !isObject(message.result)) {
+    if (!isRecord(message) || message.id !== id || !isRecord(message.result)) {
       throw new UpstreamProtocolError(
         this.server,
         'the answer is not a JSON-RPC response with a result object for the request',
@@ -174,11 +174,7 @@ export function envelope(): Record<string, unknown> {
 }
 
 function metaOf(params: Record<string, unknown>): Record<string, unknown> {
-  return isObject(params._meta) ? params._meta : {};
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isRecord(params._meta) ? params._meta : {};
 }
 
 function parse(text: string): unknown {
@@ -198,7 +194,7 @@ function fromEventStream(text: string, id: number): unknown {
       .map((line) => line.slice(5).replace(/^ /, ''))
       .join('\n');
     const message = parse(data);
-    if (isObject(message) && message.id === id) return message;
+    if (isRecord(message) && message.id === id) return message;
   }
   return undefined;
 }

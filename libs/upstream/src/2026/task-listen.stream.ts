@@ -1,3 +1,4 @@
+import { isRecord } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { encodeHeaderValue } from '@app/wire';
 import { STATELESS_PROTOCOL_VERSION, envelope } from './stateless-http.client';
@@ -111,17 +112,17 @@ export class TaskListenStream implements TaskListen {
     } catch {
       return undefined;
     }
-    if (!isObject(message) || this.ended) return undefined;
-    const params = isObject(message.params) ? message.params : {};
+    if (!isRecord(message) || this.ended) return undefined;
+    const params = isRecord(message.params) ? message.params : {};
     if (message.method === 'notifications/subscriptions/acknowledged') {
-      const filter = isObject(params.notifications) ? params.notifications : {};
+      const filter = isRecord(params.notifications) ? params.notifications : {};
       const ids = Array.isArray(filter.taskIds) ? filter.taskIds : [];
       this.handlers.onAcknowledged(ids.filter((id): id is string => typeof id === 'string'));
       return 'acknowledged';
     }
     if (message.method === 'notifications/tasks' && typeof params.taskId === 'string') {
       this.handlers.onTask(params.taskId);
-    } else if ('id' in message && isObject(message.error)) {
+    } else if ('id' in message && isRecord(message.error)) {
       throw new Error(
         `listen refused: ${String(message.error.code)} ${String(message.error.message)}`,
       );
@@ -138,8 +139,4 @@ function refusal(text: string): string {
     // not JSON: the status says enough
   }
   return '';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

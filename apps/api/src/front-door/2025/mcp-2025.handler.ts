@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { isTerminal } from '@app/common';
+import { isTerminal, isRecord } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { TaskRow } from '@app/persistence';
 import { Principal } from '../../auth/token-verifier.service';
 import { parseInputRequestId } from '../input-request.id';
-import { JsonRpcWireError, invalidParams, isRecord, methodNotFound } from '@app/wire';
+import { JsonRpcWireError, invalidParams, methodNotFound } from '@app/wire';
 import { NotFound, TaskEnded } from '../../refusals/refusal';
 import { McpCall } from '../mcp-call.context';
 import { McpTaskAccess } from '../mcp-task-access.service';

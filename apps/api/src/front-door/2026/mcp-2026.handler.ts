@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { isRecord } from '@app/common';
 import {
   META_SERVER_INFO,
   SUPPORTED_2026_VERSIONS,
   TASKS_EXTENSION,
   invalidParams,
-  isRecord,
   methodNotFound,
   tasksExtensionRequired,
 } from '@app/wire';

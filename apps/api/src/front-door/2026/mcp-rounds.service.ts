@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Contract, isRoundHandle, isTerminal } from '@app/common';
+import { Contract, isRoundHandle, isTerminal, isRecord } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { CatalogEntry, TaskRow } from '@app/persistence';
-import { invalidParams, isRecord } from '@app/wire';
+import { invalidParams } from '@app/wire';
 import { McpCall } from '../mcp-call.context';
 import { McpTaskAccess } from '../mcp-task-access.service';
 import { inputRequests } from '../mcp-task.view';

@@ -1,13 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
-import { isTerminal } from '@app/common';
+import { isTerminal, isRecord } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import { TaskRepository, TaskRow } from '@app/persistence';
 import {
   META_SUBSCRIPTION_ID,
   TASKS_EXTENSION,
   invalidParams,
-  isRecord,
   tasksExtensionRequired,
 } from '@app/wire';
 import { EventStreamHub } from '../../events/event-stream.hub';
