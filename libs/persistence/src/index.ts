@@ -6,13 +6,7 @@ export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claim
 export { TaskLeaseRepository } from './task-lease.repository';
 export { TaskInputRepository } from './task-input.repository';
 export { TaskRepository } from './task.repository';
-export type {
-  CreateResult,
-  NewTask,
-  StatusFilter,
-  QuotaName,
-  SubmitQuota,
-} from './task.repository';
+export type { CreateResult, NewTask, StatusFilter, QuotaName, SubmitQuota } from './task.types';
 export type { TaskRow } from './task-row';
 export { TASK_COLUMNS, taskColumnName, toTaskRow } from './task-row';
 export { WorkerRepository } from './worker.repository';
@@ -21,8 +15,9 @@ export type { CatalogEntry } from './catalog.repository';
 export { PersistenceModule } from './persistence.module';
 export { ApiKeyRepository, API_KEY_PREFIX, hashApiKey } from './api-key.repository';
 export type { ApiKeyInfo, ApiKeyOwner } from './api-key.repository';
-export { listTaskPage } from './task.repository';
-export type { TaskPagePosition, TaskPageQuery, ThreadSummaryRow } from './task.repository';
+export { listTaskPage } from './task-page.query';
+export type { TaskPagePosition, TaskPageQuery } from './task-page.query';
+export type { ThreadSummaryRow } from './task.repository';
 export { FleetRepository } from './fleet.repository';
 export { TaskWakeRepository } from './task-wake.repository';
 export { EventRepository, STREAM_START } from './event.repository';

@@ -1,62 +1,22 @@
-import { Contract, TaskStatus, isTerminal, newTaskId } from '@app/common';
+import { TaskStatus, isTerminal, newTaskId } from '@app/common';
 import { TASKS_DUE_CHANNEL } from './channels';
 import { CoalescedNotify } from './coalesced-notify';
 import { Database, Queryable, jsonParam } from './database';
+import { cancelSql } from './sql/cancel-request.sql';
 import { SUBMIT_TASK_IF_CATALOG_SQL, SUBMIT_TASK_SQL } from './sql/submit-quota.sql';
 import { TaskRow, toTaskRow } from './task-row';
+import type {
+  CancelResult,
+  CreateResult,
+  GuardedCreateResult,
+  NewTask,
+  QuotaName,
+  StoreResult,
+  SubmitQuota,
+} from './task.types';
 
-export interface NewTask {
-  userId: string;
-  /** The submitter's tenant: the fair-share principal instead of the user (docs/leases.md). */
-  tenant?: string | null;
-  threadId: string;
-  toolset: string;
-  contract: Contract;
-  server: string;
-  input: unknown;
-  metadata?: Record<string, unknown> | null;
-  idempotencyKey?: string | null;
-  /** A hash of the request body: the same key with another body is a conflict. */
-  requestHash?: string | null;
-  /** The submit's trace context (libs/tracing), when tracing is on. */
-  traceContext?: object | null;
-  /** The toolset's deadline: the task's `deadline_at` is the insert's time plus this. */
-  deadlineSeconds?: number | null;
-  /** The failed task this one retries: linked in the insert's transaction (`retry_of`). */
-  retryOf?: string | null;
-}
-
-/** The two submit quotas (docs/api.md, "Quotas"). */
-export type QuotaName = 'active_tasks' | 'submits_per_minute';
-
-/** The quota defaults a submit is checked against; a `principal_quotas` row overrides each. */
-export interface SubmitQuota {
-  /** Tokens per minute of the user's bucket (a minute's worth may burst); 0 = unlimited. */
-  submitsPerMinute: number;
-  /** Tasks the user may have queued, working or waiting for input at once; 0 = unlimited. */
-  maxActiveTasks: number;
-  /** What a refusal on `active_tasks` tells the client to wait: no task's end is predictable. */
-  activeRetryAfterSeconds: number;
-}
-
-/** What storing a task did, when no quota can refuse it. */
-export type StoreResult =
-  | { kind: 'created'; task: TaskRow }
-  | { kind: 'replayed'; task: TaskRow }
-  | { kind: 'conflict'; task: TaskRow };
-
-export type CreateResult =
-  StoreResult | { kind: 'refused'; quota: QuotaName; limit: number; retryAfterSeconds: number };
-
-/** What {@link TaskRepository.createIfCatalogUnchanged} did: as `create`, or nothing (`stale`). */
-export type GuardedCreateResult = CreateResult | { kind: 'stale' };
-
-export type StatusFilter = 'active' | 'terminal' | TaskStatus;
-
-export type CancelResult =
-  { kind: 'not_found' } | { kind: 'terminal'; task: TaskRow } | { kind: 'accepted'; task: TaskRow };
-
-const VISIBLE = 'thread_deleted_at IS NULL';
+/** The rows a consumer may see: not in a deleted thread. */
+export const VISIBLE = 'thread_deleted_at IS NULL';
 
 /**
  * The API's side of the task store: create (idempotent per user and key), read, list with
@@ -310,135 +270,10 @@ function quotaRefusal(error: unknown): CreateResult | null {
   };
 }
 
-/**
- * The cancel request as one statement over the active tasks `where` selects (a condition on the
- * task alias it is given), answering each as `task_rows` shows it:
- * - the lease rows are locked first, as every writer of an active task takes them
- *   (fenced-write.sql.ts), in ID order so two cancels of one thread cannot deadlock;
- * - the task rows are written under those locks (an UPDATE reads each row's newest version, so a
- *   submit marked started just before is seen): a queued task whose submit has not started is
- *   cancelled at once, locally (its lease row goes with the `tasks_after_update` trigger, which
- *   voids any claim on it, so its submit can never start), and its claim count is kept;
- * - every other one gets the request on its lease row (the claim's cancel phase), due now unless
- *   a worker holds it: the holder sees the request when it writes.
- */
-function cancelSql(where: (alias: string) => string): string {
-  const local = `tasks.status = 'queued' AND tasks.submit_started_at IS NULL`;
-  return `
-WITH lease AS (
-  SELECT l.task_id, l.claim_count
-    FROM task_leases l JOIN tasks t ON t.id = l.task_id
-   WHERE ${where('t')}
-   ORDER BY l.task_id
-     FOR UPDATE OF l
-),
-cancelled AS (
-  UPDATE tasks
-     SET cancel_requested_at = coalesce(tasks.cancel_requested_at, now()),
-         status = CASE WHEN ${local} THEN 'cancelled' ELSE tasks.status END,
-         completed_at = CASE WHEN ${local} THEN now() ELSE tasks.completed_at END,
-         claim_count = CASE WHEN ${local} THEN lease.claim_count ELSE tasks.claim_count END
-    FROM lease
-   WHERE tasks.id = lease.task_id AND ${where('tasks')}
-  RETURNING tasks.*
-),
-requested AS (
-  UPDATE task_leases l
-     SET cancel_requested = true,
-         next_attempt_at = CASE WHEN l.lease_token IS NULL OR l.lease_expires_at <= now()
-                                THEN now() ELSE l.next_attempt_at END
-    FROM cancelled c
-   WHERE l.task_id = c.id AND c.status <> 'cancelled'
-  RETURNING l.task_id, l.next_attempt_at, l.lease_owner, l.lease_expires_at
-)
-SELECT c.*, r.next_attempt_at, r.lease_owner, r.lease_expires_at
-  FROM cancelled c LEFT JOIN requested r ON r.task_id = c.id`;
-}
-
-/** A keyset position with the creation time at full (microsecond) precision, as text. */
-export interface TaskPagePosition {
-  /** ISO 8601 UTC with microseconds, e.g. `2025-01-01T10:00:00.123456Z`. */
-  createdAt: string;
-  id: string;
-}
-
-export interface TaskPageQuery {
-  userId: string;
-  /** Omit to list across the user's threads. */
-  threadId?: string;
-  status?: StatusFilter;
-  /** Only this toolset's tasks. */
-  toolset?: string;
-  /** Created strictly after / before these instants (ISO 8601 text, compared as timestamptz). */
-  createdAfter?: string;
-  createdBefore?: string;
-  limit: number;
-  /** Keyset position: after the last row of the previous page. */
-  after?: TaskPagePosition;
-}
-
 /** One of a user's threads, as the console lists them. */
 export interface ThreadSummaryRow {
   threadId: string;
   tasks: number;
   active: number;
   lastTaskAt: Date;
-}
-
-export interface TaskPage {
-  rows: TaskRow[];
-  /** The position after the last row, when more rows follow; undefined on the last page. */
-  next?: TaskPagePosition;
-}
-
-/**
- * One page of the user's tasks, newest first, with an exact keyset position. The position keeps
- * the stored microseconds (a JS Date holds milliseconds, and a position cut to them would skip
- * rows created in the same millisecond as a page's last row), and one extra row is fetched to
- * know whether another page follows.
- */
-export async function listTaskPage(db: Queryable, query: TaskPageQuery): Promise<TaskPage> {
-  const params: unknown[] = [query.userId, query.limit + 1];
-  const where = ['user_id = $1', VISIBLE];
-  if (query.threadId !== undefined) {
-    params.push(query.threadId);
-    where.push(`thread_id = $${params.length}`);
-  }
-  if (query.status === 'active') where.push(`status IN ('queued', 'working', 'input_required')`);
-  else if (query.status === 'terminal')
-    where.push(`status IN ('completed', 'failed', 'cancelled')`);
-  else if (query.status !== undefined) {
-    params.push(query.status);
-    where.push(`status = $${params.length}`);
-  }
-  if (query.toolset !== undefined) {
-    params.push(query.toolset);
-    where.push(`toolset = $${params.length}`);
-  }
-  if (query.createdAfter !== undefined) {
-    params.push(query.createdAfter);
-    where.push(`created_at > $${params.length}::timestamptz`);
-  }
-  if (query.createdBefore !== undefined) {
-    params.push(query.createdBefore);
-    where.push(`created_at < $${params.length}::timestamptz`);
-  }
-  if (query.after) {
-    params.push(query.after.createdAt, query.after.id);
-    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`);
-  }
-  const rows = await db.query(
-    `SELECT *, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS page_at
-       FROM task_rows WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
-    params,
-  );
-  const page = rows.slice(0, query.limit);
-  const last = page[page.length - 1];
-  return {
-    rows: page.map(toTaskRow),
-    next:
-      rows.length > query.limit && last
-        ? { createdAt: last.page_at as string, id: last.id as string }
-        : undefined,
-  };
 }
