@@ -1,3 +1,4 @@
+import { Contract } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { TASKS_EXTENSION } from '@app/wire';
 import { UpstreamHttpError, UpstreamRpcError } from './upstream.errors';
@@ -50,4 +51,18 @@ export function refusesDiscover(error: unknown): boolean {
 export function refusesStateless(error: unknown): boolean {
   if (error instanceof UpstreamRpcError) return [-32000, -32601, -32022].includes(error.code);
   return error instanceof UpstreamHttpError && [400, 404, 405].includes(error.status);
+}
+
+/** An HTTP server with `mcp-tasks` toolsets, not pinned to 2025-11-25, has a 2026-07-28 side. */
+export function hasStatelessSide(config: ServerConfig): boolean {
+  return (
+    config.transport === 'http' &&
+    config.protocolVersion !== LEGACY_ERA &&
+    config.toolsets.some((toolset) => toolset.contract === Contract.McpTasks)
+  );
+}
+
+/** `ordinary` and `sync-call` run on a 2025-11-25 session whatever else the server speaks. */
+export function needsSession(config: ServerConfig): boolean {
+  return !hasStatelessSide(config) || config.toolsets.some((t) => t.contract !== Contract.McpTasks);
 }

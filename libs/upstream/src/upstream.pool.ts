@@ -1,4 +1,3 @@
-import { Contract } from '@app/common';
 import type { ServerConfig, TaskProtocolVersion } from '@app/config';
 import { BackoffPolicy, DEFAULT_BACKOFF } from './backoff.policy';
 import { BoundSessionAdapter, breaksSession } from './2025/bound-session.adapter';
@@ -7,7 +6,7 @@ import { ProcessGroupRegistry } from './transport/process-group.registry';
 import { ResumedSessionCache } from './2025/resumed-session.cache';
 import { ServerSupervisor } from './2025/server.supervisor';
 import { StatelessHttpClient } from './2026/stateless-http.client';
-import { LEGACY_ERA } from './protocol-era.rules';
+import { LEGACY_ERA, hasStatelessSide, needsSession } from './protocol-era.rules';
 import { StatelessSupervisor } from './2026/stateless.supervisor';
 import {
   TaskListenStream,
@@ -70,8 +69,8 @@ export class UpstreamPool implements UpstreamPort {
         metrics: this.sideMetrics('session'),
         backoff,
         closeTimeoutMs,
-        onToolsChanged: () => this.emitToolsChanged(this.status(name)),
-        onTaskPush: (event) => this.emitTaskPush(event),
+        onToolsChanged: () => this.emitToolsChanged(name),
+        onTaskPush: (event) => this.tell(this.pushListeners, [event], event.server, 'push'),
         onConnectFailed: () => {
           const side = this.statelessSides.get(name);
           if (side?.era === LEGACY_ERA) side.rediscover('a 2025-11-25 session could not be opened');
@@ -97,7 +96,7 @@ export class UpstreamPool implements UpstreamPort {
         metrics: this.sideMetrics('stateless'),
         backoff,
         onEra: (era) => this.eraChanged(config, era),
-        onToolsChanged: () => this.emitToolsChanged(this.status(name)),
+        onToolsChanged: () => this.emitToolsChanged(name),
       });
       this.statelessSides.set(name, side);
     }
@@ -256,7 +255,7 @@ export class UpstreamPool implements UpstreamPort {
       ...this.hooks,
       onState: (server, state) => {
         if (this.serving(server) === side) this.hooks.onState?.(server, state);
-        this.emitState(server, state);
+        this.tell(this.stateListeners, [server, state], server, 'state');
       },
     };
   }
@@ -270,51 +269,29 @@ export class UpstreamPool implements UpstreamPort {
     else if (!needsSession(config)) void supervisor.stop('the server speaks 2026-07-28');
     const status = this.status(config.name);
     this.hooks.onState?.(config.name, status.state);
-    this.emitToolsChanged(status);
+    this.tell(this.listeners, [status], status.server, 'tools');
   }
 
-  private emitState(server: string, state: SupervisorState): void {
-    // A listener's failure must never reach the supervisor that reported the state.
-    for (const listener of this.stateListeners) {
+  private emitToolsChanged(server: string): void {
+    this.tell(this.listeners, [this.status(server)], server, 'tools');
+  }
+
+  /**
+   * Tells every listener of one kind. A listener's failure is logged and reaches neither the
+   * other listeners nor the supervisor that reported the event.
+   */
+  private tell<A extends unknown[]>(
+    listeners: Iterable<(...args: A) => void>,
+    args: A,
+    server: string,
+    kind: string,
+  ): void {
+    for (const listener of listeners) {
       try {
-        listener(server, state);
+        listener(...args);
       } catch (error) {
-        this.logger.error({ server, err: String(error) }, 'state listener failed');
+        this.logger.error({ server, err: String(error) }, `${kind} listener failed`);
       }
     }
   }
-
-  private emitTaskPush(event: SessionPushEvent): void {
-    for (const listener of this.pushListeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        this.logger.error({ server: event.server, err: String(error) }, 'push listener failed');
-      }
-    }
-  }
-
-  private emitToolsChanged(status: ServerStatus): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(status);
-      } catch (error) {
-        this.logger.error({ server: status.server, err: String(error) }, 'tools listener failed');
-      }
-    }
-  }
-}
-
-/** An HTTP server with `mcp-tasks` toolsets, not pinned to 2025-11-25, has a 2026-07-28 side. */
-function hasStatelessSide(config: ServerConfig): boolean {
-  return (
-    config.transport === 'http' &&
-    config.protocolVersion !== LEGACY_ERA &&
-    config.toolsets.some((toolset) => toolset.contract === Contract.McpTasks)
-  );
-}
-
-/** `ordinary` and `sync-call` run on a 2025-11-25 session whatever else the server speaks. */
-function needsSession(config: ServerConfig): boolean {
-  return !hasStatelessSide(config) || config.toolsets.some((t) => t.contract !== Contract.McpTasks);
 }
