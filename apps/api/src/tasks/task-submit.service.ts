@@ -6,7 +6,6 @@ import {
   CatalogEntry,
   CreateResult,
   NewTask,
-  QuotaName,
   SubmitQuota,
   TaskRepository,
   TaskRow,
@@ -15,6 +14,7 @@ import { TraceCarrier, startSubmitSpan } from '@app/tracing';
 import { HeldRequests } from '../health/held-requests';
 import { ToolsetCatalog } from '../toolsets/toolset-catalog.service';
 import { ArgumentsValidator } from './arguments-validator.service';
+import { QUOTA_DETAILS, QUOTA_REASONS } from './submit-quota.texts';
 import { SubmitRequest, parseSubmitBody, requestHash } from './submit-request';
 import {
   IDEMPOTENCY_KEY_FIELD,
@@ -25,18 +25,6 @@ import {
   Refusal,
   UnknownToolset,
 } from '../refusals/refusal';
-
-/** The metric reason of each quota's refusals. */
-const QUOTA_REASONS: Readonly<Record<QuotaName, SubmitRefusalReason>> = {
-  submits_per_minute: 'rate_limited',
-  active_tasks: 'active_tasks_limited',
-};
-
-const QUOTA_DETAILS: Readonly<Record<QuotaName, (limit: number) => string>> = {
-  submits_per_minute: (limit) => `Too many submits: the quota is ${limit} a minute; retry later.`,
-  active_tasks: (limit) =>
-    `Too many active tasks: the quota is ${limit} queued or running at once; retry once some end.`,
-};
 
 /** Printable ASCII, 1..255 chars: a key travels in a header and is compared byte for byte. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;

@@ -36,6 +36,8 @@ export interface SupervisorDeps {
  * deadline, retry with backoff, park after the budget, probe while parked, reconnect on loss,
  * keep an idle HTTP session alive, and keep the tool catalog. It never gives up for good; it is
  * put to rest only when its server is found to speak 2026-07-28 alone ("Which side serves").
+ * Over 300 lines on purpose: its two connections (the pooled one and the task session) share
+ * one lifecycle and one parked state, and split apart each would need the other's.
  */
 export class ServerSupervisor {
   readonly server: string;

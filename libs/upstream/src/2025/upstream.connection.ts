@@ -68,7 +68,9 @@ type Params = Record<string, unknown>;
 
 /**
  * One Client and one transport: a single connect attempt and the session it produced. Never
- * reused after close (connections.md requirement 2: a new pair per attempt).
+ * reused after close (connections.md requirement 2: a new pair per attempt). Over 300 lines on
+ * purpose: the calls in flight, the transport's close and a broken stream are one state that
+ * every path here reads and ends together.
  */
 export class UpstreamConnection {
   readonly server: string;
