@@ -22,7 +22,8 @@ UPDATE toolsets t
    AND EXISTS (SELECT 1 FROM workers me
                 WHERE me.id = $1 AND me.stopped_at IS NULL
                   AND me.heartbeat_at > now() - make_interval(secs => $2::float8 / 1000)
-                  AND me.alive_since < now() - make_interval(secs => $2::float8 / 1000))
+                  AND me.alive_since < now() - make_interval(secs => $2::float8 / 1000)
+                  AND me.heartbeat_at > now() - make_interval(secs => $2::float8 / 1500))
    AND pg_postmaster_start_time() < now() - make_interval(secs => $2::float8 / 1000)
 RETURNING t.name, t.removed_at IS NOT NULL AS removed`;
 

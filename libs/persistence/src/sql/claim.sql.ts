@@ -23,7 +23,9 @@
  *   `upstream_task_lost` (found by the chaos run); the window first has to pass once. Nor by a
  *   claimer whose own run of heartbeats (`workers.alive_since`) is shorter than the window:
  *   after a failover the promoted server started long ago, yet every heartbeat is just as
- *   stale (found by the failover chaos run).
+ *   stale (found by the failover chaos run). The run must also be current: a claimer whose
+ *   own last heartbeat is older than two intervals (two thirds of the window) has not yet
+ *   written the heartbeat that would restart its run after an outage.
  * - Rescues first (leases.md, "Rescues first"): rows whose lease expired (a crashed or stalled
  *   worker's claims) are locked before any other due row, from `tasks_leased_idx` (only the
  *   rows holding a lease, a few per slot of the fleet), and the ordinary scan fills what room is
@@ -87,7 +89,8 @@ const CLAIMABLE = `NOT (t.server = ANY($6::text[]))
               AND pg_postmaster_start_time() < now() - make_interval(secs => $5::float8 / 1000)
               AND EXISTS (SELECT 1 FROM workers me
                            WHERE me.id = $1
-                             AND me.alive_since < now() - make_interval(secs => $5::float8 / 1000))))`;
+                             AND me.alive_since < now() - make_interval(secs => $5::float8 / 1000)
+                             AND me.heartbeat_at > now() - make_interval(secs => $5::float8 / 1500))))`;
 
 /** A row whose lease expired: its worker died or stalled, and the row is due again. */
 const EXPIRED_LEASE = `(t.lease_token IS NOT NULL AND t.lease_expires_at <= now())`;
