@@ -16,6 +16,7 @@ import { ConsoleSessions1796480000000 } from './1796480000000-ConsoleSessions';
 import { RetryOf1796481000000 } from './1796481000000-RetryOf';
 import { UserEventStream1796482000000 } from './1796482000000-UserEventStream';
 import { WorkerStreak1796483000000 } from './1796483000000-WorkerStreak';
+import { WorkerSuspicion1796484000000 } from './1796484000000-WorkerSuspicion';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   RetryOf1796481000000,
   UserEventStream1796482000000,
   WorkerStreak1796483000000,
+  WorkerSuspicion1796484000000,
 ];

@@ -522,7 +522,8 @@ CREATE TABLE public.workers (
     heartbeat_at timestamp with time zone DEFAULT now() NOT NULL,
     stopped_at timestamp with time zone,
     toolsets text[] DEFAULT '{}'::text[] NOT NULL,
-    alive_since timestamp with time zone DEFAULT now() NOT NULL
+    alive_since timestamp with time zone DEFAULT now() NOT NULL,
+    suspected_at timestamp with time zone
 );
 
 ALTER TABLE ONLY public.operator_actions ALTER COLUMN id SET DEFAULT nextval('public.operator_actions_id_seq'::regclass);

@@ -1,5 +1,6 @@
 // Guards pinned stdio native tasks: only the worker owning the child polls them; once it dies they end upstream_task_lost;
-// a database outage that leaves every heartbeat stale hands nothing over (docs/leases.md, "Workers").
+// a database outage that leaves every heartbeat stale, or a silence just past the dead-after window, hands nothing over
+// (docs/leases.md, "Workers").
 import { readFileSync } from 'node:fs';
 import { deadAfterMs } from '@app/config';
 import { useFleet } from '../helpers/fleet';
@@ -17,8 +18,9 @@ import { waitUntil } from '../helpers/wait';
 
 const HEARTBEAT_INTERVAL_MS = 300;
 const DEAD_AFTER_MS = deadAfterMs(HEARTBEAT_INTERVAL_MS);
-// Heartbeat staleness plus one claim wake-up (fallback 1 s), generous for a loaded box.
-const TAKEOVER_DEADLINE_MS = DEAD_AFTER_MS + 10_000;
+// A window of silence, a window more after the other poller's suspicion, plus one claim
+// wake-up (fallback 1 s), generous for a loaded box.
+const TAKEOVER_DEADLINE_MS = 2 * DEAD_AFTER_MS + 10_000;
 
 // Pollers stop after each test: a poller left from one test, outside the next one's outage,
 // would rightly judge that test's owner dead.
@@ -127,13 +129,17 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
   );
   expect([ended.status, ended.error_code]).toEqual(['failed', 'upstream_task_lost']);
   expect(ended.error_message).toContain(owner!.workerId);
-  // Taken over only once the owner's heartbeat was stale (database clock).
-  const [worker] = await fleet.db.query<{ stale_at: Date }>(
-    `SELECT heartbeat_at + make_interval(secs => $2::float8 / 1000) AS stale_at
+  // Taken over only once the owner was silent a window, and a window more after the other
+  // poller suspected it (database clock).
+  const [worker] = await fleet.db.query<{ stale_at: Date; confirmed_at: Date | null }>(
+    `SELECT heartbeat_at + make_interval(secs => $2::float8 / 1000) AS stale_at,
+            suspected_at + make_interval(secs => $2::float8 / 1000) AS confirmed_at
        FROM workers WHERE id = $1`,
     [owner!.workerId, DEAD_AFTER_MS],
   );
-  expect(ended.completed_at!.getTime()).toBeGreaterThanOrEqual(worker.stale_at.getTime());
+  expect(worker.confirmed_at).not.toBeNull();
+  expect(worker.confirmed_at!.getTime()).toBeGreaterThan(worker.stale_at.getTime());
+  expect(ended.completed_at!.getTime()).toBeGreaterThanOrEqual(worker.confirmed_at!.getTime());
   const takeover = await awaitAttemptLines([other], id);
   expect(takeover.map((l) => l.outcome)).toEqual(['ok']);
   // The owner's stdio child went with it (its stdin closed).
@@ -240,6 +246,99 @@ it('after a database outage that left every heartbeat stale, a live owner keeps 
       return row.poll_count >= pollsBefore + 10 || row.completed_at !== null ? row : undefined;
     },
     'ten more polls after the outage',
+    30_000,
+    50,
+  );
+  expect([after.status, after.error_code]).toEqual(['working', null]);
+  expect(after.pinned_worker_id).toBe(owner.workerId);
+  expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
+}, 90_000);
+
+it('a live owner silent just past the dead-after window, then back, keeps its stdio task', async () => {
+  // What a database outage shorter than the streak's break does to an owner whose last beat
+  // fell early in its interval (the failover chaos run, seed 3): its heartbeat is older than the
+  // window while the other poller's run of heartbeats is unbroken. Here the owner alone is held
+  // still, past the window by half of it, which the old rule (silent a window: dead) already
+  // judged dead; the other poller only suspects it, and a window must pass after that.
+  const beatMs = 1000;
+  const deadAfter = deadAfterMs(beatMs);
+  const serversFile = writeServersFile({
+    local: {
+      ...demoStdioEntry([
+        { name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 600_000 },
+      ]),
+      connectTimeoutMs: 8000,
+    },
+  });
+  const env = { HEARTBEAT_INTERVAL_MS: String(beatMs), LEASE_MS: '12000' };
+  const pollers = await Promise.all([
+    fleet.poller(serversFile, { env }),
+    fleet.poller(serversFile, { env }),
+  ]);
+  await awaitUpstreamReady(pollers, 'local');
+  const [id] = await insertFleetTasks(fleet.db, [
+    {
+      toolset: 'native',
+      server: 'local',
+      contract: 'mcp-tasks',
+      input: { duration_ms: 120_000, poll_interval_ms: 100, tag: 'silent' },
+    },
+  ]);
+  const submitted = await waitUntil(
+    async () => {
+      const row = await pinnedRow(id);
+      return row.remote_task_id !== null || row.completed_at !== null ? row : undefined;
+    },
+    'the native task to be created',
+    20_000,
+  );
+  expect(submitted.status).toBe('working');
+  const owner = pollers.find((p) => p.workerId === submitted.pinned_worker_id)!;
+  const other = pollers.find((p) => p !== owner)!;
+  for (const pid of stdioChildrenOf(owner.child.pid!)) stdioChildren.add(pid);
+  // The other poller may judge: a window into its own run of heartbeats.
+  await waitUntil(
+    async () => {
+      const [row] = await fleet.db.query<{ judges: boolean }>(
+        `SELECT alive_since < now() - make_interval(secs => $2::float8 / 1000) AS judges
+           FROM workers WHERE id = $1`,
+        [other.workerId, deadAfter],
+      );
+      return row.judges || undefined;
+    },
+    'the other poller to be a dead-after window into its run',
+    20_000,
+  );
+
+  owner.pause();
+  await waitUntil(
+    async () => {
+      const [row] = await fleet.db.query<{ silent: boolean }>(
+        `SELECT heartbeat_at < now() - make_interval(secs => $2::float8 * 1.5 / 1000) AS silent
+           FROM workers WHERE id = $1`,
+        [owner.workerId, deadAfter],
+      );
+      return row.silent || undefined;
+    },
+    "the owner's heartbeat to be a window and a half old",
+    20_000,
+    50,
+  );
+  const held = await pinnedRow(id);
+  owner.resume();
+  expect([held.status, held.error_code]).toEqual(['working', null]);
+  const [suspicion] = await fleet.db.query<{ suspected: boolean }>(
+    `SELECT suspected_at IS NOT NULL AS suspected FROM workers WHERE id = $1`,
+    [owner.workerId],
+  );
+  expect(suspicion.suspected).toBe(true);
+
+  const after = await waitUntil(
+    async () => {
+      const row = await pinnedRow(id);
+      return row.poll_count >= held.poll_count + 10 || row.completed_at !== null ? row : undefined;
+    },
+    'ten more polls after the silence',
     30_000,
     50,
   );

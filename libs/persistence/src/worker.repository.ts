@@ -1,4 +1,5 @@
 import { Queryable } from './database';
+import { HEARTBEAT_SQL, SUSPECT_SILENT_SQL } from './sql/worker-liveness.sql';
 
 export interface WorkerInfo {
   id: string;
@@ -23,22 +24,16 @@ export class WorkerRepository {
   }
 
   /**
-   * Returns false when the row is gone or marked stopped (another process took the ID). A
-   * heartbeat more than `breakAfterMs` after the previous one starts a new run (`alive_since`):
-   * the gap was an outage of this worker or of the database, and this worker may judge others
-   * dead only a whole dead-after window into an unbroken run (leases.md, "Workers").
+   * Returns false when the row is gone or marked stopped (another process took the ID). A beat
+   * later than the streak's break starts a new run (`alive_since`); one that landed then marks the
+   * other workers silent past `deadAfterMs` as suspected. Both rules, and how a worker is judged
+   * dead from them, are worker-liveness.sql.ts (leases.md, "Workers").
    */
-  async heartbeat(id: string, breakAfterMs: number): Promise<boolean> {
-    const rows = await this.db.query(
-      `UPDATE workers
-          SET alive_since = CASE
-                WHEN heartbeat_at < now() - make_interval(secs => $2::float8 / 1000) THEN now()
-                ELSE alive_since END,
-              heartbeat_at = now()
-        WHERE id = $1 AND stopped_at IS NULL RETURNING id`,
-      [id, breakAfterMs],
-    );
-    return rows.length > 0;
+  async heartbeat(id: string, deadAfterMs: number): Promise<boolean> {
+    const rows = await this.db.query(HEARTBEAT_SQL, [id, deadAfterMs]);
+    if (rows.length === 0) return false;
+    await this.db.query(SUSPECT_SILENT_SQL, [id, deadAfterMs]);
+    return true;
   }
 
   async markStopped(id: string): Promise<void> {

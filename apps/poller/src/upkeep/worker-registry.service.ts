@@ -9,13 +9,6 @@ import { MCP_SERVERS, WORKER_ID } from '../poller.tokens';
 const VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /**
- * Heartbeat intervals without a heartbeat after which this worker's run of heartbeats counts as
- * broken (leases.md, "Workers"): more than one late tick, fewer than the three of the dead-after
- * window.
- */
-const STREAK_BREAK_HEARTBEATS = 2;
-
-/**
  * The `workers` row of this poller: registered before the first claim, heartbeated every
  * HEARTBEAT_INTERVAL_MS; a worker silent for the dead-after window is dead (leases.md, "Workers"), and
  * its pinned rows go to anyone. A failed heartbeat is logged and retried on the next tick: a short
@@ -68,7 +61,7 @@ export class WorkerRegistryService {
   private beat(): void {
     if (this.beating) return;
     this.beating = this.workers
-      .heartbeat(this.workerId, STREAK_BREAK_HEARTBEATS * this.settings.worker.heartbeatIntervalMs)
+      .heartbeat(this.workerId, this.settings.worker.deadAfterMs)
       .then(async (alive) => {
         // Our row vanished (pruned during a long outage): register again rather than run unseen.
         if (!alive && this.timer) await this.registerRow();

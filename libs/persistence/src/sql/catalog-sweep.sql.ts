@@ -1,30 +1,26 @@
 /**
  * The catalog sweep (docs/operations.md, "Removed toolsets"): a toolset is configured while a
- * live worker lists it in `workers.toolsets`; live is the claim's rule (not stopped, heartbeat
- * younger than the dead-after window, $2 ms, on the database clock).
+ * worker not judged dead lists it in `workers.toolsets`; dead is the claim's rule
+ * (worker-liveness.sql.ts, $2 the dead-after window in ms, on the database clock).
  *
- * - Only a sweeper that is itself live changes anything, and not within one window after a
- *   Postgres restart, nor before its own run of heartbeats (`alive_since`) is a window long (a
- *   failover): every heartbeat is stale then and every toolset would look removed.
+ * - Only a sweeper that may judge changes anything (the same file): itself live a window into an
+ *   unbroken run of heartbeats, a window after the server started; right after a restart or a
+ *   failover every heartbeat is stale and every toolset would look removed.
  * - Only rows whose state changes are written, so a steady fleet writes nothing.
  */
+import { mayJudge, notDead } from './worker-liveness.sql';
+
 export const SWEEP_REMOVED_TOOLSETS_SQL = `
 WITH live AS (
   SELECT coalesce(array_agg(DISTINCT name), '{}') AS names
     FROM workers w, unnest(w.toolsets) AS name
-   WHERE w.stopped_at IS NULL
-     AND w.heartbeat_at > now() - make_interval(secs => $2::float8 / 1000)
+   WHERE ${notDead('w', '$2')}
 )
 UPDATE toolsets t
    SET removed_at = CASE WHEN t.name = ANY(live.names) THEN NULL ELSE now() END
   FROM live
  WHERE (t.removed_at IS NULL) = NOT (t.name = ANY(live.names))
-   AND EXISTS (SELECT 1 FROM workers me
-                WHERE me.id = $1 AND me.stopped_at IS NULL
-                  AND me.heartbeat_at > now() - make_interval(secs => $2::float8 / 1000)
-                  AND me.alive_since < now() - make_interval(secs => $2::float8 / 1000)
-                  AND me.heartbeat_at > now() - make_interval(secs => $2::float8 / 1500))
-   AND pg_postmaster_start_time() < now() - make_interval(secs => $2::float8 / 1000)
+   AND ${mayJudge('$1', '$2')}
 RETURNING t.name, t.removed_at IS NOT NULL AS removed`;
 
 /**

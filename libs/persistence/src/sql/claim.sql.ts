@@ -18,14 +18,11 @@
  *   statement is the recovery path and there is no sweeper.
  * - Every time comes from the database clock (`now()`), never a pod's.
  * - Rows pinned to a worker (stdio native tasks) go to that worker while it is alive, and to
- *   anyone once its heartbeat is older than the dead-after window ($5 ms). Not right after a
- *   Postgres restart: every heartbeat is stale then, and live workers' tasks would be ended
- *   `upstream_task_lost` (found by the chaos run); the window first has to pass once. Nor by a
- *   claimer whose own run of heartbeats (`workers.alive_since`) is shorter than the window:
- *   after a failover the promoted server started long ago, yet every heartbeat is just as
- *   stale (found by the failover chaos run). The run must also be current: a claimer whose
- *   own last heartbeat is older than two intervals (two thirds of the window) has not yet
- *   written the heartbeat that would restart its run after an outage.
+ *   anyone once it is dead by the rule of worker-liveness.sql.ts ($5 is the dead-after window in
+ *   ms): silent a window, and still silent a window after a live worker suspected it; judged only
+ *   by a claimer a window into its own unbroken run of heartbeats, a window after the server
+ *   started. Each part was found by a chaos run ending a live worker's stdio task
+ *   `upstream_task_lost` after a Postgres restart or failover.
  * - Rescues first (leases.md, "Rescues first"): rows whose lease expired (a crashed or stalled
  *   worker's claims) are locked before any other due row, from `tasks_leased_idx` (only the
  *   rows holding a lease, a few per slot of the fleet), and the ordinary scan fills what room is
@@ -52,6 +49,7 @@
  * pinned-worker NOT EXISTS as `<> ALL (ARRAY(...))` cut the planner's estimate but not the
  * burn-down rate (3,640 vs 3,710 rows/s), so the plainer form stays.
  */
+import { mayJudge, notDead } from './worker-liveness.sql';
 
 /** The phase a due row is claimed for. */
 export const PHASE = `CASE
@@ -83,14 +81,8 @@ const CLAIMABLE = `NOT (t.server = ANY($6::text[]))
      AND (t.pinned_worker_id IS NULL
           OR t.pinned_worker_id = $1
           OR (NOT EXISTS (SELECT 1 FROM workers w
-                           WHERE w.id = t.pinned_worker_id
-                             AND w.stopped_at IS NULL
-                             AND w.heartbeat_at > now() - make_interval(secs => $5::float8 / 1000))
-              AND pg_postmaster_start_time() < now() - make_interval(secs => $5::float8 / 1000)
-              AND EXISTS (SELECT 1 FROM workers me
-                           WHERE me.id = $1
-                             AND me.alive_since < now() - make_interval(secs => $5::float8 / 1000)
-                             AND me.heartbeat_at > now() - make_interval(secs => $5::float8 / 1500))))`;
+                           WHERE w.id = t.pinned_worker_id AND ${notDead('w', '$5')})
+              AND ${mayJudge('$1', '$5')}))`;
 
 /** A row whose lease expired: its worker died or stalled, and the row is due again. */
 const EXPIRED_LEASE = `(t.lease_token IS NOT NULL AND t.lease_expires_at <= now())`;
