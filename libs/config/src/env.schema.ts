@@ -47,7 +47,7 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(1) MIN_POLL_INTERVAL_MS = 1000;
   @Transform(toInt) @IsInt() @Min(1) INPUT_REQUIRED_POLL_INTERVAL_MS = 30000;
   @Transform(toBool) @IsBoolean() UPSTREAM_PUSH = true;
-  @Transform(toInt) @IsInt() @Min(1) @Max(1000) PUSH_SAFETY_POLL_FACTOR = 10;
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000) PUSH_SAFETY_POLL_FACTOR = 20;
   @Transform(toInt) @IsInt() @Min(100) LEASE_MS = 60000;
   @Transform(toInt) @IsInt() @Min(1) BACKOFF_BASE_MS = 1000;
   @Transform(toInt) @IsInt() @Min(1) MAX_BACKOFF_MS = 300000;
