@@ -17,6 +17,8 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitUntil } from '../helpers/wait';
 
 const HEARTBEAT_INTERVAL_MS = 300;
+/** The beat of the outage and silence cases: a dead-after window of 3 s. */
+const BEAT_MS = 1000;
 const DEAD_AFTER_MS = deadAfterMs(HEARTBEAT_INTERVAL_MS);
 // A window of silence, a window more after the other poller's suspicion, plus one claim
 // wake-up (fallback 1 s), generous for a loaded box.
@@ -149,22 +151,14 @@ it('a stdio native task stays with its owner while it lives, then ends upstream_
   );
 });
 
-let proxy: TcpProxy | undefined;
-afterEach(async () => {
-  await proxy?.close();
-  proxy = undefined;
-});
-
-it('after a database outage that left every heartbeat stale, a live owner keeps its stdio task', async () => {
-  // A one-second beat: the owner has a whole dead-after window (3 s) to beat again after the
-  // outage before the other poller's own run of heartbeats lets it judge anyone dead.
-  const beatMs = 1000;
-  const deadAfter = deadAfterMs(beatMs);
-  const target = new URL(fleet.url);
-  proxy = await startTcpProxy(Number(target.port || 5432));
-  const viaProxy = new URL(fleet.url);
-  viaProxy.port = String(proxy.port);
-  // A connect timeout for a loaded box (the run below restarts no child), and a lease to fit it.
+/**
+ * Two pollers of one stdio native toolset (one-second beat, a lease and connect timeout for a
+ * loaded box), and a long native task created through them: its owner and the other poller.
+ */
+async function ownedTask(
+  tag: string,
+  env: Record<string, string> = {},
+): Promise<{ id: string; pollers: PollerProcess[]; owner: PollerProcess; other: PollerProcess }> {
   const serversFile = writeServersFile({
     local: {
       ...demoStdioEntry([
@@ -173,14 +167,10 @@ it('after a database outage that left every heartbeat stale, a live owner keeps 
       connectTimeoutMs: 8000,
     },
   });
-  const env = {
-    DATABASE_URL: viaProxy.toString(),
-    HEARTBEAT_INTERVAL_MS: String(beatMs),
-    LEASE_MS: '12000',
-  };
+  const pollerEnv = { HEARTBEAT_INTERVAL_MS: String(BEAT_MS), LEASE_MS: '12000', ...env };
   const pollers = await Promise.all([
-    fleet.poller(serversFile, { env }),
-    fleet.poller(serversFile, { env }),
+    fleet.poller(serversFile, { env: pollerEnv }),
+    fleet.poller(serversFile, { env: pollerEnv }),
   ]);
   await awaitUpstreamReady(pollers, 'local');
   const [id] = await insertFleetTasks(fleet.db, [
@@ -188,7 +178,7 @@ it('after a database outage that left every heartbeat stale, a live owner keeps 
       toolset: 'native',
       server: 'local',
       contract: 'mcp-tasks',
-      input: { duration_ms: 120_000, poll_interval_ms: 100, tag: 'outage' },
+      input: { duration_ms: 120_000, poll_interval_ms: 100, tag },
     },
   ]);
   const submitted = await waitUntil(
@@ -203,6 +193,26 @@ it('after a database outage that left every heartbeat stale, a live owner keeps 
   const owner = pollers.find((p) => p.workerId === submitted.pinned_worker_id)!;
   const other = pollers.find((p) => p !== owner)!;
   for (const pid of stdioChildrenOf(owner.child.pid!)) stdioChildren.add(pid);
+  return { id, pollers, owner, other };
+}
+
+let proxy: TcpProxy | undefined;
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+
+it('after a database outage that left every heartbeat stale, a live owner keeps its stdio task', async () => {
+  // A one-second beat: the owner has a whole dead-after window (3 s) to beat again after the
+  // outage before the other poller's own run of heartbeats lets it judge anyone dead.
+  const deadAfter = deadAfterMs(BEAT_MS);
+  const target = new URL(fleet.url);
+  proxy = await startTcpProxy(Number(target.port || 5432));
+  const viaProxy = new URL(fleet.url);
+  viaProxy.port = String(proxy.port);
+  const { id, pollers, owner, other } = await ownedTask('outage', {
+    DATABASE_URL: viaProxy.toString(),
+  });
 
   // The outage: no connection to the database for anyone until every heartbeat is older than
   // the dead-after window (read past the proxy, on the database clock). The owner is also held
@@ -260,42 +270,8 @@ it('a live owner silent just past the dead-after window, then back, keeps its st
   // window while the other poller's run of heartbeats is unbroken. Here the owner alone is held
   // still, past the window by half of it, which the old rule (silent a window: dead) already
   // judged dead; the other poller only suspects it, and a window must pass after that.
-  const beatMs = 1000;
-  const deadAfter = deadAfterMs(beatMs);
-  const serversFile = writeServersFile({
-    local: {
-      ...demoStdioEntry([
-        { name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 600_000 },
-      ]),
-      connectTimeoutMs: 8000,
-    },
-  });
-  const env = { HEARTBEAT_INTERVAL_MS: String(beatMs), LEASE_MS: '12000' };
-  const pollers = await Promise.all([
-    fleet.poller(serversFile, { env }),
-    fleet.poller(serversFile, { env }),
-  ]);
-  await awaitUpstreamReady(pollers, 'local');
-  const [id] = await insertFleetTasks(fleet.db, [
-    {
-      toolset: 'native',
-      server: 'local',
-      contract: 'mcp-tasks',
-      input: { duration_ms: 120_000, poll_interval_ms: 100, tag: 'silent' },
-    },
-  ]);
-  const submitted = await waitUntil(
-    async () => {
-      const row = await pinnedRow(id);
-      return row.remote_task_id !== null || row.completed_at !== null ? row : undefined;
-    },
-    'the native task to be created',
-    20_000,
-  );
-  expect(submitted.status).toBe('working');
-  const owner = pollers.find((p) => p.workerId === submitted.pinned_worker_id)!;
-  const other = pollers.find((p) => p !== owner)!;
-  for (const pid of stdioChildrenOf(owner.child.pid!)) stdioChildren.add(pid);
+  const deadAfter = deadAfterMs(BEAT_MS);
+  const { id, owner, other } = await ownedTask('silent');
   // The other poller may judge: a window into its own run of heartbeats.
   await waitUntil(
     async () => {
