@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { toolAvailable } from './external-tool';
 import { GUARD_MARKER, writeLoopbackGuard } from './loopback-guard';
+import { processScope } from './process-scope';
 
 const ROOT = join(__dirname, '..', '..');
 /**
@@ -84,13 +85,15 @@ export class ConformanceSuite {
     this.guard = writeLoopbackGuard(work);
   }
 
-  /** Runs Node 24 under the loopback guard with these arguments. */
-  node(args: string[]): Promise<NodeRun> {
+  /** Runs Node 24 under the loopback guard with these arguments, in the file's process scope. */
+  async node(args: string[]): Promise<NodeRun> {
+    const scope = processScope('the conformance suite (ConformanceSuite.node)');
     return new Promise((resolve, reject) => {
       const child = spawn(NODE24, ['--import', this.guard, ...args], {
         env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      scope?.child(child, 'the conformance suite');
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,8 +1,11 @@
 // The fleet fixture: one test file's database, demo servers, pollers and API processes, all torn
 // down after the file (or after each test) even when one of them fails to stop.
+import type { ChildProcess } from 'node:child_process';
 import type { Database } from '@app/persistence';
 import { ApiProcess, startApiProcess } from './api';
 import { createTestDatabase, TestDatabase } from './db';
+import type { NodeProcess } from './node-process';
+import { useProcesses } from './process-scope';
 import {
   DemoServerProcess,
   PollerOptions,
@@ -32,14 +35,20 @@ export interface Fleet {
   ): Promise<PollerProcess>;
   /** An API process on this database. */
   api(env?: Record<string, string>): Promise<ApiProcess>;
+  /** A Node script of this build (startNode), stopped with the fleet. */
+  node(script: string, args?: string[], env?: NodeJS.ProcessEnv): NodeProcess;
+  /** Adds a process started elsewhere, stopped with the fleet; returns it. */
+  track<T extends ChildProcess | NodeProcess>(process: T, graceMs?: number): T;
 }
 
 /**
- * Registers the hooks of a fleet test file and returns its fixture. Demo servers and pollers stop
- * in afterEach with `{ perTest: true }`, else in afterAll; API processes stop and the database is
- * dropped in afterAll, even when a stop fails.
+ * Registers the hooks of a fleet test file and returns its fixture, opening the file's process
+ * scope (process-scope.ts). With `{ perTest: true }` what a test starts, and every demo server
+ * and poller, stops in afterEach; in afterAll every process of the file stops and then the
+ * database is dropped, even when a stop fails.
  */
 export function useFleet(options: { perTest?: boolean } = {}): Fleet {
+  const processes = useProcesses(options);
   let database: TestDatabase | undefined;
   const apis = new Set<ApiProcess>();
 
@@ -51,7 +60,7 @@ export function useFleet(options: { perTest?: boolean } = {}): Fleet {
     const stopping = [...apis].map((api) => api.process.kill('SIGTERM'));
     apis.clear();
     try {
-      await Promise.allSettled([...stopping, stopAllProcesses()]);
+      await Promise.allSettled([...stopping, stopAllProcesses(), processes.stopAll()]);
     } finally {
       await database?.drop();
     }
@@ -80,6 +89,8 @@ export function useFleet(options: { perTest?: boolean } = {}): Fleet {
       apis.add(api);
       return api;
     },
+    node: processes.node,
+    track: processes.track,
   };
   return fleet;
 }

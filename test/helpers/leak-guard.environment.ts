@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Circus } from '@jest/types';
 import { TestEnvironment } from 'jest-environment-node';
+import { OPEN_SCOPE, SCOPE_REQUIRED } from './process-scope';
 
 /** How long what a file stopped may take to be gone (an exit not yet reaped, a socket closing). */
 const GRACE_MS = 2000;
@@ -64,6 +65,8 @@ export default class LeakGuardEnvironment extends TestEnvironment {
 
   override async setup(): Promise<void> {
     await super.setup();
+    // Here the helpers start a process only in the file's process scope (process-scope.ts).
+    this.global[SCOPE_REQUIRED] = true;
     this.before = { children: childProcesses(), resources: activeResources() };
   }
 
@@ -71,6 +74,14 @@ export default class LeakGuardEnvironment extends TestEnvironment {
     // run_finish comes after the file's last afterAll hook; an error added to the state's
     // unhandled errors fails the file, with the message below.
     if (event.name !== 'run_finish') return;
+    // The file's process scope stops what its fixtures started (process-scope.ts): here, after
+    // the last afterAll hook, so each fixture's own afterAll still found its processes running.
+    const scope = this.global[OPEN_SCOPE] as { stopAll(): Promise<void> } | undefined;
+    try {
+      await scope?.stopAll();
+    } catch (error) {
+      state.unhandledErrors.push(error);
+    }
     let left = leftSince(this.before);
     const until = Date.now() + GRACE_MS;
     while (left.length > 0 && Date.now() < until) {

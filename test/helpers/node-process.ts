@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { processScope } from './process-scope';
 
 // Compiled into dist/test/helpers (chaos runner), this file already sits inside dist.
 export const DIST = join(__dirname, '..', '..', __filename.endsWith('.js') ? '' : 'dist');
@@ -16,16 +17,21 @@ export interface NodeProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns `dist/<script>` (compiled by `npm run build`) with `args` and extra environment. */
+/**
+ * Spawns `dist/<script>` (compiled by `npm run build`) with `args` and extra environment; under
+ * jest, in the file's process scope (process-scope.ts), which stops it after the file.
+ */
 export function startNode(
   script: string,
   args: string[] = [],
   env: NodeJS.ProcessEnv = {},
 ): NodeProcess {
+  const scope = processScope(`dist/${script} (startNode)`);
   const child = spawn(process.execPath, [join(DIST, script), ...args], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  scope?.child(child, `dist/${script}`);
   const lines: string[] = [];
   const stderr: string[] = [];
   const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];

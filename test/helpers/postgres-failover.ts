@@ -10,6 +10,7 @@ import {
   spawnServer,
   type ServerProcess,
 } from '@app/dev-db';
+import { processScope } from './process-scope';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 import { waitUntil } from './wait';
 
@@ -95,7 +96,18 @@ export async function startFailoverPair(
   dir: string,
   onLog: (line: string) => void = () => undefined,
 ): Promise<FailoverPair> {
+  const scope = processScope('a Postgres failover pair (startFailoverPair)');
   const bin = failoverBinDir();
+  // Stopped after the processes that use them; the pair's stop() also closes the proxy and
+  // removes `dir`.
+  const inScope = (server: ServerProcess, what: string): ServerProcess => {
+    scope?.add({
+      what: `${what} postgres (pid ${server.pid})`,
+      stop: () => server.stop(),
+      last: true,
+    });
+    return server;
+  };
   const ids = serverIds();
   const primaryDir = ownedDataDir(join(dir, 'primary'), ids);
   const standbyDir = ownedDataDir(join(dir, 'standby'), ids);
@@ -125,13 +137,16 @@ export async function startFailoverPair(
     const postgres = join(bin, 'postgres');
     // Only the primary's command line names a synchronous standby: the promoted standby must
     // not then wait for a standby of its own that does not exist.
-    const primary = await spawnServer(
-      postgres,
-      primaryDir.dataDir,
-      primaryPort,
-      [...flags, '-c', 'synchronous_standby_names=*'],
-      ids,
-      onLog,
+    const primary = inScope(
+      await spawnServer(
+        postgres,
+        primaryDir.dataDir,
+        primaryPort,
+        [...flags, '-c', 'synchronous_standby_names=*'],
+        ids,
+        onLog,
+      ),
+      'the primary',
     );
     servers.push(primary);
     await runTool(
@@ -151,7 +166,10 @@ export async function startFailoverPair(
       ids,
       onLog,
     );
-    const standby = await spawnServer(postgres, standbyDir.dataDir, standbyPort, flags, ids, onLog);
+    const standby = inScope(
+      await spawnServer(postgres, standbyDir.dataDir, standbyPort, flags, ids, onLog),
+      'the standby',
+    );
     servers.push(standby);
     await waitUntil(
       () =>

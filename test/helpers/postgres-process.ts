@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
 import { createDataSource, Database, runMigrations } from '@app/persistence';
 import { MIGRATIONS } from '../../migrations';
+import { processScope } from './process-scope';
 import { stopAllProcesses, stopProcess } from './processes';
 
 const ROOT = join(
@@ -32,9 +33,12 @@ export async function startPostgresProcess(
   dataDir: string,
   port?: number,
 ): Promise<PostgresProcess> {
+  const scope = processScope('an embedded Postgres (startPostgresProcess)');
   const child = spawn(process.execPath, [MAIN, dataDir, ...(port ? [String(port)] : [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // After the pollers and APIs that use it.
+  scope?.child(child, 'an embedded Postgres', { graceMs: 20_000, last: true });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {

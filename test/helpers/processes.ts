@@ -1,4 +1,5 @@
-// Spawns the real poller and demo MCP server processes for fleet tests; cleanup kills them all.
+// Spawns the real poller and demo MCP server processes for fleet tests, each registered with the
+// file's process scope (process-scope.ts); stopAllProcesses stops them mid-file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,9 @@ import { createInterface } from 'node:readline';
 import { freePort } from '@app/dev-db';
 import { waitUntil } from './wait';
 import { request2026 } from './mcp-2026';
+import { processScope, stopChild, waitForExit } from './process-scope';
+
+export { waitForExit };
 
 // Works from test/helpers (jest) and from dist/test/helpers (compiled benchmarks).
 /** The repository root. */
@@ -56,34 +60,16 @@ function assertBuilt(path: string): void {
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
 }
 
-/** Resolves true once the child exited, false after `ms`. */
-export function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
 /** SIGTERM, then SIGKILL after `graceMs`; a stopped (SIGSTOP) child is continued first. */
 export async function stopProcess(child: ChildProcess, graceMs = 5000): Promise<void> {
-  if (!(await waitForExit(child, 0))) {
-    child.kill('SIGCONT');
-    child.kill('SIGTERM');
-    if (!(await waitForExit(child, graceMs))) {
-      child.kill('SIGKILL');
-      await waitForExit(child, 5000);
-    }
-  }
+  await stopChild(child, graceMs);
   children.delete(child);
 }
 
 /**
- * Stops every process these helpers started; call it in afterAll/afterEach. Resolves with how
- * many were still running (a test that expects its processes gone can assert on it).
+ * Stops every demo server and poller these helpers started so far (not APIs, nor a Postgres), for
+ * a test that needs them gone mid-file; the file's scope stops them anyway after it. Resolves with
+ * how many were still running (a test that expects its processes gone can assert on it).
  */
 export async function stopAllProcesses(): Promise<number> {
   const running = [...children].filter(
@@ -128,12 +114,14 @@ export async function startDemoServer(
   options: { port?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<DemoServerProcess> {
   assertBuilt(DEMO_SERVER_MAIN);
+  const scope = processScope('a demo server (startDemoServer)');
   const child = spawn(
     process.execPath,
     [DEMO_SERVER_MAIN, '--transport', 'http', '--port', String(options.port ?? 0), ...args],
     { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   children.add(child);
+  scope?.child(child, 'a demo server');
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -313,6 +301,7 @@ let pollerCount = 0;
 /** Spawns `dist/apps/poller/main.js` and (by default) waits until it is ready and claiming. */
 export async function startPoller(options: PollerOptions): Promise<PollerProcess> {
   assertBuilt(POLLER_MAIN);
+  const scope = processScope('a poller (startPoller)');
   const metricsPort = await freePort();
   const workerId = options.workerId ?? `test-poller-${process.pid}-${++pollerCount}`;
   const child = spawn(process.execPath, [POLLER_MAIN], {
@@ -330,6 +319,7 @@ export async function startPoller(options: PollerOptions): Promise<PollerProcess
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
+  scope?.child(child, `poller ${workerId}`);
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
