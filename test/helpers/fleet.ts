@@ -5,7 +5,7 @@ import type { Database } from '@app/persistence';
 import { ApiProcess, startApiProcess } from './api';
 import { createTestDatabase, TestDatabase } from './db';
 import type { NodeProcess } from './node-process';
-import { useProcesses } from './process-scope';
+import { Processes, useProcesses } from './process-scope';
 import {
   DemoServerProcess,
   PollerOptions,
@@ -35,6 +35,8 @@ export interface Fleet {
   ): Promise<PollerProcess>;
   /** An API process on this database. */
   api(env?: Record<string, string>): Promise<ApiProcess>;
+  /** Runs a command to its end (useProcesses' run), in the fleet's scope. */
+  run: Processes['run'];
   /** A Node script of this build (startNode), stopped with the fleet. */
   node(script: string, args?: string[], env?: NodeJS.ProcessEnv): NodeProcess;
   /** Adds a process started elsewhere, stopped with the fleet; returns it. */
@@ -89,6 +91,7 @@ export function useFleet(options: { perTest?: boolean } = {}): Fleet {
       apis.add(api);
       return api;
     },
+    run: processes.run,
     node: processes.node,
     track: processes.track,
   };

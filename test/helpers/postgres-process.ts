@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
 import { createDataSource, Database, runMigrations } from '@app/persistence';
 import { MIGRATIONS } from '../../migrations';
-import { processScope } from './process-scope';
+import { openProcessScope, processScope } from './process-scope';
 import { stopAllProcesses, stopProcess } from './processes';
 
 const ROOT = join(
@@ -70,9 +70,11 @@ export interface OwnPostgres {
 /**
  * Registers a file's own Postgres (beside the run's shared one, which its tests must not stop):
  * started and migrated in beforeAll under .data/pg-<label>-<pid>, stopped and removed in afterAll
- * after every process the helpers started. `poolSize` sizes the file's pool.
+ * after every process the helpers started. `poolSize` sizes the file's pool. It opens the file's
+ * process scope (process-scope.ts), as a fixture does.
  */
 export function useOwnPostgres(label: string, poolSize: number): OwnPostgres {
+  openProcessScope();
   // Under .data like the run's own server: the postgres OS user must be able to reach it (root's
   // 0700 temp directories are not).
   const dataDir = join(ROOT, '.data', `pg-${label}-${process.pid}`, 'pg');

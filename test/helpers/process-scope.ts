@@ -153,6 +153,14 @@ export function processScope(what: string): ProcessScope | undefined {
   );
 }
 
+/** How a process run to its end ended, and what it printed. */
+export interface ProcessRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
 /** A file's processes that are not a fleet's: spawned or tracked here, stopped after it. */
 export interface Processes {
   /** child_process.spawn, stopped (SIGTERM, SIGKILL after 5 s) with the file's processes. */
@@ -162,6 +170,16 @@ export interface Processes {
     options?: SpawnOptionsWithoutStdio,
   ): ChildProcess;
   spawn(command: string, args: readonly string[], options: SpawnOptions): ChildProcess;
+  /**
+   * Runs `command` to its end and resolves with its output (rejects only if it cannot start);
+   * SIGKILLed after `timeoutMs` (default 60 s). In the scope while it runs, as a test that
+   * times out may leave it running.
+   */
+  run(
+    command: string,
+    args: readonly string[],
+    options?: { env?: NodeJS.ProcessEnv; timeoutMs?: number },
+  ): Promise<ProcessRun>;
   /** A Node script of this build (startNode in node-process.ts). */
   node(script: string, args?: string[], env?: NodeJS.ProcessEnv): NodeProcess;
   /** Adds a process started elsewhere (a grandchild's parent, say); returns it. */
@@ -179,6 +197,27 @@ export function useProcesses(options: { perTest?: boolean } = {}): Processes {
   return {
     spawn(command: string, args: readonly string[] = [], spawnOptions: SpawnOptions = {}) {
       return scope.child(spawnChild(command, args, spawnOptions), command);
+    },
+    run(command, args, runOptions = {}) {
+      const child = scope.child(
+        spawnChild(command, args, { env: runOptions.env, stdio: ['ignore', 'pipe', 'pipe'] }),
+        command,
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), runOptions.timeoutMs ?? 60_000);
+      return new Promise((resolve, reject) => {
+        child.once('error', (error) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+        child.once('close', (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal, stdout, stderr });
+        });
+      });
     },
     node: (script, args, env) => startNode(script, args, env),
     track(process, graceMs) {

@@ -28,6 +28,16 @@ it("stopped the last test's process after it, and kept beforeAll's", () => {
   expect(running(fileLong)).toBe(true);
 });
 
+it('runs a process to its end, with its output and exit code', async () => {
+  const script = "process.stdout.write('out'); process.stderr.write('err'); process.exit(3)";
+  expect(await processes.run(process.execPath, ['-e', script])).toEqual({
+    code: 3,
+    signal: null,
+    stdout: 'out',
+    stderr: 'err',
+  });
+});
+
 it('stops every process even when one stop fails, and says which failed', async () => {
   const child = processes.spawn(process.execPath, forever, { stdio: 'ignore' });
   openProcessScope().add({
