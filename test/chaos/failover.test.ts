@@ -5,6 +5,7 @@ import { ApiKeyRepository, createDataSource, Database, runMigrations } from '@ap
 import { MIGRATIONS } from '../../migrations';
 import { INSTALL_LEASE_AUDIT_SQL } from '../../bench/chaos/lease-audit.sql';
 import { startApiProcess, type ApiProcess } from '../helpers/api';
+import { useProcesses } from '../helpers/process-scope';
 import { toolAvailable } from '../helpers/external-tool';
 import {
   findFailoverBinDir,
@@ -16,7 +17,6 @@ import {
   ROOT,
   startDemoServer,
   startPoller,
-  stopAllProcesses,
   writeServersFile,
   type DemoServerProcess,
   type PollerProcess,
@@ -38,6 +38,9 @@ const hasTools = toolAvailable(
   ['--version'],
 );
 const describeWithTools = hasTools ? describe : describe.skip;
+// The pair's servers, the demo server, the API and the poller (docs/testing.md, "Processes go
+// through a fixture").
+const processes = useProcesses();
 if (!hasTools) {
   console.warn(
     'pg_basebackup not found: the failover test is skipped (Debian: apt-get install postgresql-15, or set FAILOVER_PG_BIN)',
@@ -137,8 +140,8 @@ describeWithTools('Postgres failover', () => {
   }, 150_000);
 
   afterAll(async () => {
-    await stopAllProcesses();
-    await api?.process.kill('SIGTERM');
+    // Every process, the pair's servers last, before the pair's proxy and directory go.
+    await processes.stopAll();
     await pool?.end().catch(() => undefined);
     await pair?.stop();
   });

@@ -18,12 +18,13 @@ import {
   localLeaseEndMs,
 } from '../../apps/poller/src/running/attempt-deadline';
 import { useTestDatabase } from '../helpers/db';
+import { useProcesses } from '../helpers/process-scope';
 import { startDemoServer } from '../helpers/processes';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
 import {
   NATIVE,
-  cleanup,
+  closePools,
   httpServer,
   registry,
   startPool,
@@ -45,8 +46,10 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   for (const deadline of deadlines.splice(0)) deadline.dispose();
-  await cleanup();
+  await closePools();
 });
+// The demo server a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 /** One claimed row with a LEASE_MS lease: the attempt's times come from this claim. */
 async function claimOne(): Promise<ClaimedTask> {

@@ -84,10 +84,15 @@ export function startPool(server: ServerConfig): UpstreamPool {
   return pool;
 }
 
-/** Closes every pool and demo child a test opened; returns how many children were still alive. */
-export async function cleanup(): Promise<number> {
+/** Closes every pool a test opened. */
+export async function closePools(): Promise<void> {
   await Promise.all([...pools].map((pool) => pool.close()));
   pools.clear();
+}
+
+/** Closes every pool and demo child a test opened; returns how many children were still alive. */
+export async function cleanup(): Promise<number> {
+  await closePools();
   return stopAllProcesses();
 }
 

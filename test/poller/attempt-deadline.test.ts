@@ -5,12 +5,7 @@ import { Client } from 'pg';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
 import { attemptLines } from '../helpers/poller-logs';
 import { useOwnPostgres } from '../helpers/postgres-process';
-import {
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { startDemoServer, startPoller, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 // Each connect (initialize) takes 3 s, within its 4 s timeout, so a native submit over HTTP
@@ -45,10 +40,9 @@ beforeAll(async () => {
   stall.on('error', () => undefined);
   await stall.connect();
 });
-afterAll(async () => {
-  await stall.end().catch(() => undefined);
-  await stopAllProcesses();
-});
+// The demo server and pollers stop with the file's process scope, which useOwnPostgres opened
+// (docs/testing.md, "Processes go through a fixture").
+afterAll(() => stall.end().catch(() => undefined));
 
 it('a submit held up past its lease is cut by its deadline: the row is submitted once', async () => {
   const demo = await startDemoServer(['--slow-initialize-ms', '3000']);

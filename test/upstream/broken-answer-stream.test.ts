@@ -4,15 +4,17 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UpstreamRequestBrokenError } from '@app/upstream';
 import { waitUntil } from '../helpers/wait';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import { closePools, demoHttp, openPool } from './mcp-test.helper';
 
 const CUT_MARKER = 'cut-this-answer';
 let proxy: Server | undefined;
 
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
   await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
   proxy = undefined;
 });

@@ -2,13 +2,13 @@
 // deadline (hours, for a held sync-call) instead of failing at once as possibly sent.
 import { UpstreamConnectionError } from '@app/upstream';
 import { waitUntil } from '../helpers/wait';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import { closePools, demoHttp, openPool } from './mcp-test.helper';
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 it('fails an in-flight call at once when the HTTP server dies, then reconnects', async () => {
   const server = await startDemoServer();

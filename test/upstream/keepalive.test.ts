@@ -1,12 +1,12 @@
 // Guards against keepalive pings racing in-flight requests and against reconnecting servers that merely lack ping.
 import { waitUntil } from '../helpers/wait';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import { closePools, demoHttp, openPool } from './mcp-test.helper';
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 describe('keepalive', () => {
   it('pings an idle session but never while a request is in flight', async () => {

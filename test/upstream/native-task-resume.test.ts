@@ -1,15 +1,13 @@
 // Guards against native tasks tied to one process: another process must poll them on the stored session.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { compileMcpLib, fixture } from './compiled-lib.helper';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import { closePools, demoHttp, openPool } from './mcp-test.helper';
 import { serverConfig } from '../helpers/server-config';
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+const processes = useProcesses({ perTest: true });
 
 interface CreatedTask {
   task: { taskId: string; status: string };
@@ -37,7 +35,7 @@ describe('native task session binding', () => {
     )) as CreatedTask;
     expect(created.task.status).toBe('working');
 
-    const { stdout } = await promisify(execFile)(process.execPath, [fixture('resume-poller')], {
+    const run = await processes.run(process.execPath, [fixture('resume-poller')], {
       env: {
         ...process.env,
         MCP_LIB: compileMcpLib(),
@@ -56,9 +54,12 @@ describe('native task session binding', () => {
         PROTOCOL_VERSION: taskSession.protocolVersion!,
         TASK_ID: created.task.taskId,
       },
-      timeout: 30_000,
+      timeoutMs: 30_000,
     });
-    const seen = JSON.parse(stdout.trim()) as {
+    if (run.code !== 0) {
+      throw new Error(`resume-poller ended ${run.code ?? run.signal}: ${run.stderr}`);
+    }
+    const seen = JSON.parse(run.stdout.trim()) as {
       sessionId: string;
       statuses: string[];
       result: { structuredContent?: unknown; content: unknown[] };

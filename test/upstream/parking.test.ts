@@ -2,7 +2,8 @@
 import { freePort } from '@app/dev-db';
 import { UpstreamUnavailableError } from '@app/upstream';
 import { waitUntil } from '../helpers/wait';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import {
   closePools,
   demoHttp,
@@ -13,10 +14,9 @@ import {
 } from './mcp-test.helper';
 import { serverConfig } from '../helpers/server-config';
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 describe('parking', () => {
   it('parks a 403 and a server of an unsupported protocol version at the first connect', async () => {

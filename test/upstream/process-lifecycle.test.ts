@@ -1,9 +1,9 @@
 // Guards against stdio servers that crash mid-call, dead children that swallow calls, and orphaned process trees.
-import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { UpstreamConnectionError, UpstreamError } from '@app/upstream';
 import { compileMcpLib, fixture } from './compiled-lib.helper';
 import { waitUntil } from '../helpers/wait';
+import { useProcesses } from '../helpers/process-scope';
 import { DEMO_SERVER_MAIN } from '../helpers/processes';
 import {
   childPids,
@@ -20,6 +20,8 @@ import { serverConfig } from '../helpers/server-config';
 const WRAPPER = fixture('stubborn-wrapper');
 
 afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+const processes = useProcesses({ perTest: true });
 
 describe('stdio process lifecycle', () => {
   it('fails a call at once when the server crashes mid-call, then respawns', async () => {
@@ -89,7 +91,7 @@ describe('stdio process lifecycle', () => {
   });
 
   it('reaps the process group a SIGKILLed worker left behind, whatever the new worker ID', async () => {
-    const owner = spawn(process.execPath, [fixture('crash-owner')], {
+    const owner = processes.spawn(process.execPath, [fixture('crash-owner')], {
       env: {
         ...process.env,
         MCP_LIB: compileMcpLib(),
@@ -109,7 +111,7 @@ describe('stdio process lifecycle', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const line = await new Promise<string>((resolve) =>
-      createInterface({ input: owner.stdout }).once('line', resolve),
+      createInterface({ input: owner.stdout! }).once('line', resolve),
     );
     expect(line).toMatch(/^grandchildren \d+ \d+$/);
     const sleeper = Number(line.split(' ')[2]);

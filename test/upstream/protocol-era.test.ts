@@ -6,14 +6,14 @@ import { Contract } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import { freePort } from '@app/dev-db';
 import { CatalogBuilder } from '@app/drivers';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 import { closePools, demoHttp, openPool } from './mcp-test.helper';
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 const native = (server: string): ToolsetConfig => ({
   name: `${server}-native`,

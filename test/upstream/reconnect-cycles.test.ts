@@ -1,7 +1,8 @@
 // Guards against leaks across reconnects: child processes, descriptors, timers and listeners piling up.
 import { fixture } from './compiled-lib.helper';
 import { waitUntil } from '../helpers/wait';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import {
   adminPost,
   childPids,
@@ -19,10 +20,9 @@ import { serverConfig } from '../helpers/server-config';
 const CYCLES = 20;
 const ECHO_SERVER = fixture('echo-server');
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 function processListeners(): number {
   return process.eventNames().reduce((sum, name) => sum + process.listenerCount(name), 0);

@@ -1,12 +1,12 @@
 // Guards against a Streamable HTTP server that forgot our session: idempotent requests recover once, others are never replayed.
 import { UpstreamSessionExpiredError, type UpstreamSession } from '@app/upstream';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import { adminPost, closePools, demoHttp, openPool } from './mcp-test.helper';
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 async function syncCalls(session: UpstreamSession, tag: string): Promise<unknown> {
   const stats = await session.callTool('demo_stats', { tag }, { idempotent: true });

@@ -3,14 +3,14 @@
 // own (ten-minute) deadline.
 import { UpstreamConnectionError } from '@app/upstream';
 import type { ServerConfig } from '@app/config';
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 import { closePools, demoHttp, demoStdio, openPool } from './mcp-test.helper';
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 const servers: [string, () => Promise<ServerConfig>][] = [
   ['stdio', () => Promise.resolve(demoStdio('busy'))],

@@ -1,7 +1,8 @@
 // Guards connections.md requirement 14: a server's tool list is read across every nextCursor
 // page, and re-read when the server sends notifications/tools/list_changed, so the catalog
 // neither misses tools on later pages nor keeps a stale list.
-import { startDemoServer, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
+import { startDemoServer } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 import {
   adminPost,
@@ -12,10 +13,9 @@ import {
   waitForState,
 } from './mcp-test.helper';
 
-afterEach(async () => {
-  await closePools();
-  await stopAllProcesses();
-});
+afterEach(closePools);
+// What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
+useProcesses({ perTest: true });
 
 const tool = (name: string) => ({ name, inputSchema: { type: 'object', properties: {} } });
 
