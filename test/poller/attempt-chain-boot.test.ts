@@ -1,10 +1,12 @@
 // Guards against a poller booting with timeouts whose worst attempt chain cannot fit its lease
 // (docs/leases.md, "Attempt deadlines"): one connect plus one call fits (the old check), but a
 // native submit over HTTP chains two connects and a call, so it would be cut by its deadline.
-import { startNode } from '../helpers/node-process';
+import { useProcesses } from '../helpers/process-scope';
 import { writeServersFile } from '../helpers/processes';
 
 const DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+// The poller runs in the file's process scope (docs/testing.md, "Processes go through a fixture").
+const processes = useProcesses();
 
 it('exits 78 naming LEASE_MS, the server, the toolset, the phase and the numbers', async () => {
   const serversFile = writeServersFile({
@@ -16,7 +18,7 @@ it('exits 78 naming LEASE_MS, the server, the toolset, the phase and the numbers
       taskToolsets: [{ name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required' }],
     },
   });
-  const child = startNode('apps/poller/main.js', [], {
+  const child = processes.node('apps/poller/main.js', [], {
     DATABASE_URL,
     MCP_SERVERS_FILE: serversFile,
     LEASE_MS: '3000',
