@@ -126,8 +126,9 @@ let fileScope: ProcessScope | undefined;
 
 /**
  * Opens this file's scope (once; jest loads this module afresh for every test file) and returns
- * it. Called by the fixtures (useFleet, useFixture, useProcesses) at the file's top level, where
- * jest takes hooks.
+ * it. Called by the fixtures (useFleet, useFixture, useOwnPostgres, useProcesses) at the file's
+ * top level, where jest takes hooks. A file has one scope: `perTest` from any of them applies to
+ * all that the file's tests start.
  */
 export function openProcessScope(options: { perTest?: boolean } = {}): ProcessScope {
   if (!fileScope) {
