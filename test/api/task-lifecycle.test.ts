@@ -1,34 +1,31 @@
 // Guards against a task's life through the API breaking in any contract (complete, cancel,
 // fail) with real pollers and a real upstream, and against upstream internals leaking on the way.
 import request from 'supertest';
-import { FrontDoor, UPSTREAM_SERVER, startFrontDoor } from '../front-door/front-door-harness';
+import { UPSTREAM_SERVER, useFrontDoor } from '../front-door/front-door-harness';
 import { ApiHarness, bearer } from '../helpers/api';
 import { DEMO_ORDINARY_TOOLS } from '../helpers/processes';
 import { waitForStatus } from '../helpers/wait';
 
 const TOOLSETS = ['demo-ordinary', 'demo-native', 'demo-sync'] as const;
 
-let frontDoor: FrontDoor;
+const frontDoor = useFrontDoor({
+  pollers: 2,
+  // demo_task_required lives on the demo server's 2025-11-25 side.
+  server: { protocolVersion: '2025-11-25' },
+  toolsets: [
+    { name: 'demo-ordinary', ...DEMO_ORDINARY_TOOLS },
+    { name: 'demo-native', contract: 'mcp-tasks', tool: 'demo_task_required' },
+    { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60000 },
+  ],
+});
 let api: ApiHarness;
 let auth: string;
 const bodies: string[] = [];
 
-beforeAll(async () => {
-  frontDoor = await startFrontDoor({
-    pollers: 2,
-    // demo_task_required lives on the demo server's 2025-11-25 side.
-    server: { protocolVersion: '2025-11-25' },
-    toolsets: [
-      { name: 'demo-ordinary', ...DEMO_ORDINARY_TOOLS },
-      { name: 'demo-native', contract: 'mcp-tasks', tool: 'demo_task_required' },
-      { name: 'demo-sync', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60000 },
-    ],
-  });
+beforeAll(() => {
   api = frontDoor.api;
   auth = bearer(frontDoor.keys.alice);
-}, 90_000);
-
-afterAll(async () => frontDoor?.close());
+});
 
 /** Every answer is kept for the leak search at the end. */
 async function call(

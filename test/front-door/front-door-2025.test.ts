@@ -9,23 +9,22 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { waitUntil } from '../helpers/wait';
-import { FrontDoor, postMcp, startFrontDoor } from './front-door-harness';
+import { postMcp, useFrontDoor } from './front-door-harness';
 import { sdkClient, streamingClient } from '../helpers/mcp-client';
 
-let fd: FrontDoor;
+const fd = useFrontDoor();
 let alice: Client;
 let bob: Client;
 
 beforeAll(async () => {
-  fd = await startFrontDoor();
   alice = await sdkClient(fd.api.url, fd.keys.alice, '?thread=ide-1');
   bob = await sdkClient(fd.api.url, fd.keys.bob);
-}, 120_000);
+});
 
+// After the front door's own afterAll has stopped it.
 afterAll(async () => {
   await alice?.close();
   await bob?.close();
-  await fd?.close();
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read JSON bodies by path

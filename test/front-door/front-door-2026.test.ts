@@ -6,19 +6,11 @@ import { request as httpRequest } from 'node:http';
 import { signJwt } from '../helpers/api';
 import { PROTOCOL_2026, TASKS_EXTENSION } from '../helpers/mcp-2026';
 import { waitUntil } from '../helpers/wait';
-import { FrontDoor, postMcp, postMcp2026, startFrontDoor } from './front-door-harness';
+import { postMcp, postMcp2026, useFrontDoor } from './front-door-harness';
 
 const V = PROTOCOL_2026;
 const TASKS = TASKS_EXTENSION;
-let fd: FrontDoor;
-
-beforeAll(async () => {
-  fd = await startFrontDoor();
-}, 120_000);
-
-afterAll(async () => {
-  await fd?.close();
-});
+const fd = useFrontDoor();
 
 /** One 2026 request as alice (or `options.key`), with the envelope a conforming client sends. */
 function call2026(

@@ -11,43 +11,33 @@ import { apiKeyFor } from '../helpers/api';
 import { request2026 } from '../helpers/mcp-2026';
 import { recordingFetch, sdkClient } from '../helpers/mcp-client';
 import { waitUntil } from '../helpers/wait';
-import {
-  DEMO_TOOLSETS,
-  FrontDoor,
-  postMcp,
-  postMcp2026,
-  startFrontDoor,
-} from './front-door-harness';
+import { DEMO_TOOLSETS, postMcp, postMcp2026, useFrontDoor } from './front-door-harness';
 
 const HOLD_MS = 6_000;
 const IDEMPOTENCY = 'mcp-task-gateway/idempotencyKey';
-let fd: FrontDoor;
+const fd = useFrontDoor({
+  toolsets: [
+    ...DEMO_TOOLSETS.filter((t) => t.name === 'demo-ordinary' || t.name === 'demo-sync'),
+    {
+      name: 'demo-strict',
+      contract: 'mcp-tasks',
+      tool: 'demo_task_optional',
+      mcp: { toolName: 'strict', clientCancel: 'task' },
+    },
+  ],
+  apiEnv: {
+    MCP_MAX_HOLD_MS: String(HOLD_MS),
+    MCP_PROGRESS_INTERVAL_MS: '250',
+    MCP_MAX_HELD_CALLS_PER_USER: '2',
+    MCP_MAX_RESULT_WAITS_PER_USER: '1',
+    MCP_MAX_LISTEN_STREAMS_PER_USER: '1',
+  },
+});
 const clients: Client[] = [];
 
-beforeAll(async () => {
-  fd = await startFrontDoor({
-    toolsets: [
-      ...DEMO_TOOLSETS.filter((t) => t.name === 'demo-ordinary' || t.name === 'demo-sync'),
-      {
-        name: 'demo-strict',
-        contract: 'mcp-tasks',
-        tool: 'demo_task_optional',
-        mcp: { toolName: 'strict', clientCancel: 'task' },
-      },
-    ],
-    apiEnv: {
-      MCP_MAX_HOLD_MS: String(HOLD_MS),
-      MCP_PROGRESS_INTERVAL_MS: '250',
-      MCP_MAX_HELD_CALLS_PER_USER: '2',
-      MCP_MAX_RESULT_WAITS_PER_USER: '1',
-      MCP_MAX_LISTEN_STREAMS_PER_USER: '1',
-    },
-  });
-}, 120_000);
-
+// After the front door's own afterAll has stopped it.
 afterAll(async () => {
   for (const client of clients) await client.close();
-  await fd?.close();
 });
 
 async function client(

@@ -11,27 +11,26 @@ import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol
 import { parseSettings } from '@app/config';
 import { recordingFetch, sdkClient } from '../helpers/mcp-client';
 import { waitUntil } from '../helpers/wait';
-import { FrontDoor, startFrontDoor } from './front-door-harness';
+import { useFrontDoor } from './front-door-harness';
 
 const HOLD_MS = 4000;
 const CLIENT_TIMEOUT_MS = 8000;
 const TOOL_MS = 12_000;
 
-let fd: FrontDoor;
+const fd = useFrontDoor({ apiEnv: { MCP_MAX_HOLD_MS: String(HOLD_MS) } });
 let client: Client;
 const recorder = recordingFetch();
 
 beforeAll(async () => {
-  fd = await startFrontDoor({ apiEnv: { MCP_MAX_HOLD_MS: String(HOLD_MS) } });
   client = await sdkClient(fd.api.url, fd.keys.alice, '?thread=long-call', {
     capabilities: {},
     fetch: recorder.fetch,
   });
-}, 120_000);
+});
 
+// After the front door's own afterAll has stopped it.
 afterAll(async () => {
   await client?.close();
-  await fd?.close();
 });
 
 it('the shipped hold answers inside the SDK default timeout, with room for the trip', () => {

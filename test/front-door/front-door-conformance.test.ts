@@ -11,7 +11,7 @@ import {
   node24Available,
   taskScenarios,
 } from '../helpers/conformance-suite';
-import { FrontDoor, startFrontDoor } from './front-door-harness';
+import { useFrontDoor } from './front-door-harness';
 
 const ROOT = join(__dirname, '..', '..');
 const CONFIG = JSON.parse(
@@ -38,23 +38,19 @@ const SCENARIOS = [
 
 const work = mkdtempSync(join(tmpdir(), 'front-door-conformance-'));
 const suite = new ConformanceSuite(work);
-let fd: FrontDoor;
+const { taskToolsets, ...server } = CONFIG.mcpServers.fixtures;
+// Without Node 24 every test is skipped, and jest runs none of the file's hooks: nothing starts.
+const fd = useFrontDoor({
+  toolsets: taskToolsets,
+  server: { protocolVersion: server.protocolVersion },
+  // Its fixtures are 2026-07-28 tools: served by a server that speaks nothing else.
+  demoArgs: ['--strict-2026'],
+  apiEnv: { MCP_ANONYMOUS_USER: 'conformance' },
+});
 const summary: string[] = [];
 
-beforeAll(async () => {
-  if (!HAS_NODE24) return;
-  const { taskToolsets, ...server } = CONFIG.mcpServers.fixtures;
-  fd = await startFrontDoor({
-    toolsets: taskToolsets,
-    server: { protocolVersion: server.protocolVersion },
-    // Its fixtures are 2026-07-28 tools: served by a server that speaks nothing else.
-    demoArgs: ['--strict-2026'],
-    apiEnv: { MCP_ANONYMOUS_USER: 'conformance' },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await fd?.close();
+// After the front door's own afterAll has stopped it.
+afterAll(() => {
   rmSync(work, { recursive: true, force: true });
   process.stdout.write(`conformance against the front door:\n${summary.join('\n')}\n`);
 });

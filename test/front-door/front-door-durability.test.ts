@@ -5,39 +5,32 @@
 // status stream depending on the replica that served it (a Last-Event-ID from one replica
 // resumes on another, without loss or repeats).
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ApiProcess, startApiProcess } from '../helpers/api';
+import { ApiProcess } from '../helpers/api';
 import { waitUntil } from '../helpers/wait';
 import {
   DEMO_TOOLSETS,
-  FrontDoor,
   SseFrame,
   openStatusStream,
   postMcp,
   postMcp2026,
-  startFrontDoor,
+  useFrontDoor,
 } from './front-door-harness';
 import { sdkClient } from '../helpers/mcp-client';
 
-let fd: FrontDoor;
+// A short lease, so a poller killed while it holds the task's claim is replaced in seconds.
+const fd = useFrontDoor({
+  pollers: 2,
+  // demo-sync declared safe to repeat: a call whose poller died is run again, not failed
+  // outcome_uncertain.
+  toolsets: DEMO_TOOLSETS.map((t) => (t.name === 'demo-sync' ? { ...t, retryOnCrash: true } : t)),
+  // A native cancel chains a connect and three calls: 2000 + 3 × 2500 ms fit the 10 s lease.
+  server: { connectTimeoutMs: 2000, callTimeoutMs: 2500 },
+  pollerEnv: { LEASE_MS: '10000' },
+});
 let second: ApiProcess;
 
 beforeAll(async () => {
-  // A short lease, so a poller killed while it holds the task's claim is replaced in seconds.
-  fd = await startFrontDoor({
-    pollers: 2,
-    // demo-sync declared safe to repeat: a call whose poller died is run again, not failed
-    // outcome_uncertain.
-    toolsets: DEMO_TOOLSETS.map((t) => (t.name === 'demo-sync' ? { ...t, retryOnCrash: true } : t)),
-    // A native cancel chains a connect and three calls: 2000 + 3 × 2500 ms fit the 10 s lease.
-    server: { connectTimeoutMs: 2000, callTimeoutMs: 2500 },
-    pollerEnv: { LEASE_MS: '10000' },
-  });
-  second = await startApiProcess(fd.api.db.url);
-}, 120_000);
-
-afterAll(async () => {
-  await second?.process.kill('SIGTERM');
-  await fd?.close();
+  second = await fd.addApi();
 });
 
 it('the status stream resumes on another replica from the Last-Event-ID the first one sent', async () => {

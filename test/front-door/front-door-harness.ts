@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiHarness, apiKeyFor, startApi } from '../helpers/api';
+import { ApiHarness, ApiProcess, apiKeyFor, startApi, startApiProcess } from '../helpers/api';
+import { useFixture } from '../helpers/fixture';
 import { request2026, type Request2026Options } from '../helpers/mcp-2026';
 import { NodeProcess, startNode } from '../helpers/node-process';
 import { DEMO_ORDINARY_TOOLS, DemoServerProcess, startDemoServer } from '../helpers/processes';
@@ -47,22 +48,36 @@ export interface FrontDoor {
   keys: Record<string, string>;
   /** Starts one more poller on the same config. */
   addPoller(): NodeProcess;
+  /** Starts one more API replica on the same database (`env` overrides settings). */
+  addApi(env?: Record<string, string>): Promise<ApiProcess>;
   close(): Promise<void>;
 }
 
-export async function startFrontDoor(
-  options: {
-    pollers?: number;
-    apiEnv?: Record<string, string>;
-    toolsets?: unknown[];
-    /** Extra fields of the upstream server's entry (e.g. protocolVersion). */
-    server?: Record<string, unknown>;
-    /** Extra environment of every poller (e.g. a short LEASE_MS). */
-    pollerEnv?: Record<string, string>;
-    /** Demo server flags (e.g. `--strict-2026` for an upstream that refuses initialize). */
-    demoArgs?: string[];
-  } = {},
-): Promise<FrontDoor> {
+export interface FrontDoorOptions {
+  pollers?: number;
+  apiEnv?: Record<string, string>;
+  toolsets?: unknown[];
+  /** Extra fields of the upstream server's entry (e.g. protocolVersion). */
+  server?: Record<string, unknown>;
+  /** Extra environment of every poller (e.g. a short LEASE_MS). */
+  pollerEnv?: Record<string, string>;
+  /** Demo server flags (e.g. `--strict-2026` for an upstream that refuses initialize). */
+  demoArgs?: string[];
+}
+
+/**
+ * Registers a test file's front door: started in beforeAll, closed in afterAll with every poller
+ * and API replica it started. The value it returns is usable from beforeAll on.
+ */
+export function useFrontDoor(options: FrontDoorOptions = {}): FrontDoor {
+  return useFixture(
+    'the front door',
+    () => startFrontDoor(options),
+    (fd) => fd.close(),
+  );
+}
+
+async function startFrontDoor(options: FrontDoorOptions = {}): Promise<FrontDoor> {
   const api = await startApi(options.apiEnv);
   const demo = await startDemoServer(options.demoArgs);
   const demoUrl = demo.url;
@@ -93,6 +108,12 @@ export async function startFrontDoor(
     pollers.push(poller);
     return poller;
   };
+  const replicas: ApiProcess[] = [];
+  const addApi = async (env: Record<string, string> = {}): Promise<ApiProcess> => {
+    const replica = await startApiProcess(api.db.url, env);
+    replicas.push(replica);
+    return replica;
+  };
   for (let i = 0; i < (options.pollers ?? 1); i++) addPoller();
   const keys = { alice: await apiKeyFor(api, 'alice'), bob: await apiKeyFor(api, 'bob') };
   await waitUntil(
@@ -116,10 +137,12 @@ export async function startFrontDoor(
     serversFile,
     keys,
     addPoller,
+    addApi,
     async close() {
       // Teardown, not a test of the drain: a graceful stop would wait out DRAIN_TIMEOUT_MS for
       // the held calls a test leaves running (30 s by default).
       for (const poller of pollers) await poller.kill('SIGKILL');
+      for (const replica of replicas) await replica.process.kill('SIGTERM');
       await demo.stop();
       await api.close();
       rmSync(dir, { recursive: true, force: true });

@@ -15,26 +15,18 @@ import {
   type ElicitRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { waitUntil } from '../helpers/wait';
-import { FrontDoor, postMcp, postMcp2026, startFrontDoor } from './front-door-harness';
+import { postMcp, postMcp2026, useFrontDoor } from './front-door-harness';
 import { streamingClient } from '../helpers/mcp-client';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
-let fd: FrontDoor;
-
-beforeAll(async () => {
-  fd = await startFrontDoor({
-    server: { protocolVersion: '2026-07-28' },
-    demoArgs: ['--strict-2026'],
-    toolsets: [
-      { name: 'ask-two', contract: 'mcp-tasks', tool: 'demo_ask_two', mcp: { toolName: 'ask' } },
-      { name: 'mrtr', contract: 'mcp-tasks', tool: 'demo_mrtr', mcp: { toolName: 'approve' } },
-    ],
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await fd?.close();
+const fd = useFrontDoor({
+  server: { protocolVersion: '2026-07-28' },
+  demoArgs: ['--strict-2026'],
+  toolsets: [
+    { name: 'ask-two', contract: 'mcp-tasks', tool: 'demo_ask_two', mcp: { toolName: 'ask' } },
+    { name: 'mrtr', contract: 'mcp-tasks', tool: 'demo_mrtr', mcp: { toolName: 'approve' } },
+  ],
 });
 
 /** A client that answers every elicitation with `answer(request)` and records the requests. */

@@ -7,9 +7,9 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiProcess, startApiProcess } from '../helpers/api';
+import { ApiProcess } from '../helpers/api';
 import { waitForStatus } from '../helpers/wait';
-import { FrontDoor, startFrontDoor } from './front-door-harness';
+import { useFrontDoor } from './front-door-harness';
 
 const SCRIPT = join(__dirname, 'official-client.mjs');
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
@@ -17,20 +17,12 @@ const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
 const CLIENT_SECTION = README.split('### Use it from an MCP client')[1].split('\n#')[0];
 const ERAS = ['2025-11-25', '2026-07-28'] as const;
 
-let fd: FrontDoor;
-
-beforeAll(async () => {
-  fd = await startFrontDoor({
-    server: { protocolVersion: '2026-07-28' },
-    toolsets: [
-      { name: 'ask', contract: 'mcp-tasks', tool: 'demo_ask_one' },
-      { name: 'work', contract: 'mcp-tasks', tool: 'demo_task' },
-    ],
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await fd?.close();
+const fd = useFrontDoor({
+  server: { protocolVersion: '2026-07-28' },
+  toolsets: [
+    { name: 'ask', contract: 'mcp-tasks', tool: 'demo_ask_one' },
+    { name: 'work', contract: 'mcp-tasks', tool: 'demo_task' },
+  ],
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the step's JSON output
@@ -66,12 +58,9 @@ const CONFIRM = { confirm: { action: 'accept', content: { confirm: true } } };
 describe.each(ERAS)('the official task client on %s', (era) => {
   let doomed: ApiProcess;
 
+  // Killed by the test; the front door stops it after the file if the test did not get there.
   beforeAll(async () => {
-    doomed = await startApiProcess(fd.api.db.url);
-  });
-
-  afterAll(async () => {
-    await doomed?.process.kill('SIGKILL');
+    doomed = await fd.addApi();
   });
 
   it('creates a task with handoff, loses its replica, resumes on another and answers its question', async () => {
