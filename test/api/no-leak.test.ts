@@ -6,33 +6,15 @@ import request from 'supertest';
 import { ERROR_TEMPLATES } from '@app/views';
 import { SseClient } from '../helpers/sse';
 import { WebhookReceiver } from '../events/webhook-receiver';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { useFleet } from '../helpers/fleet';
+import { demoServerEntry } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
-import {
-  ApiHarness,
-  JWT_SECRET,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  startApi,
-} from '../helpers/api';
+import { ApiProcess, JWT_SECRET, apiKeyFor, bearer, catalogEntry, useApi } from '../helpers/api';
 import { TASK_DETAIL_FIELDS, TASK_SUMMARY_FIELDS } from '../helpers/task-fields';
 import { insertTaskRow } from './task-rows';
 
-let api: ApiHarness;
-let key: string;
-const ids: Record<string, string> = {};
-
-beforeAll(async () => {
-  api = await startApi();
-  await publishCatalog(api, [
+const api = useApi({
+  catalog: [
     catalogEntry(),
     catalogEntry({
       name: 'down',
@@ -40,7 +22,12 @@ beforeAll(async () => {
       available: false,
       unavailableReason: 'srv-hidden-down refused: ECONNREFUSED',
     }),
-  ]);
+  ],
+});
+let key: string;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
   key = await apiKeyFor(api, 'alice');
   const db = api.db.db;
   const internal = (n: string) => ({
@@ -96,7 +83,6 @@ beforeAll(async () => {
     server: 'srv-hidden-down',
   });
 });
-afterAll(async () => api?.close());
 
 describe('task view', () => {
   it('shows exactly the documented fields, bounded', async () => {
@@ -281,29 +267,32 @@ describe('real failures of every error code', () => {
   const DOWN_SERVER = 'leak-srv-down';
   const DOWN_TOOLSET = 'leaky-down';
   const THREAD = 'leaks';
-  let live: ApiHarness;
+  // A database of its own, where the seeded rows above are not in a real poller's way.
+  const fleet = useFleet();
+  let live: ApiProcess;
   let liveKey: string;
   let receiver: WebhookReceiver;
   let sse: SseClient;
   let demoUrl: string;
 
   beforeAll(async () => {
-    live = await startApi({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    liveKey = await apiKeyFor(live, 'carol');
+    live = await fleet.api({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    liveKey = await apiKeyFor({ db: fleet.database }, 'carol');
     receiver = new WebhookReceiver();
     await receiver.start();
-    const demo = await startDemoServer();
+    const demo = await fleet.demo();
     demoUrl = demo.url;
-    await startPoller({
-      databaseUrl: live.db.url,
-      serversFile: writeServersFile({
+    await fleet.poller(
+      {
         [SERVER]: demoServerEntry(demo.url, TOOLSET),
         // Nothing listens there: its catalog reason quotes the address, for operators only.
         [DOWN_SERVER]: demoServerEntry('http://127.0.0.1:9', DOWN_TOOLSET),
-      }),
-      workerId: WORKER,
-      env: { TRACKING_TIMEOUT_MS: '5000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
-    });
+      },
+      {
+        workerId: WORKER,
+        env: { TRACKING_TIMEOUT_MS: '5000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+      },
+    );
     await waitUntil(async () => {
       const res = await request(live.url).get('/v1/toolsets').set('Authorization', bearer(liveKey));
       const entry = (res.body.items as Array<{ name: string; available: boolean }>)?.find(
@@ -312,11 +301,10 @@ describe('real failures of every error code', () => {
       return entry?.available ? true : undefined;
     }, 'the poller to publish its catalog');
   }, 60_000);
+  // After the fleet's own afterAll: its poller, demo server and API have stopped by then.
   afterAll(async () => {
     sse?.close();
-    await stopAllProcesses();
     await receiver?.stop();
-    await live?.close();
   });
 
   it('shows each code its fixed text, and no internal name, ID, address or path anywhere', async () => {
@@ -448,7 +436,7 @@ describe('real failures of every error code', () => {
       (await request(live.url).get(`/v1/threads/${THREAD}/tasks`).set('Authorization', auth)).text,
     );
 
-    const rows = await live.db.db.query<Record<string, string | null>>(
+    const rows = await fleet.db.query<Record<string, string | null>>(
       `SELECT remote_task_id, error_message, last_error FROM tasks`,
     );
     const remoteIds = rows.map((r) => r.remote_task_id).filter((v): v is string => !!v);

@@ -4,16 +4,8 @@ import etag from 'etag';
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { ApiKeyRepository, QuotaRepository } from '@app/persistence';
-import {
-  ApiHarness,
-  ApiProcess,
-  catalogEntry,
-  publishCatalog,
-  signJwt,
-  startApi,
-  startApiProcess,
-} from '../helpers/api';
-import { useFixture } from '../helpers/fixture';
+import { ApiProcess, catalogEntry, publishCatalog, signJwt } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 import { parseExposition } from '../metrics/exposition';
 import { waitUntil } from '../helpers/wait';
 
@@ -26,46 +18,33 @@ interface Answer {
 
 /** Two APIs on one database: the fast path in front (the default), and the Nest route alone. */
 interface Pair {
-  fast: ApiHarness;
+  fast: ApiProcess;
   nest: ApiProcess;
 }
 
-const pair = useFixture<Pair>(
-  'the two APIs',
-  async () => {
-    const fast = await startApi();
-    try {
-      await publishCatalog(fast, [
-        catalogEntry(),
-        // ajv cannot compile it: the validator's warning is logged inside the request.
-        catalogEntry({
-          name: 'loose',
-          inputSchema: { type: 'object', properties: { x: { type: 'nope' } } },
-        }),
-      ]);
-      const nest = await startApiProcess(fast.db.url, { API_SUBMIT_FAST_PATH: 'false' });
-      return { fast, nest };
-    } catch (error) {
-      await fast.close();
-      throw error;
-    }
-  },
-  async ({ fast, nest }) => {
-    await nest.process.kill('SIGTERM');
-    await fast.close();
-  },
-);
+const fleet = useFleet();
+let pair: Pair;
 
 /** Each API's own users, so idempotency keys and quotas of one never touch the other's. */
 const keys: Record<'fast' | 'nest', Record<string, string>> = { fast: {}, nest: {} };
 
 beforeAll(async () => {
-  const repo = new ApiKeyRepository(pair.fast.db.db);
+  const fast = await fleet.api();
+  await publishCatalog({ db: fleet.database }, [
+    catalogEntry(),
+    // ajv cannot compile it: the validator's warning is logged inside the request.
+    catalogEntry({
+      name: 'loose',
+      inputSchema: { type: 'object', properties: { x: { type: 'nope' } } },
+    }),
+  ]);
+  pair = { fast, nest: await fleet.api({ API_SUBMIT_FAST_PATH: 'false' }) };
+  const repo = new ApiKeyRepository(fleet.db);
   for (const side of ['fast', 'nest'] as const) {
     for (const user of ['alice', 'limited']) {
       keys[side][user] = (await repo.create(`${user}-${side}`, 'test')).key;
     }
-    await new QuotaRepository(pair.fast.db.db).set(`limited-${side}`, { submitsPerMinute: 1 });
+    await new QuotaRepository(fleet.db).set(`limited-${side}`, { submitsPerMinute: 1 });
   }
 });
 

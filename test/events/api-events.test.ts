@@ -2,21 +2,15 @@
 import request from 'supertest';
 import { WebhookRepository } from '@app/persistence';
 import { newWebhookSecret } from '@app/webhooks';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
-import { ApiProcess, signJwt, startApiProcess } from '../helpers/api';
+import { ApiProcess, signJwt } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 import { SseClient } from '../helpers/sse';
-import {
-  demoTasksEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoTasksEntry } from '../helpers/processes';
 import { WebhookReceiver } from './webhook-receiver';
 
-let db: TestDatabase;
+const fleet = useFleet();
 let strict: ApiProcess;
 let relaxed: ApiProcess;
 const clients: SseClient[] = [];
@@ -24,19 +18,16 @@ const alice = signJwt('alice');
 const bob = signJwt('bob');
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   // Two replicas of one deployment on one database; they differ only in the operator switch,
   // so one run covers both the refusal and local receivers.
   [strict, relaxed] = await Promise.all([
-    startApiProcess(db.url),
-    startApiProcess(db.url, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
+    fleet.api(),
+    fleet.api({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
   ]);
 });
 
-afterAll(async () => {
+afterAll(() => {
   for (const client of clients) client.close();
-  await Promise.all([strict?.process.kill('SIGTERM'), relaxed?.process.kill('SIGTERM')]);
-  await db?.drop();
 });
 
 async function open(replica: ApiProcess, token: string, thread: string, last?: string) {
@@ -50,10 +41,11 @@ async function open(replica: ApiProcess, token: string, thread: string, last?: s
 /** Moves each task working → completed, one statement per change, as pollers would. */
 async function drive(ids: string[]): Promise<void> {
   for (const id of ids) {
-    await db.db.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [id]);
-    await db.db.query(`UPDATE tasks SET status = 'completed', completed_at = now() WHERE id = $1`, [
-      id,
-    ]);
+    await fleet.db.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [id]);
+    await fleet.db.query(
+      `UPDATE tasks SET status = 'completed', completed_at = now() WHERE id = $1`,
+      [id],
+    );
   }
 }
 
@@ -61,7 +53,7 @@ const key = (e: { data: Record<string, unknown> }): string =>
   `${(e.data.task as { task_id: string }).task_id}#${String(e.data.sequence)}`;
 
 it('resumes on another replica with Last-Event-ID: nothing missed, nothing twice', async () => {
-  const ids = await insertTasks(db.db, 60, { userId: 'alice', threadId: 'chat-1' });
+  const ids = await insertTasks(fleet.db, 60, { userId: 'alice', threadId: 'chat-1' });
   const first = await open(strict, alice, 'chat-1');
   const watcher = await open(relaxed, alice, 'chat-1');
   const driving = drive(ids);
@@ -98,7 +90,7 @@ it('resumes on another replica with Last-Event-ID: nothing missed, nothing twice
   expect(watcher.events.map((e) => e.id)).toEqual(all.map((e) => e.id));
   expect(first.comments).toContain('connected');
   // Stream positions and event IDs are opaque: no outbox ID, transaction ID or global counter.
-  const counters = await db.db.query<{ id: string; tx: string }>(
+  const counters = await fleet.db.query<{ id: string; tx: string }>(
     `SELECT id::text AS id, tx::text AS tx FROM task_events WHERE user_id = 'alice'`,
   );
   for (const e of all) {
@@ -115,8 +107,8 @@ it('resumes on another replica with Last-Event-ID: nothing missed, nothing twice
 
 it('shows a user only their own events, even on the same thread ID', async () => {
   const bobStream = await open(strict, bob, 'chat-1');
-  const [aliceTask] = await insertTasks(db.db, 1, { userId: 'alice', threadId: 'chat-1' });
-  const [bobTask] = await insertTasks(db.db, 1, { userId: 'bob', threadId: 'chat-1' });
+  const [aliceTask] = await insertTasks(fleet.db, 1, { userId: 'alice', threadId: 'chat-1' });
+  const [bobTask] = await insertTasks(fleet.db, 1, { userId: 'bob', threadId: 'chat-1' });
   await drive([aliceTask, bobTask]);
   await waitUntil(
     async () => (bobStream.events.length >= 2 ? true : undefined),
@@ -210,7 +202,7 @@ describe('webhook subscriptions', () => {
   });
 
   it('checks the quota before any lookup, and refuses inward and unknown hosts alike', async () => {
-    const hooks = new WebhookRepository(db.db);
+    const hooks = new WebhookRepository(fleet.db);
     for (let i = 0; i < 10; i++)
       await hooks.create({
         id: `wh_quota${i}`,
@@ -245,15 +237,14 @@ describe('a task on a strict 2026-07-28 server', () => {
 
   beforeAll(async () => {
     // --strict-2026 refuses initialize (-32020): every status comes from the stateless side.
-    const demo = await startDemoServer(['--strict-2026']);
+    const demo = await fleet.demo(['--strict-2026']);
     receiver = new WebhookReceiver();
     await receiver.start();
-    await startPoller({
-      databaseUrl: db.url,
-      // Unpinned: the poller finds the era through server/discover.
-      serversFile: writeServersFile({ strict: demoTasksEntry(demo.url, { asks: 'demo_ask_one' }) }),
-      env: { LEASE_MS: '8000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
-    });
+    // Unpinned: the poller finds the era through server/discover.
+    await fleet.poller(
+      { strict: demoTasksEntry(demo.url, { asks: 'demo_ask_one' }) },
+      { env: { LEASE_MS: '8000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } },
+    );
     await waitUntil(
       async () => {
         const res = await request(strict.url)
@@ -266,10 +257,8 @@ describe('a task on a strict 2026-07-28 server', () => {
       10_000,
     );
   });
-  afterAll(async () => {
-    await stopAllProcesses();
-    await receiver?.stop();
-  });
+  // Its poller and demo server stop with the fleet, after the file (this block is its last).
+  afterAll(() => receiver?.stop());
 
   it('streams and delivers working → input_required → working → completed, signed', async () => {
     const hook = await request(relaxed.url)
@@ -320,7 +309,7 @@ describe('a task on a strict 2026-07-28 server', () => {
     expect(got.every((r) => r.verified)).toBe(true);
     expect(got.map((r) => r.headers['webhook-id'] as string).sort()).toEqual(wanted);
     // Neither way shows the upstream's task ID.
-    const [{ remote }] = await db.db.query<{ remote: string }>(
+    const [{ remote }] = await fleet.db.query<{ remote: string }>(
       `SELECT remote_task_id AS remote FROM task_rows WHERE id = $1`,
       [taskId],
     );

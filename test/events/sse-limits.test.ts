@@ -1,31 +1,28 @@
 // Guards against an event stream outliving its authorization (a revoked API key, an expired JWT), living forever, or one user opening unlimited streams.
 import request from 'supertest';
 import { ApiKeyRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
-import { ApiProcess, signJwt, startApiProcess } from '../helpers/api';
+import { ApiProcess, signJwt } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 import { SseClient } from '../helpers/sse';
 
 const RECHECK_MS = 300;
 const MAX_AGE_MS = 4000;
 
-let db: TestDatabase;
+const fleet = useFleet();
 let api: ApiProcess;
 const clients: SseClient[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startApiProcess(db.url, {
+  api = await fleet.api({
     SSE_RECHECK_INTERVAL_MS: String(RECHECK_MS),
     SSE_MAX_AGE_MS: String(MAX_AGE_MS),
     SSE_MAX_STREAMS_PER_USER: '2',
   });
 });
-afterAll(async () => {
+afterAll(() => {
   for (const client of clients) client.close();
-  await api?.process.kill('SIGTERM');
-  await db?.drop();
 });
 
 /** Opens a stream and records when the server ends it. */
@@ -43,10 +40,10 @@ async function open(
 }
 
 it('ends a stream soon after its API key is revoked', async () => {
-  const keys = new ApiKeyRepository(db.db);
+  const keys = new ApiKeyRepository(fleet.db);
   const made = await keys.create('kim', 'ci');
   const { client, ended } = await open(made.key, 'rev');
-  await insertTasks(db.db, 1, { userId: 'kim', threadId: 'rev' });
+  await insertTasks(fleet.db, 1, { userId: 'kim', threadId: 'rev' });
   // Still authorized: it keeps going past several re-checks.
   await waitUntil(() => (client.comments.includes('connected') ? true : undefined), 'connected');
   const revokedAt = Date.now();
@@ -66,8 +63,8 @@ it('ends a stream once its JWT expires', async () => {
 
 it('ends a stream at its maximum age; the client resumes with Last-Event-ID', async () => {
   const token = signJwt('max', { exp: Math.floor(Date.now() / 1000) + 600 });
-  const ids = await insertTasks(db.db, 1, { userId: 'max', threadId: 'age' });
-  await db.db.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [ids[0]]);
+  const ids = await insertTasks(fleet.db, 1, { userId: 'max', threadId: 'age' });
+  await fleet.db.query(`UPDATE tasks SET status = 'working' WHERE id = $1`, [ids[0]]);
   const started = Date.now();
   const first = await open(token, 'age');
   await waitUntil(() => (first.client.events.length >= 1 ? true : undefined), 'the first event');
@@ -76,7 +73,7 @@ it('ends a stream at its maximum age; the client resumes with Last-Event-ID', as
   expect(first.client.comments).toContain('max age reached; reconnect');
 
   const second = await open(token, 'age', first.client.lastId);
-  await db.db.query(
+  await fleet.db.query(
     `UPDATE tasks SET status = 'completed', completed_at = now()
       WHERE id = $1`,
     [ids[0]],

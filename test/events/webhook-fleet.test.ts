@@ -4,15 +4,13 @@ import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
 import { publicEventId } from '@app/views';
-import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
+import { ApiProcess, apiKeyFor, bearer } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 import {
   DemoServerProcess,
   PollerProcess,
   demoServerEntry,
   demoTasksEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -28,7 +26,8 @@ const PATH = '/fleet';
 // Every poller and the API must allow the loopback receiver (and plain http).
 const PRIVATE_OK = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
 
-let api: ApiHarness;
+const fleet = useFleet();
+let api: ApiProcess;
 let demo: DemoServerProcess;
 let strictDemo: DemoServerProcess;
 let serversFile: string;
@@ -37,9 +36,9 @@ let receiver: WebhookReceiver;
 let auth: string;
 
 beforeAll(async () => {
-  api = await startApi(PRIVATE_OK);
-  demo = await startDemoServer();
-  strictDemo = await startDemoServer(['--strict-2026']);
+  api = await fleet.api(PRIVATE_OK);
+  demo = await fleet.demo();
+  strictDemo = await fleet.demo(['--strict-2026']);
   serversFile = writeServersFile({
     'fleet-srv': demoServerEntry(demo.url, TOOLSET),
     'strict-srv': demoTasksEntry(
@@ -50,11 +49,11 @@ beforeAll(async () => {
   });
   for (let i = 0; i < 2; i++) {
     // FAST_POLLER_ENV: LEASE_MS=3000, so the killed poller's tasks are rescued within seconds.
-    pollers.push(await startPoller({ databaseUrl: api.db.url, serversFile, env: PRIVATE_OK }));
+    pollers.push(await fleet.poller(serversFile, { env: PRIVATE_OK }));
   }
   receiver = new WebhookReceiver();
   await receiver.start();
-  auth = bearer(await apiKeyFor(api, 'hook-owner'));
+  auth = bearer(await apiKeyFor({ db: fleet.database }, 'hook-owner'));
   await waitUntil(
     async () => {
       const res = await request(api.url).get('/v1/toolsets').set('Authorization', auth);
@@ -67,10 +66,9 @@ beforeAll(async () => {
   );
 }, 60_000);
 
+// After the fleet's own afterAll: its pollers, demo servers and API have stopped by then.
 afterAll(async () => {
-  await stopAllProcesses();
   await receiver?.stop();
-  await api?.close();
   if (serversFile) rmSync(dirname(serversFile), { recursive: true, force: true });
 });
 
@@ -89,7 +87,7 @@ interface ReceivedEvent {
 
 /** The live webhook leases of a poller: deliveries are leased under its WORKER_ID. */
 async function webhookLeasesOf(poller: PollerProcess): Promise<string[]> {
-  const rows = await api.db.db.query<{ id: string }>(
+  const rows = await fleet.db.query<{ id: string }>(
     `SELECT id::text AS id FROM webhook_deliveries
       WHERE lease_owner = $1 AND lease_token IS NOT NULL AND lease_expires_at > now()`,
     [poller.workerId],
@@ -157,7 +155,7 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
     async () => {
       victim.pause();
       const held = await webhookLeasesOf(victim);
-      const [{ active, strict }] = await api.db.db.query<{ active: number; strict: number }>(
+      const [{ active, strict }] = await fleet.db.query<{ active: number; strict: number }>(
         `SELECT count(*)::int AS active, (count(*) FILTER (WHERE id = ANY($1)))::int AS strict
            FROM tasks WHERE status NOT IN ('completed', 'failed', 'cancelled')`,
         [strictIds],
@@ -237,7 +235,7 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
   // Let the redeliveries of the victim's leases land, then judge everything received.
   await waitUntil(
     async () => {
-      const [{ open }] = await api.db.db.query<{ open: number }>(
+      const [{ open }] = await fleet.db.query<{ open: number }>(
         `SELECT count(*)::int AS open FROM webhook_deliveries WHERE status <> 'delivered'`,
       );
       return open === 0 ? true : undefined;
@@ -269,7 +267,7 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
   // Public event IDs are opaque: the outbox order comes from the outbox itself.
   const outboxOrder = new Map(
     (
-      await api.db.db.query<{ id: string; task_id: string; sequence: number }>(
+      await fleet.db.query<{ id: string; task_id: string; sequence: number }>(
         `SELECT id::text AS id, task_id, sequence FROM task_events`,
       )
     ).map((e) => [publicEventId(e.task_id, e.sequence), Number(e.id)]),
@@ -290,7 +288,7 @@ it('delivers every terminal event, signed, in sequence, across a SIGKILLed polle
 
   // The deliveries the victim held were finished by the survivor on a later claim (one may have
   // been recorded by a write the victim had sent just before it froze).
-  const rescued = await api.db.db.query<{ attempts: number; status: string }>(
+  const rescued = await fleet.db.query<{ attempts: number; status: string }>(
     `SELECT attempts, status FROM webhook_deliveries WHERE id = ANY($1::bigint[])`,
     [heldAtKill],
   );

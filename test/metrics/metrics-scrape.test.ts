@@ -2,16 +2,14 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
-import { ApiHarness, bearer, createKeyWithCli, startApi } from '../helpers/api';
+import { ApiProcess, bearer, createKeyWithCli } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 import { WebhookReceiver } from '../events/webhook-receiver';
 import { waitUntil } from '../helpers/wait';
 import {
   DemoServerProcess,
   PollerProcess,
   demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 import { Exposition, parseExposition, select, sum } from './exposition';
@@ -55,7 +53,8 @@ const DEFAULT_METRICS = [
   'nodejs_heap_size_used_bytes',
 ];
 
-let api: ApiHarness;
+const fleet = useFleet();
+let api: ApiProcess;
 let demo: DemoServerProcess;
 let poller: PollerProcess;
 let serversFile: string;
@@ -67,12 +66,10 @@ let pollerScrape: Exposition;
 
 beforeAll(async () => {
   // WEBHOOK_ALLOW_PRIVATE_NETWORKS: the receiver listens on 127.0.0.1.
-  api = await startApi({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-  demo = await startDemoServer();
+  api = await fleet.api({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+  demo = await fleet.demo();
   serversFile = writeServersFile({ [SERVER]: demoServerEntry(demo.url, TOOLSET) });
-  poller = await startPoller({
-    databaseUrl: api.db.url,
-    serversFile,
+  poller = await fleet.poller(serversFile, {
     env: {
       WORKER_SLOTS: String(WORKER_SLOTS),
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -80,7 +77,7 @@ beforeAll(async () => {
       BACKLOG_SAMPLE_INTERVAL_MS: '500',
     },
   });
-  auth = bearer(await createKeyWithCli(api.db.url, USER));
+  auth = bearer(await createKeyWithCli(fleet.url, USER));
   await receiver.start();
   await waitUntil(
     async () => {
@@ -107,10 +104,8 @@ beforeAll(async () => {
   // than as the hook's timeout (a loaded suite run once failed here at 60 s, saying nothing).
 }, 120_000);
 
+// After the fleet's own afterAll: its poller, demo server and API have stopped by then.
 afterAll(async () => {
-  await poller?.terminate().catch(() => poller.kill());
-  await stopAllProcesses();
-  await api?.close();
   await receiver.stop();
   if (serversFile) rmSync(dirname(serversFile), { recursive: true, force: true });
 });
@@ -161,7 +156,7 @@ async function runTheWorkload(): Promise<void> {
 
   await waitUntil(
     async () => {
-      const rows = await api.db.db.query<{ n: string }>(
+      const rows = await fleet.db.query<{ n: string }>(
         `SELECT count(*) AS n FROM tasks WHERE id = ANY($1::text[]) AND status = ANY($2::text[])`,
         [taskIds, TERMINAL],
       );
@@ -179,7 +174,7 @@ async function runTheWorkload(): Promise<void> {
 async function settledScrapes(): Promise<[Exposition, Exposition]> {
   return waitUntil(
     async () => {
-      const pending = await api.db.db.query<{ n: string }>(
+      const pending = await fleet.db.query<{ n: string }>(
         `SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`,
       );
       if (Number(pending[0].n) > 0) return undefined;
@@ -198,7 +193,7 @@ async function settledScrapes(): Promise<[Exposition, Exposition]> {
 }
 
 async function deliveredCount(): Promise<number> {
-  const rows = await api.db.db.query<{ n: string }>(
+  const rows = await fleet.db.query<{ n: string }>(
     `SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'`,
   );
   return Number(rows[0].n);
@@ -432,7 +427,7 @@ describe('a dead webhook receiver shows in the deliver backlog', () => {
         const polled = parseExposition(await poller.metrics());
         const backlog = sum(polled, 'mcp_tasks_backlog', { phase: 'deliver' });
         const age = sum(polled, 'mcp_tasks_oldest_due_age_seconds', { phase: 'deliver' });
-        const [{ n }] = await api.db.db.query<{ n: string }>(
+        const [{ n }] = await fleet.db.query<{ n: string }>(
           `SELECT count(*) AS n FROM webhook_deliveries WHERE next_attempt_at IS NOT NULL`,
         );
         return backlog >= 1 && age > 0 && backlog === Number(n) ? true : undefined;

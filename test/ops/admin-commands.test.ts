@@ -2,7 +2,8 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import request from 'supertest';
-import { ApiHarness, bearer, createKeyWithCli, startApi } from '../helpers/api';
+import { ApiProcess, bearer, createKeyWithCli } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 import { WebhookReceiver } from '../events/webhook-receiver';
 import { startNode } from '../helpers/node-process';
 import { waitUntil } from '../helpers/wait';
@@ -10,9 +11,6 @@ import {
   DemoServerProcess,
   PollerProcess,
   demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
   writeServersFile,
 } from '../helpers/processes';
 
@@ -21,7 +19,8 @@ const SYNC = `${TOOLSET}-sync`;
 const ADMIN = `ops-admin-${process.pid}`;
 const USER = `ops-user-${process.pid}`;
 
-let api: ApiHarness;
+const fleet = useFleet();
+let api: ApiProcess;
 let demo: DemoServerProcess;
 let poller: PollerProcess;
 let serversFile: string;
@@ -30,17 +29,17 @@ let adminAuth: string;
 const receiver = new WebhookReceiver();
 
 beforeAll(async () => {
-  api = await startApi({
+  api = await fleet.api({
     ADMIN_USERS: `someone-else, ${ADMIN}`,
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   });
-  demo = await startDemoServer();
+  demo = await fleet.demo();
   serversFile = writeServersFile({ demo: demoServerEntry(demo.url, TOOLSET, { sync: true }) });
   // This poller refuses private webhook destinations: deliveries to the loopback receiver are
   // dead-lettered at once, for real.
-  poller = await startPoller({ databaseUrl: api.db.url, serversFile });
-  userAuth = bearer(await createKeyWithCli(api.db.url, USER));
-  adminAuth = bearer(await createKeyWithCli(api.db.url, ADMIN));
+  poller = await fleet.poller(serversFile);
+  userAuth = bearer(await createKeyWithCli(fleet.url, USER));
+  adminAuth = bearer(await createKeyWithCli(fleet.url, ADMIN));
   await receiver.start();
   await waitUntil(
     async () => {
@@ -53,10 +52,8 @@ beforeAll(async () => {
   );
 }, 60_000);
 
+// After the fleet's own afterAll: its pollers, demo server and API have stopped by then.
 afterAll(async () => {
-  await poller?.terminate().catch(() => poller.kill());
-  await stopAllProcesses();
-  await api?.close();
   await receiver.stop();
   if (serversFile) rmSync(dirname(serversFile), { recursive: true, force: true });
 });
@@ -65,7 +62,7 @@ afterAll(async () => {
 /** `npm run admin -- …` as an operator runs it: exit code and its JSON lines. */
 async function admin(...args: string[]): Promise<{ code: number | null; rows: any[] }> {
   const cli = startNode('apps/cli/main.js', ['admin', ...args, '--actor', 'alice'], {
-    DATABASE_URL: api.db.url,
+    DATABASE_URL: fleet.url,
   });
   const code = await cli.exited;
   return { code, rows: cli.lines.map((l) => JSON.parse(l) as unknown) };
@@ -83,7 +80,7 @@ async function submit(toolset: string, args: Record<string, unknown>): Promise<s
 async function taskRow(
   id: string,
 ): Promise<{ status: string; leased: boolean; error_code: string | null }> {
-  const rows = await api.db.db.query<{
+  const rows = await fleet.db.query<{
     status: string;
     leased: boolean;
     error_code: string | null;
@@ -99,7 +96,7 @@ async function pushBack(id: string): Promise<void> {
   // Between two polls (no live lease): the same moment a real backoff would be written.
   await waitUntil(
     async () => {
-      const rows = await api.db.db.query(
+      const rows = await fleet.db.query(
         `WITH lease AS (
            UPDATE task_leases SET next_attempt_at = now() + interval '1 hour'
             WHERE task_id = $1 AND (lease_expires_at IS NULL OR lease_expires_at <= now())
@@ -259,11 +256,7 @@ describe('dead-lettered webhook deliveries', () => {
 
     // The fix: a poller allowed to reach the receiver replaces the one that refused it.
     await poller.terminate();
-    poller = await startPoller({
-      databaseUrl: api.db.url,
-      serversFile,
-      env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
-    });
+    poller = await fleet.poller(serversFile, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
     const replay = await admin('replay', dead[0].id, '--reason', 'receiver allowed now');
     expect(replay).toMatchObject({ code: 0, rows: [{ outcome: 'ok' }] });
     await waitUntil(

@@ -2,21 +2,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import {
-  ApiHarness,
-  apiKeyFor,
-  bearer,
-  catalogEntry,
-  publishCatalog,
-  startApi,
-} from '../helpers/api';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-} from '../helpers/processes';
+import { apiKeyFor, bearer, catalogEntry, publishCatalog } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
+import { demoServerEntry, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 /** One exported span as the loopback collector keeps it (OTLP/HTTP JSON encoding). */
@@ -75,15 +63,16 @@ async function startCollector(): Promise<{ url: string; spans: CollectedSpan[]; 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, server };
 }
 
-let api: ApiHarness | undefined;
+// Each test's pollers and demo server stop after it, so none of the first test's pollers exports
+// spans during the second.
+const fleet = useFleet({ perTest: true });
 let collector: Awaited<ReturnType<typeof startCollector>>;
 
 beforeAll(async () => {
   collector = await startCollector();
 });
-afterAll(async () => {
-  await stopAllProcesses();
-  await api?.close();
+// After the fleet's own afterAll: its APIs have stopped by then.
+afterAll(() => {
   collector.server.close();
 });
 
@@ -92,14 +81,14 @@ it('one trace: the API submit, a submit on one poller, a poll on another, and th
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     OTEL_BSP_SCHEDULE_DELAY: '100',
   };
-  api = await startApi(tracing);
-  const auth = bearer(await apiKeyFor(api, 'user-1'));
-  const demo = await startDemoServer();
+  const api = await fleet.api(tracing);
+  const auth = bearer(await apiKeyFor({ db: fleet.database }, 'user-1'));
+  const demo = await fleet.demo();
   const serversFile = writeServersFile({ demo: demoServerEntry(demo.url, 'traced') });
-  const first = await startPoller({ databaseUrl: api.db.url, serversFile, env: tracing });
-  const db = api.db.db;
+  const first = await fleet.poller(serversFile, { env: tracing });
+  const db = fleet.db;
   await waitUntil(async () => {
-    const res = await request(api!.url).get('/v1/toolsets').set('Authorization', auth);
+    const res = await request(api.url).get('/v1/toolsets').set('Authorization', auth);
     return (res.body.items as { name: string }[] | undefined)?.some((t) => t.name === 'traced')
       ? true
       : undefined;
@@ -123,7 +112,7 @@ it('one trace: the API submit, a submit on one poller, a poll on another, and th
     return rows[0]?.remote ? true : undefined;
   }, 'the task submitted upstream');
   expect(await first.terminate(15_000)).toBe(0);
-  const second = await startPoller({ databaseUrl: api.db.url, serversFile, env: tracing });
+  const second = await fleet.poller(serversFile, { env: tracing });
   await waitUntil(
     async () => {
       const rows = await db.query<{ status: string }>(`SELECT status FROM tasks WHERE id = $1`, [
@@ -145,7 +134,7 @@ it('one trace: the API submit, a submit on one poller, a poll on another, and th
     'the spans of the task exported',
     15_000,
   );
-  const submit = spans.find((s) => s.name === 'task.submit' && s.pid === api!.process.child.pid);
+  const submit = spans.find((s) => s.name === 'task.submit' && s.pid === api.process.child.pid);
   expect(submit).toBeDefined();
   expect(submit!.parentSpanId).toBe('00f067aa0ba902b7');
   expect(submit!.attributes['task.outcome']).toBe('created');
@@ -199,12 +188,12 @@ it('one trace: the API submit, a submit on one poller, a poll on another, and th
 });
 
 it('an API stopped by SIGTERM exports the spans it still buffers', async () => {
-  const stopped = await startApi({
+  const stopped = await fleet.api({
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     OTEL_BSP_SCHEDULE_DELAY: '600000',
   });
-  const auth = bearer(await apiKeyFor(stopped, 'user-1'));
-  await publishCatalog(stopped, [catalogEntry({ name: 'flushed' })]);
+  const auth = bearer(await apiKeyFor({ db: fleet.database }, 'user-1'));
+  await publishCatalog({ db: fleet.database }, [catalogEntry({ name: 'flushed' })]);
   const traceId = '0af7651916cd43dd8448eb211c80319c';
   await request(stopped.url)
     .post('/v1/threads/thread-1/tasks')
@@ -213,7 +202,7 @@ it('an API stopped by SIGTERM exports the spans it still buffers', async () => {
     .send({ toolset: 'flushed', arguments: { title: 'x' } })
     .expect(201);
   expect(collector.spans.filter((s) => s.traceId === traceId)).toEqual([]);
-  await stopped.close();
+  await stopped.process.kill('SIGTERM');
   const names = collector.spans.filter((s) => s.traceId === traceId).map((s) => s.name);
   expect(names).toEqual(['task.submit']);
 });
