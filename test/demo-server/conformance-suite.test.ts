@@ -9,7 +9,7 @@ import {
   taskScenarios,
 } from '../helpers/conformance-suite';
 import { startDemoServer, type DemoServerProcess } from '../helpers/processes';
-import { cleanupAll } from './demo-process.helper';
+import { useProcesses } from '../helpers/process-scope';
 
 // The suite runs on Node 24: skipped where it is not installed (never under CI=true).
 const HAS_NODE24 = node24Available('the conformance suite against the demo server');
@@ -17,6 +17,8 @@ const itWithNode24 = HAS_NODE24 ? it : it.skip;
 const SCENARIOS = HAS_NODE24 ? taskScenarios() : ['tasks-*'];
 const work = mkdtempSync(join(tmpdir(), 'demo-conformance-'));
 const suite = new ConformanceSuite(work);
+// The demo server and the suite's runs stop after the file.
+useProcesses();
 let demo: DemoServerProcess;
 const summary: string[] = [];
 
@@ -25,8 +27,7 @@ beforeAll(async () => {
   demo = await startDemoServer();
 });
 
-afterAll(async () => {
-  await cleanupAll();
+afterAll(() => {
   rmSync(work, { recursive: true, force: true });
   process.stdout.write(
     `conformance tasks-* scenarios against the demo server:\n${summary.join('\n')}\n`,

@@ -4,8 +4,19 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { demoStdioCommand, stopAllProcesses } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
 
 const clients = new Set<Client>();
+
+/**
+ * Registers the fixture of a demo-server test file, at its top level: the file's process scope,
+ * in which the demo servers a test starts stop after it, and an afterEach that closes the clients
+ * the test opened (a stdio client's server with it).
+ */
+export function useDemoProcesses(): void {
+  useProcesses({ perTest: true });
+  afterEach(() => cleanupAll());
+}
 
 export async function connectHttp(
   url: string,

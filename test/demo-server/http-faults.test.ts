@@ -5,11 +5,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { waitUntil } from '../helpers/wait';
 import { startDemoServer } from '../helpers/processes';
-import { call, cleanupAll, connectHttp, connectStdio, firstText } from './demo-process.helper';
+import {
+  call,
+  connectHttp,
+  connectStdio,
+  firstText,
+  useDemoProcesses,
+} from './demo-process.helper';
 
-afterEach(async () => {
-  await cleanupAll();
-});
+useDemoProcesses();
 
 const initializeBody = {
   jsonrpc: '2.0',

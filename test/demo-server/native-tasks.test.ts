@@ -10,16 +10,20 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { waitForStatus } from '../helpers/wait';
 import { startDemoServer } from '../helpers/processes';
-import { call, callStructured, cleanupAll, connectHttp, connectStdio } from './demo-process.helper';
+import {
+  call,
+  callStructured,
+  connectHttp,
+  connectStdio,
+  useDemoProcesses,
+} from './demo-process.helper';
 
 const transports: Array<[string, () => Promise<Client>]> = [
   ['stdio', async () => (await connectStdio()).client],
   ['http', async () => connectHttp((await startDemoServer()).url)],
 ];
 
-afterEach(async () => {
-  await cleanupAll();
-});
+useDemoProcesses();
 
 async function createTask(
   client: Client,

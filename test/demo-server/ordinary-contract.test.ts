@@ -6,10 +6,10 @@ import {
   type Answer,
   call,
   callStructured,
-  cleanupAll,
   connectHttp,
   connectStdio,
   firstText,
+  useDemoProcesses,
 } from './demo-process.helper';
 
 const transports: Array<[string, () => Promise<Client>]> = [
@@ -17,9 +17,7 @@ const transports: Array<[string, () => Promise<Client>]> = [
   ['http', async () => connectHttp((await startDemoServer()).url)],
 ];
 
-afterEach(async () => {
-  await cleanupAll();
-});
+useDemoProcesses();
 
 describe.each(transports)('ordinary contract over %s', (_name, open) => {
   it('runs submit → running → completed with the result, and counts once', async () => {

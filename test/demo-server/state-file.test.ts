@@ -4,11 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from '../helpers/wait';
 import { startDemoServer } from '../helpers/processes';
-import { callStructured, cleanupAll, connectHttp } from './demo-process.helper';
+import { callStructured, connectHttp, useDemoProcesses } from './demo-process.helper';
 
-afterEach(async () => {
-  await cleanupAll();
-});
+useDemoProcesses();
 
 describe('state file', () => {
   it('keeps jobs, cancels and counters across a restart', async () => {

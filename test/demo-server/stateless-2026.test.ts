@@ -1,12 +1,10 @@
 // Guards against the demo server's MCP 2026-07-28 side (SEP-2663 tasks) drifting from docs/demo-server.md.
 import { waitForStatus, waitUntil } from '../helpers/wait';
 import { startDemoServer } from '../helpers/processes';
-import { cleanupAll, connectHttp } from './demo-process.helper';
+import { connectHttp, useDemoProcesses } from './demo-process.helper';
 import { callTool, getTask, ok2026, post2026, TASKS_EXTENSION } from './stateless-2026.helper';
 
-afterEach(async () => {
-  await cleanupAll();
-});
+useDemoProcesses();
 
 describe('demo server, MCP 2026-07-28', () => {
   it('serves server/discover and the 2025-11-25 SDK path on the same endpoint', async () => {

@@ -3,16 +3,20 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { waitUntil } from '../helpers/wait';
 import { startDemoServer } from '../helpers/processes';
-import { call, callStructured, cleanupAll, connectHttp, connectStdio } from './demo-process.helper';
+import {
+  call,
+  callStructured,
+  connectHttp,
+  connectStdio,
+  useDemoProcesses,
+} from './demo-process.helper';
 
 const transports: Array<[string, () => Promise<Client>]> = [
   ['stdio', async () => (await connectStdio()).client],
   ['http', async () => connectHttp((await startDemoServer()).url)],
 ];
 
-afterEach(async () => {
-  await cleanupAll();
-});
+useDemoProcesses();
 
 describe.each(transports)('demo_slow over %s', (_name, open) => {
   it('sends progress at least every 200 ms and returns the result', async () => {
