@@ -1,7 +1,6 @@
 // Guards against `npm start` leaving its processes behind when it is killed with SIGKILL (an IDE's
 // stop button, a closed terminal): the API, the poller, the demo server and the embedded Postgres
 // kept running and kept their ports, and the next start found them taken.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,10 +8,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '@app/dev-db';
 import { waitUntil } from '../helpers/wait';
+import { useProcesses } from '../helpers/process-scope';
 
 const LAUNCHER = join(__dirname, '..', '..', 'dist', 'apps', 'local', 'src', 'main.js');
 // One folder for every run: the embedded cluster is created once and reused, as .data/ is.
 const DATA = join(tmpdir(), `mtg-start-sigkill-${process.getuid?.() ?? 0}`);
+// The launcher stops with the file; its descendants, which the scope does not know, are killed by
+// the test's finally if it ends early.
+const processes = useProcesses();
 
 /** Fields 3 and on of /proc/<pid>/stat (state, ppid, …), or null once the process is gone. */
 function stat(pid: number): string[] | null {
@@ -69,7 +72,7 @@ it('ends the API, the poller, the demo server and Postgres, and frees their port
     DEMO_SERVER_PORT: await freePort(),
   };
   // As `npm start` runs it, without DATABASE_URL: the embedded Postgres is one of its processes.
-  const launcher = spawn(process.execPath, [LAUNCHER], {
+  const launcher = processes.spawn(process.execPath, [LAUNCHER], {
     env: {
       PATH: process.env.PATH ?? '',
       ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
@@ -82,8 +85,8 @@ it('ends the API, the poller, the demo server and Postgres, and frees their port
     detached: true,
   });
   const lines: string[] = [];
-  createInterface({ input: launcher.stdout }).on('line', (line) => lines.push(line));
-  createInterface({ input: launcher.stderr }).on('line', (line) => lines.push(line));
+  createInterface({ input: launcher.stdout! }).on('line', (line) => lines.push(line));
+  createInterface({ input: launcher.stderr! }).on('line', (line) => lines.push(line));
   let started: number[] = [];
   try {
     await waitUntil(

@@ -1,17 +1,20 @@
 // Guards against one Ctrl-C on `npm start` reaching the poller twice (the terminal's group SIGINT
 // plus the launcher's SIGTERM), which made it exit at once without draining.
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { useTestDatabase } from '../helpers/db';
 import { freePort } from '@app/dev-db';
 import { waitForExit } from '../helpers/processes';
+import { useProcesses } from '../helpers/process-scope';
 import { waitUntil } from '../helpers/wait';
 
 const LAUNCHER = join(__dirname, '..', '..', 'dist', 'apps', 'local', 'src', 'main.js');
 
 const database = useTestDatabase();
+// The launcher stops with the file; its children are its own to stop (the finally below kills
+// its process group if the test ends early).
+const processes = useProcesses();
 
 it('stops every child gracefully, once, on a Ctrl-C sent to the whole process group', async () => {
   if (!existsSync(LAUNCHER)) throw new Error(`${LAUNCHER} is missing: run \`npm run build\``);
@@ -22,7 +25,7 @@ it('stops every child gracefully, once, on a Ctrl-C sent to the whole process gr
   ];
   // Its own process group, like a shell's foreground job: the test then signals the group, as a
   // terminal does on Ctrl-C.
-  const launcher = spawn(process.execPath, [LAUNCHER], {
+  const launcher = processes.spawn(process.execPath, [LAUNCHER], {
     env: {
       PATH: process.env.PATH ?? '',
       DATABASE_URL: database.url,
@@ -36,8 +39,8 @@ it('stops every child gracefully, once, on a Ctrl-C sent to the whole process gr
     detached: true,
   });
   const lines: string[] = [];
-  createInterface({ input: launcher.stdout }).on('line', (line) => lines.push(line));
-  createInterface({ input: launcher.stderr }).on('line', (line) => lines.push(line));
+  createInterface({ input: launcher.stdout! }).on('line', (line) => lines.push(line));
+  createInterface({ input: launcher.stderr! }).on('line', (line) => lines.push(line));
   try {
     await waitUntil(
       () =>

