@@ -4,10 +4,10 @@
 // question, in both eras; it cancels another; the SDK v2 Client discovers, lists tools and
 // listens. The clients run on their libraries' defaults (official-client.mjs says where not). And
 // against the README's MCP client snippets drifting from the code these tests run.
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiProcess } from '../helpers/api';
+import { useProcesses } from '../helpers/process-scope';
 import { waitForStatus } from '../helpers/wait';
 import { useFrontDoor } from './front-door-harness';
 
@@ -24,23 +24,20 @@ const fd = useFrontDoor({
     { name: 'work', contract: 'mcp-tasks', tool: 'demo_task' },
   ],
 });
+/** The steps' Node processes, stopped with the file if one outlives its test. */
+const processes = useProcesses();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the step's JSON output
 type Json = any;
 
 /** Runs one step of official-client.mjs in its own Node process and parses what it prints. */
-function step(name: string, input: Record<string, unknown>): Promise<Json> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [SCRIPT, name, JSON.stringify(input)],
-      { timeout: 60_000 },
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`${name} failed: ${stderr || error.message}`));
-        else resolve(JSON.parse(stdout.trim().split('\n').at(-1)!));
-      },
-    );
+async function step(name: string, input: Record<string, unknown>): Promise<Json> {
+  const run = await processes.run(process.execPath, [SCRIPT, name, JSON.stringify(input)], {
+    timeoutMs: 60_000,
   });
+  if (run.code !== 0)
+    throw new Error(`${name} failed: ${run.stderr || `exited ${run.code ?? run.signal}`}`);
+  return JSON.parse(run.stdout.trim().split('\n').at(-1)!);
 }
 
 const mcp = (api: { url: string }) => `${api.url}/mcp`;
