@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { toolAvailable } from './external-tool';
 import { useFixture } from './fixture';
+import { processScope } from './process-scope';
 import { ROOT } from './processes';
 
 /** Debian's Chromium (`apt-get install chromium`; .ci/run installs it). */
@@ -39,11 +40,24 @@ export function chromiumAvailable(): boolean {
   return found;
 }
 
-/** A headless Chromium for the test file, driven by playwright-core, closed in afterAll. */
+/**
+ * A headless Chromium for the test file, driven by playwright-core, closed in afterAll. Playwright
+ * spawns it, so it joins the file's process scope as the browser itself: closed with the scope's
+ * other processes if afterAll never got to it.
+ */
 export function useBrowser(): Browser {
   return useFixture(
     'the browser',
-    () => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true }),
+    async () => {
+      const scope = processScope('Chromium (useBrowser)');
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: CHROMIUM_ARGS,
+        headless: true,
+      });
+      scope?.add({ what: 'Chromium (playwright-core)', stop: () => browser.close() });
+      return browser;
+    },
     (browser) => browser.close(),
   );
 }
