@@ -1,5 +1,5 @@
 // Guards against the gateway losing, duplicating or mis-ending tasks when its parts crash, pause and restart.
-import { NodeProcess, startNode } from '../helpers/node-process';
+import { useProcesses } from '../helpers/process-scope';
 
 // A fixed seed keeps `npm test` reproducible; CHAOS_SEED explores other schedules.
 const SEED = process.env.CHAOS_SEED ?? '20251125';
@@ -31,14 +31,11 @@ function honestOutcomes(output: string): { total: number; withoutFault: number }
 }
 
 describe('chaos, short profile (npm run chaos -- --short)', () => {
-  let run: NodeProcess | undefined;
-
-  afterEach(async () => {
-    await run?.kill('SIGKILL');
-  });
+  // The chaos run stops after its test if it is still running.
+  const processes = useProcesses({ perTest: true });
 
   it('keeps every invariant through poller kills and pauses, a Postgres restart and upstream faults', async () => {
-    run = startNode('bench/chaos/main.js', ['--short', '--seed', SEED]);
+    const run = processes.node('bench/chaos/main.js', ['--short', '--seed', SEED]);
     const code = await run.exited;
     const output = [...run.lines, ...run.stderr].join('\n');
     // The summary proves the faults really happened, not just that nothing was checked.

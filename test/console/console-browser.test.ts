@@ -5,16 +5,11 @@ import request from 'supertest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { freePort } from '@app/dev-db';
 import { AnswerLinkSigner } from '@app/webhooks';
-import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
+import { ApiProcess, apiKeyFor, bearer } from '../helpers/api';
 import { chromiumAvailable, keepScreenshot, useBrowser } from '../helpers/browser';
 import { useFixture } from '../helpers/fixture';
-import {
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-  type DemoServerProcess,
-} from '../helpers/processes';
+import { useFleet } from '../helpers/fleet';
+import type { DemoServerProcess } from '../helpers/processes';
 import { SseClient } from '../helpers/sse';
 import { WebhookReceiver } from '../events/webhook-receiver';
 import { waitForStatus, waitUntil } from '../helpers/wait';
@@ -23,7 +18,7 @@ const LINK_KEY = 'console-test-answer-link-key-0123456789';
 const XSS = `<img src=x onerror="alert('img')"><script>alert('script')</script>`;
 
 interface Stack {
-  api: ApiHarness;
+  api: ApiProcess;
   demo: DemoServerProcess;
   alice: string;
   bob: string;
@@ -34,6 +29,7 @@ interface Stack {
 const describeWithBrowser = chromiumAvailable() ? describe : describe.skip;
 
 describeWithBrowser('the console in Chromium', () => {
+  const fleet = useFleet();
   const stack = useFixture<Stack>(
     'the gateway',
     async () => {
@@ -45,34 +41,32 @@ describeWithBrowser('the console in Chromium', () => {
         // Webhooks to the test's receiver on loopback.
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       };
-      const api = await startApi({ ...links, PORT: String(port), ADMIN_USERS: 'alice' });
-      const demo = await startDemoServer();
+      const api = await fleet.api({ ...links, PORT: String(port), ADMIN_USERS: 'alice' });
+      const demo = await fleet.demo();
       // Connects and calls get 3 s and the lease 20 s: on a loaded machine (load 20 on 2 cores)
       // 1 s connects failed and parked the servers for over a minute.
-      const serversFile = writeServersFile({
-        modern: {
-          url: `${demo.url}/mcp`,
-          connectTimeoutMs: 3000,
-          callTimeoutMs: 3000,
-          taskToolsets: [
-            { name: 'ask-two', contract: 'mcp-tasks', tool: 'demo_ask_two' },
-            { name: 'work', contract: 'mcp-tasks', tool: 'demo_task' },
-          ],
+      await fleet.poller(
+        {
+          modern: {
+            url: `${demo.url}/mcp`,
+            connectTimeoutMs: 3000,
+            callTimeoutMs: 3000,
+            taskToolsets: [
+              { name: 'ask-two', contract: 'mcp-tasks', tool: 'demo_ask_two' },
+              { name: 'work', contract: 'mcp-tasks', tool: 'demo_task' },
+            ],
+          },
+          legacy: {
+            url: `${demo.url}/mcp`,
+            protocolVersion: '2025-11-25',
+            connectTimeoutMs: 3000,
+            callTimeoutMs: 3000,
+            taskToolsets: [{ name: 'echo', contract: 'sync-call', tool: 'demo_echo' }],
+          },
         },
-        legacy: {
-          url: `${demo.url}/mcp`,
-          protocolVersion: '2025-11-25',
-          connectTimeoutMs: 3000,
-          callTimeoutMs: 3000,
-          taskToolsets: [{ name: 'echo', contract: 'sync-call', tool: 'demo_echo' }],
-        },
-      });
-      await startPoller({
-        databaseUrl: api.db.url,
-        serversFile,
-        env: { ...links, LEASE_MS: '20000' },
-      });
-      const alice = await apiKeyFor(api, 'alice');
+        { env: { ...links, LEASE_MS: '20000' } },
+      );
+      const alice = await apiKeyFor({ db: fleet.database }, 'alice');
       const receiver = new WebhookReceiver();
       await receiver.start();
       const hook = await request(api.url)
@@ -80,7 +74,7 @@ describeWithBrowser('the console in Chromium', () => {
         .set('Authorization', bearer(alice))
         .send({ url: receiver.route('/alice', 'not yet known') });
       receiver.route('/alice', (hook.body as { secret: string }).secret);
-      const bob = await apiKeyFor(api, 'bob');
+      const bob = await apiKeyFor({ db: fleet.database }, 'bob');
       let seen = '';
       await waitUntil(
         async () => {
@@ -96,11 +90,8 @@ describeWithBrowser('the console in Chromium', () => {
       );
       return { api, demo, alice, bob, receiver };
     },
-    async ({ api, receiver }) => {
-      await receiver.stop();
-      await stopAllProcesses();
-      await api.close();
-    },
+    // After the fleet's own afterAll: its poller, demo server and API have stopped by then.
+    ({ receiver }) => receiver.stop(),
   );
   const browser = useBrowser();
 
@@ -333,7 +324,7 @@ describeWithBrowser('the console in Chromium', () => {
     const taskId = await submit(stack.alice, 'stuck', 'work', { duration_ms: 600_000 });
     await waitForStatus(readTask(stack.alice, 'stuck', taskId), 'working');
     // Older than the operator view's five minutes, as a stuck task would be.
-    await stack.api.db.db.query(
+    await fleet.db.query(
       `UPDATE tasks SET created_at = created_at - interval '1 hour' WHERE id = $1`,
       [taskId],
     );

@@ -2,44 +2,42 @@
 import { publicEventId } from '@app/views';
 import { newWebhookSecret } from '@app/webhooks';
 import { WebhookRepository } from '@app/persistence';
-import { createTestDatabase, TestDatabase } from '../helpers/db';
-import { NodeProcess, startNode } from '../helpers/node-process';
+import { useFleet } from '../helpers/fleet';
+import type { NodeProcess } from '../helpers/node-process';
 import { waitUntil } from '../helpers/wait';
 import { insertTasks } from '../helpers/tasks';
 import { WebhookReceiver } from './webhook-receiver';
 
 const TASKS = 300;
-let db: TestDatabase;
+const fleet = useFleet();
 let receiver: WebhookReceiver;
 const workers: NodeProcess[] = [];
 
 function deliverer(name: string): NodeProcess {
-  const child = startNode(
+  const child = fleet.node(
     'test/fixtures/events-deliverer.js',
     ['--worker', name, '--lease-ms', '3000', '--timeout-ms', '2000', '--slots', '8'],
-    { DATABASE_URL: db.url },
+    { DATABASE_URL: fleet.url },
   );
   workers.push(child);
   return child;
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   receiver = new WebhookReceiver();
   await receiver.start();
 });
 
+// After the fleet's own afterAll: the delivery workers have stopped by then.
 afterAll(async () => {
-  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
   await receiver.stop();
-  await db.drop();
 });
 
 /** Waits until `name` holds at least one live lease, i.e. is in the middle of a delivery. */
 async function busy(name: string): Promise<number> {
   return waitUntil(
     async () => {
-      const [row] = await db.db.query<{ n: number }>(
+      const [row] = await fleet.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM webhook_deliveries
           WHERE lease_owner = $1 AND lease_token IS NOT NULL AND lease_expires_at > now()`,
         [name],
@@ -55,14 +53,14 @@ it('delivers every terminal event at least once across SIGKILLed workers', async
   const secret = newWebhookSecret();
   // 150 ms per answer keeps deliveries in flight, so each kill lands mid-delivery.
   const url = receiver.route('/crash', secret, 200, 150);
-  await new WebhookRepository(db.db).create({
+  await new WebhookRepository(fleet.db).create({
     id: 'wh_crash',
     userId: 'u-crash',
     url,
     description: null,
     secret,
   });
-  const ids = await insertTasks(db.db, TASKS, { userId: 'u-crash', threadId: 'crash' });
+  const ids = await insertTasks(fleet.db, TASKS, { userId: 'u-crash', threadId: 'crash' });
   const workersUp = [deliverer('d1'), deliverer('d2'), deliverer('d3')];
   await Promise.all(workersUp.map((w) => w.waitForLine(/deliverer ready/)));
 
@@ -70,8 +68,8 @@ it('delivers every terminal event at least once across SIGKILLed workers', async
   // terminal statuses.
   for (let i = 0; i < TASKS; i += 50) {
     const batch = ids.slice(i, i + 50);
-    await db.db.query(`UPDATE tasks SET status = 'working' WHERE id = ANY($1)`, [batch]);
-    await db.db.query(
+    await fleet.db.query(`UPDATE tasks SET status = 'working' WHERE id = ANY($1)`, [batch]);
+    await fleet.db.query(
       `UPDATE tasks SET status = (ARRAY['completed', 'failed', 'cancelled'])[1 + (abs(hashtext(id)) % 3)],
               error_code = 'upstream_failed', completed_at = now()
         WHERE id = ANY($1)`,
@@ -89,7 +87,7 @@ it('delivers every terminal event at least once across SIGKILLed workers', async
   }
 
   const terminal = (
-    await db.db.query<{ task_id: string; sequence: number }>(
+    await fleet.db.query<{ task_id: string; sequence: number }>(
       `SELECT task_id, sequence FROM task_events
         WHERE type IN ('task.completed', 'task.failed', 'task.cancelled')`,
     )
@@ -109,7 +107,7 @@ it('delivers every terminal event at least once across SIGKILLed workers', async
   // Everything else arrived too, and the killed workers' claims were taken over.
   await waitUntil(
     async () => {
-      const [row] = await db.db.query<{ n: number }>(
+      const [row] = await fleet.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'delivered'`,
       );
       return row.n === 0 ? true : undefined;
@@ -117,7 +115,7 @@ it('delivers every terminal event at least once across SIGKILLed workers', async
     'every delivery delivered',
     30_000,
   );
-  const [{ rescued }] = await db.db.query<{ rescued: number }>(
+  const [{ rescued }] = await fleet.db.query<{ rescued: number }>(
     `SELECT count(*)::int AS rescued FROM webhook_deliveries WHERE attempts > 1`,
   );
   expect(rescued).toBeGreaterThan(0);

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { withDatabase } from '../helpers/db';
-import { startNode } from '../helpers/node-process';
+import { useProcesses } from '../helpers/process-scope';
 
 const CLI = 'apps/cli/main.js';
 const admin = (): string => {
@@ -21,6 +21,9 @@ async function adminQuery(sql: string): Promise<void> {
   }
 }
 
+// What a test starts stops after it, before its database is dropped.
+const processes = useProcesses({ perTest: true });
+
 /** An empty database: every migration is pending, as before the migrate Job ran. */
 let name: string;
 let url: string;
@@ -35,16 +38,16 @@ afterEach(async () => {
 
 describe('migrate --wait (the init containers)', () => {
   it('waits while migrations are pending and exits 0 once the migrate Job applied them', async () => {
-    const wait = startNode(CLI, ['migrate', '--wait'], { DATABASE_URL: url });
+    const wait = processes.node(CLI, ['migrate', '--wait'], { DATABASE_URL: url });
     await wait.waitForLine(/^pending: .*waiting for the migrate Job$/, 20_000);
-    const job = startNode(CLI, ['migrate'], { DATABASE_URL: url });
+    const job = processes.node(CLI, ['migrate'], { DATABASE_URL: url });
     expect(await job.exited).toBe(0);
     await wait.waitForLine(/^schema is up to date$/, 20_000);
     expect(await wait.exited).toBe(0);
   }, 60_000);
 
   it('exits promptly with 143 on SIGTERM instead of waiting out the grace period', async () => {
-    const wait = startNode(CLI, ['migrate', '--wait'], { DATABASE_URL: url });
+    const wait = processes.node(CLI, ['migrate', '--wait'], { DATABASE_URL: url });
     await wait.waitForLine(/^pending: /, 20_000);
     const sent = Date.now();
     wait.child.kill('SIGTERM');
@@ -58,7 +61,7 @@ describe('migrate --wait (the init containers)', () => {
   }, 30_000);
 
   it('fails at once on a real error instead of waiting quietly', async () => {
-    const wait = startNode(CLI, ['migrate', '--wait'], {
+    const wait = processes.node(CLI, ['migrate', '--wait'], {
       DATABASE_URL: withDatabase(admin(), `${name}_missing`),
     });
     expect(await wait.exited).toBe(1);

@@ -1,17 +1,18 @@
 // Guards against a release whose commands do not say their version or whose help needs a database: every command's --version prints package.json's version, and `admin --help` (and its siblings) answer without DATABASE_URL.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startNode } from '../helpers/node-process';
+import { useProcesses } from '../helpers/process-scope';
 
 const VERSION = (
   JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
     version: string;
   }
 ).version;
+const processes = useProcesses();
 
 /** Runs a built app with no database in its environment; its exit code and output. */
 async function run(script: string, args: string[]) {
-  const child = startNode(script, args, { DATABASE_URL: '', MCP_SERVERS_FILE: '' });
+  const child = processes.node(script, args, { DATABASE_URL: '', MCP_SERVERS_FILE: '' });
   const code = await child.exited;
   return { code, stdout: child.lines.join('\n'), stderr: child.stderr.join('\n') };
 }
