@@ -18,10 +18,14 @@ import {
   publishCatalog,
   startApi,
 } from '../helpers/api';
+import { useProcesses } from '../helpers/process-scope';
 import { waitUntil } from '../helpers/wait';
 import { sdkClient } from '../helpers/mcp-client';
 import { request2026 } from '../helpers/mcp-2026';
 
+// Each test's API, on a database of its own, stops after it; the afterEach below then drops the
+// database (close() after the stop only finds the process gone).
+useProcesses({ perTest: true });
 let api: ApiHarness | undefined;
 afterEach(async () => {
   await api?.close();

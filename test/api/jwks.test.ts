@@ -4,15 +4,15 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import {
-  ApiHarness,
+  ApiProcess,
   AUDIENCE,
   bearer,
   catalogEntry,
   ISSUER,
   publishCatalog,
   signJwt,
-  startApi,
 } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
 
 type Alg = 'RS256' | 'ES256';
 
@@ -55,7 +55,9 @@ const rs = rsaKey('rs-1');
 const es = ecKey('es-1');
 let jwks: Server;
 let jwksHits = 0;
-let api: ApiHarness;
+// The API needs the JWKS server's port, known only in beforeAll: started there, on the fleet.
+const fleet = useFleet();
+let api: ApiProcess;
 
 beforeAll(async () => {
   const keys: JsonWebKey[] = [rs, es].map((k) => ({
@@ -71,16 +73,16 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
   const { port } = jwks.address() as AddressInfo;
-  api = await startApi({
+  api = await fleet.api({
     AUTH_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json`,
     // The harness configures a shared secret by default; only the JWKS may be configured here.
     AUTH_JWT_SECRET: '',
   });
-  await publishCatalog(api, [catalogEntry()]);
+  await publishCatalog({ db: fleet.database }, [catalogEntry()]);
 });
 
+// After the fleet's own afterAll has stopped the API.
 afterAll(async () => {
-  await api?.close();
   jwks?.closeAllConnections();
   await new Promise<void>((resolve) => (jwks ? jwks.close(() => resolve()) : resolve()));
 });
@@ -101,7 +103,7 @@ describe.each([
     const created = await submit(token, `jwks-${user}`);
     expect(created.status).toBe(201);
     const taskId = created.body.task_id as string;
-    const [row] = await api.db.db.query<{ user_id: string }>(
+    const [row] = await fleet.db.query<{ user_id: string }>(
       'SELECT user_id FROM tasks WHERE id = $1',
       [taskId],
     );
@@ -173,7 +175,7 @@ describe('refuses with one 401 problem', () => {
   });
 
   it('and none of them created a task', async () => {
-    const [{ n }] = await api.db.db.query<{ n: number }>(
+    const [{ n }] = await fleet.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM tasks WHERE thread_id = 'jwks-refused'`,
     );
     expect(n).toBe(0);

@@ -6,7 +6,7 @@ import { WebhookRepository } from '@app/persistence';
 import { insertTasks } from '../helpers/tasks';
 import { waitUntil } from '../helpers/wait';
 import { SseClient } from '../helpers/sse';
-import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
+import { apiKeyFor, bearer, useApi } from '../helpers/api';
 
 interface Operation {
   responses: Record<
@@ -26,14 +26,13 @@ const USER = 'oa-user';
 const THREAD = 'oa-thread';
 const PROBLEM = 'application/problem+json';
 
-let api: ApiHarness;
+const api = useApi({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, catalog: [] });
 let doc: OpenApiDoc;
 let auth: string;
 let ajv: Ajv;
 const sse: SseClient[] = [];
 
 beforeAll(async () => {
-  api = await startApi({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
   doc = (await request(api.url).get('/openapi.json').expect(200)).body as OpenApiDoc;
   auth = bearer(await apiKeyFor(api, USER));
   // Named schemas are closed: a real answer with an undocumented field fails validation.
@@ -47,9 +46,9 @@ beforeAll(async () => {
   ajv.addSchema({ $id: 'openapi', components: { schemas } });
 });
 
-afterAll(async () => {
+// After the API's own afterAll has stopped it.
+afterAll(() => {
   for (const client of sse) client.close();
-  await api?.close();
 });
 
 /**

@@ -7,16 +7,10 @@
 import request from 'supertest';
 import { freePort } from '@app/dev-db';
 import { StatelessHttpClient } from '@app/upstream';
-import {
-  startDemoServer,
-  startPoller,
-  stopAllProcesses,
-  writeServersFile,
-  type DemoServerProcess,
-  type PollerProcess,
-} from '../helpers/processes';
+import { useFleet } from '../helpers/fleet';
+import { writeServersFile, type DemoServerProcess, type PollerProcess } from '../helpers/processes';
 import { waitForStatus, waitUntil } from '../helpers/wait';
-import { ApiHarness, apiKeyFor, bearer, startApi } from '../helpers/api';
+import { ApiProcess, apiKeyFor, bearer } from '../helpers/api';
 
 interface TaskBody {
   task_id: string;
@@ -53,7 +47,8 @@ const POLLER_ENV = { LEASE_MS: '8000' };
 
 /** Registers the setup and every path against `variant` in the calling test file. */
 export function tasks2026Paths(variant: Tasks2026Variant): void {
-  let api: ApiHarness;
+  const fleet = useFleet();
+  let api: ApiProcess;
   let demo: DemoServerProcess;
   let restartable: DemoServerProcess;
   let restartablePort: number;
@@ -78,17 +73,17 @@ export function tasks2026Paths(variant: Tasks2026Variant): void {
   }
 
   beforeAll(async () => {
-    api = await startApi();
-    demo = await startDemoServer(variant.args);
+    api = await fleet.api();
+    demo = await fleet.demo(variant.args);
     restartablePort = await freePort();
-    restartable = await startDemoServer(['--port', String(restartablePort), ...variant.args]);
+    restartable = await fleet.demo(['--port', String(restartablePort), ...variant.args]);
     serversFile = writeServersFile({
       modern: entry(demo.url, Object.keys(TOOLSETS)),
       restartable: entry(restartable.url, ['long']),
     });
-    alice = await apiKeyFor(api, 'alice');
-    bob = await apiKeyFor(api, 'bob');
-    poller = await startPoller({ databaseUrl: api.db.url, serversFile, env: POLLER_ENV });
+    alice = await apiKeyFor({ db: fleet.database }, 'alice');
+    bob = await apiKeyFor({ db: fleet.database }, 'bob');
+    poller = await fleet.poller(serversFile, { env: POLLER_ENV });
     // Every toolset available within 10 s of the poller's start, whatever the server speaks.
     await waitUntil(
       async () => {
@@ -100,11 +95,6 @@ export function tasks2026Paths(variant: Tasks2026Variant): void {
       10_000,
       200,
     );
-  });
-
-  afterAll(async () => {
-    await stopAllProcesses();
-    await api.close();
   });
 
   function tag(): string {
@@ -286,7 +276,7 @@ export function tasks2026Paths(variant: Tasks2026Variant): void {
     expect(task.result.structuredContent).toMatchObject({ approved: true });
     expect((await stats(t)).submits).toBe(1);
     // Waiting started straight from queued: that is a task.input_required event too.
-    const events = await api.db.db.query<{ type: string }>(
+    const events = await fleet.db.query<{ type: string }>(
       `SELECT type FROM task_events WHERE task_id = $1 ORDER BY sequence`,
       [id],
     );
@@ -313,7 +303,7 @@ export function tasks2026Paths(variant: Tasks2026Variant): void {
     const id = await submit('r-long', {});
     await untilStatus(id, 'working');
     await restartable.stop();
-    restartable = await startDemoServer(['--port', String(restartablePort), ...variant.args]);
+    restartable = await fleet.demo(['--port', String(restartablePort), ...variant.args]);
     const task = await untilStatus(id, ENDED, 30_000);
     expect(task.status).toBe('failed');
     expect(task.error?.code).toBe('upstream_task_lost');
@@ -331,7 +321,7 @@ export function tasks2026Paths(variant: Tasks2026Variant): void {
         await poller.kill();
       }
       expect((await stats(t)).answers).toEqual({});
-      poller = await startPoller({ databaseUrl: api.db.url, serversFile, env: POLLER_ENV });
+      poller = await fleet.poller(serversFile, { env: POLLER_ENV });
       const task = await untilStatus(id, ENDED, 30_000);
       expect(task.status).toBe('completed');
       expect((await stats(t)).answers).toEqual({ confirm: 1 });
