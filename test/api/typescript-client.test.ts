@@ -16,7 +16,6 @@ import {
 } from '@mcp-task-gateway/client';
 import { apiKeyFor } from '../helpers/api';
 import { useFleet } from '../helpers/fleet';
-import { startNode } from '../helpers/node-process';
 import { demoServerEntry, type DemoServerProcess } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 import { WebhookReceiver } from '../events/webhook-receiver';
@@ -178,7 +177,7 @@ it('verifies the signature of a real webhook delivery, and refuses a tampered on
 it("the README's example is the example file, and runs as written against the gateway", async () => {
   const example = readFileSync(join(CLIENT, 'examples', 'quickstart.ts'), 'utf8');
   expect(readFileSync(join(CLIENT, 'README.md'), 'utf8')).toContain(example.trim());
-  const run = startNode('clients/typescript/examples/quickstart.js', [], {
+  const run = fleet.node('clients/typescript/examples/quickstart.js', [], {
     GATEWAY_URL: baseUrl,
     GATEWAY_TOKEN: token,
   });

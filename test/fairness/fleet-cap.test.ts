@@ -2,18 +2,13 @@
 // fleetMaxConcurrentCalls across all pollers together.
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates, waitAllTerminal } from '../helpers/fleet-tasks';
-import {
-  demoServerEntry,
-  startDemoServer,
-  startPoller,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, writeServersFile } from '../helpers/processes';
 
 const fleet = useFleet();
 const FLEET_CAP = 3;
 
 it('three pollers with 4 slots each never hold more than 3 calls to a server capped at 3', async () => {
-  const demo = await startDemoServer();
+  const demo = await fleet.demo();
   const serversFile = writeServersFile({
     demo: demoServerEntry(demo.url, 'demo', {
       sync: true,
@@ -25,11 +20,7 @@ it('three pollers with 4 slots each never hold more than 3 calls to a server cap
   // claim of the capped server's rows (docs/leases.md, "Fleet-wide caps").
   await Promise.all(
     Array.from({ length: 3 }, () =>
-      startPoller({
-        databaseUrl: fleet.url,
-        serversFile,
-        env: { CLAIM_FALLBACK_INTERVAL_MS: '600000' },
-      }),
+      fleet.poller(serversFile, { env: { CLAIM_FALLBACK_INTERVAL_MS: '600000' } }),
     ),
   );
   // Held sync calls: each keeps its lease (renewed) for the whole call, so it counts throughout.

@@ -1,12 +1,6 @@
 // Guards docs/leases.md, "Fair share": a quiet principal's task is not starved behind a flood.
 import { useFleet } from '../helpers/fleet';
-import {
-  demoServerEntry,
-  FAST_POLLER_ENV,
-  startDemoServer,
-  startPoller,
-  writeServersFile,
-} from '../helpers/processes';
+import { demoServerEntry, FAST_POLLER_ENV, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
@@ -15,13 +9,11 @@ const SLOTS = Number(FAST_POLLER_ENV.WORKER_SLOTS);
 const FLOOD = 10_000;
 
 it('B submits one task behind A’s 10,000: it is claimed within one claim per poller', async () => {
-  const demo = await startDemoServer();
+  const demo = await fleet.demo();
   const serversFile = writeServersFile({
     demo: demoServerEntry(demo.url, 'demo', { sync: true, maxConcurrentCalls: SLOTS }),
   });
-  await Promise.all(
-    Array.from({ length: POLLERS }, () => startPoller({ databaseUrl: fleet.url, serversFile })),
-  );
+  await Promise.all(Array.from({ length: POLLERS }, () => fleet.poller(serversFile)));
   // sync-call tasks: each is claimed once, for its submit, and submit_started_at records when.
   await fleet.db.query(
     `INSERT INTO tasks (id, user_id, thread_id, toolset, contract, server, status, input)

@@ -4,13 +4,15 @@
 import { Phase, TaskStatus } from '@app/common';
 import { FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { useTestDatabase } from '../../helpers/db';
-import { NodeProcess, startNode } from '../../helpers/node-process';
+import type { NodeProcess } from '../../helpers/node-process';
+import { useProcesses } from '../../helpers/process-scope';
 import { waitUntil } from '../../helpers/wait';
 import { insertTasks } from '../../helpers/tasks';
 
 const CLAIMER = 'test/fixtures/claimer.js';
 const t = useTestDatabase();
-const spawned: NodeProcess[] = [];
+// Each test's claimers stop after it, before the afterEach below empties the tables.
+const processes = useProcesses({ perTest: true });
 
 beforeAll(async () => {
   await t.db.query(
@@ -18,15 +20,12 @@ beforeAll(async () => {
   );
 });
 afterEach(async () => {
-  await Promise.all(spawned.splice(0).map((p) => p.kill('SIGKILL')));
   await t.db.query(`TRUNCATE claim_log`);
   await t.db.query(`DELETE FROM tasks`);
 });
 
 function claimer(mode: string, args: string[]): NodeProcess {
-  const p = startNode(CLAIMER, [mode, ...args], { DATABASE_URL: t.url });
-  spawned.push(p);
-  return p;
+  return processes.node(CLAIMER, [mode, ...args], { DATABASE_URL: t.url });
 }
 
 it('four processes drain 20,000 due rows, each row claimed exactly once', async () => {
