@@ -7,7 +7,7 @@
  * server itself (`tasks/cancel`, the upstream's own change) and reads when the gateway stored
  * the task `cancelled` (`completed_at`, the database clock of the same host).
  */
-import { EnvSchema } from '../libs/config/src/env.schema';
+import { parseSettings } from '@app/config';
 import { request2026 } from '../test/helpers/mcp-2026';
 import { writeServersFile } from '../test/helpers/processes';
 import { BenchDatabase, createBenchDatabase } from './lib/bench-db';
@@ -16,8 +16,9 @@ import { RunningDemo, RunningPoller, startDemoServer, startPoller } from './lib/
 import { quantile, round, sleep } from './lib/stats';
 import { Benchmark, ResultRow } from './lib/types';
 
-/** The shipped default of PUSH_SAFETY_POLL_FACTOR (libs/config/src/env.schema.ts). */
-const SAFETY_POLL_FACTOR = new EnvSchema().PUSH_SAFETY_POLL_FACTOR;
+/** The shipped default of PUSH_SAFETY_POLL_FACTOR: the settings of an empty environment. */
+const SAFETY_POLL_FACTOR = parseSettings({ DATABASE_URL: 'postgres://unused' }).scheduling
+  .pushSafetyPollFactor;
 
 interface Mode {
   push: boolean;

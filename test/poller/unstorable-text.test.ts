@@ -8,7 +8,7 @@ import {
   startCutTextUpstream,
   type CutTextUpstream,
 } from '../helpers/cut-text-upstream';
-import { attemptLines } from '../helpers/poller-logs';
+import { attemptLines, awaitAttemptLines } from '../helpers/poller-logs';
 import { writeServersFile } from '../helpers/processes';
 
 const fleet = useFleet({ perTest: true });
@@ -65,7 +65,10 @@ it('healthy tasks beside lone surrogates complete untouched; the bad ones end at
   await waitAllTerminal(fleet.db, ids, 'every task to end', 20_000);
   expect(upstream.cutAnswers).toBeGreaterThan(0);
   // Within its normal poll time: the bad task ended at its first poll, like the healthy ones,
-  // without an error on the way.
+  // without an error on the way. An attempt's line follows its write: wait for the ending poll
+  // of every task that was polled (not the one refused at submit) to be logged.
+  for (const id of [...healthy, cutResult])
+    await awaitAttemptLines([poller], id, (lines) => lines.some((l) => l.phase !== 'submit'));
   const bad = attemptLines([poller]).filter((line) => line.taskId === cutResult);
   expect(bad.map((line) => [line.phase, line.outcome])).toEqual([
     ['submit', 'ok'],
