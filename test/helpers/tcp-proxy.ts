@@ -4,7 +4,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * A TCP proxy on 127.0.0.1 between the gateway's processes and Postgres, for the faults a network
  * or a failover produces and a real server cannot be asked for: every connection cut at once, new
  * connections refused while "the primary is down", the address switched to another server (a
- * promoted standby behind the same `-rw` name), and the reply to one committed statement lost.
+ * promoted standby behind the same `-rw` name), the reply to one committed statement lost, and
+ * every open connection gone silent as a vanished host's are.
  */
 export interface TcpProxy {
   /** The port to point a `DATABASE_URL` at. */
@@ -13,6 +14,14 @@ export interface TcpProxy {
   retarget(port: number): void;
   /** Ends every open connection pair at once, as a dead primary or a pooler restart does. */
   cutAll(): void;
+  /**
+   * Every open connection pair stops forwarding, both ways, and both of its sockets stay open:
+   * no FIN, no RST, nothing read from either side, nor a close passed on. What a client sees of
+   * a host that vanished (a node lost, a partition): a statement already sent and one sent later
+   * alike wait for an answer that never comes. New connections go where `retarget` points, as
+   * before (the address switched to a promoted standby). They stay so until `close`.
+   */
+  blackhole(): void;
   /** While refusing, a new connection is closed as soon as it is accepted. */
   refuseNew(refusing: boolean): void;
   /**
@@ -53,6 +62,8 @@ class ServerFrames {
 interface Pair {
   client: Socket;
   server: Socket;
+  /** Blackholed: nothing is forwarded and neither side's close reaches the other. */
+  dark: boolean;
 }
 
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
@@ -68,17 +79,20 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     pair.server.destroy();
   };
 
-  const server: Server = createServer((client) => {
+  // Half-open allowed, so that a client's FIN is not answered by one of ours on its own: a
+  // blackholed pair must not let the client's graceful close complete.
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     accepted += 1;
     if (refusing) {
       client.destroy();
       return;
     }
     const upstream = connect({ host: '127.0.0.1', port: target });
-    const pair: Pair = { client, server: upstream };
+    const pair: Pair = { client, server: upstream, dark: false };
     pairs.add(pair);
     let losing: { frames: ServerFrames; fired: () => void } | undefined;
     client.on('data', (chunk: Buffer) => {
+      if (pair.dark) return;
       const rule = armed[0];
       if (rule && !losing && rule.matches(chunk)) {
         armed.shift();
@@ -87,6 +101,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
+      if (pair.dark) return;
       if (!losing) {
         client.write(chunk);
         return;
@@ -97,8 +112,11 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         fired();
       }
     });
-    const end = (): void => endPair(pair);
-    client.on('error', end).on('close', end);
+    // A blackholed pair is left as it is (close() ends it): a vanished host passes nothing on.
+    const end = (): void => {
+      if (!pair.dark) endPair(pair);
+    };
+    client.on('error', end).on('end', end).on('close', end);
     upstream.on('error', end).on('close', end);
   });
   await new Promise<void>((resolve, reject) => {
@@ -118,6 +136,14 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     },
     cutAll() {
       for (const pair of [...pairs]) endPair(pair);
+    },
+    blackhole() {
+      for (const pair of pairs) {
+        pair.dark = true;
+        // Not read at all: what either side sends waits in its socket buffers, unanswered.
+        pair.client.pause();
+        pair.server.pause();
+      }
     },
     refuseNew(value) {
       refusing = value;

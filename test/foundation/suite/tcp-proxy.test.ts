@@ -1,11 +1,13 @@
 /**
  * Guards against a fault harness that does not produce the fault: the proxy's lost reply must
- * leave the statement committed while the client sees only a dropped connection, and a retarget
- * must send new connections to the other server.
+ * leave the statement committed while the client sees only a dropped connection, a retarget
+ * must send new connections to the other server, and a blackhole must silence open connections
+ * both ways without closing them.
  */
 import { Client } from 'pg';
 import { useTestDatabase } from '../../helpers/db';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
+import { waitUntil } from '../../helpers/wait';
 
 const database = useTestDatabase();
 let proxy: TcpProxy;
@@ -59,4 +61,62 @@ test('cutAll ends open connections; refuseNew refuses; retarget moves new connec
   await again.connect();
   expect((await again.query<{ one: number }>('SELECT 1 AS one')).rows[0].one).toBe(1);
   await again.end();
+});
+
+test('blackhole: open connections forward nothing either way and stay open; new ones work', async () => {
+  // Each statement of these clients gives up after 2 s: the only way a silence ends here.
+  const open = async () => {
+    const client = new Client({ connectionString: viaProxy(database.url), query_timeout: 2000 });
+    client.on('error', () => undefined);
+    const ended = { yes: false };
+    client.on('end', () => (ended.yes = true));
+    await client.connect();
+    const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+    return { client, pid, ended };
+  };
+  const activity = async (pid: number) =>
+    (
+      await database.db.query<{ state: string; query: string }>(
+        'SELECT state, query FROM pg_stat_activity WHERE pid = $1',
+        [pid],
+      )
+    )[0];
+  const answering = await open();
+  const asking = await open();
+  // Sent before the blackhole, answered by the server after it: the answer must not get through.
+  const inFlight = answering.client.query('SELECT pg_sleep(1)');
+  await waitUntil(
+    async () => ((await activity(answering.pid))?.state === 'active' ? true : undefined),
+    'the sleep running on the server',
+  );
+  proxy.blackhole();
+  // Sent after it: the server must never see it.
+  const sentAfter = asking.client.query('SELECT 2 AS two');
+  await expect(inFlight).rejects.toThrow('Query read timeout');
+  await expect(sentAfter).rejects.toThrow('Query read timeout');
+  expect(await activity(answering.pid)).toEqual({ state: 'idle', query: 'SELECT pg_sleep(1)' });
+  expect(await activity(asking.pid)).toEqual({
+    state: 'idle',
+    query: 'SELECT pg_backend_pid() AS pid',
+  });
+  // Neither side was closed: no FIN or RST reached the client, and the backends are still there.
+  expect([answering.ended.yes, asking.ended.yes]).toEqual([false, false]);
+  // A goodbye is passed on by a live pair, not by a blackholed one: of two idle clients that
+  // close together, only the live one's backend ends, and the other is never answered.
+  const silent = await open();
+  proxy.blackhole();
+  const live = await open(); // a new connection: forwarded as ever
+
+  void silent.client.end();
+  await live.client.end();
+  await waitUntil(
+    async () => ((await activity(live.pid)) === undefined ? true : undefined),
+    "the live client's backend to end",
+  );
+  expect((await activity(silent.pid))?.state).toBe('idle');
+  expect(silent.ended.yes).toBe(false);
+  // pg ends a client whose statement still waits by destroying its socket; the silent one is
+  // ended by the proxy's close.
+  await Promise.all([answering.client.end(), asking.client.end()]);
+  expect([answering.ended.yes, asking.ended.yes]).toEqual([true, true]);
 });
