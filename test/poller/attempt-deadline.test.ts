@@ -12,8 +12,9 @@ import { waitUntil } from '../helpers/wait';
 // spends 3 s opening its task session: time enough for the row, due again since the lease
 // expired, to be claimed and submitted by another attempt (the second poller's, within its 1 s
 // fallback interval, or the first poller's own next one). The worst
-// chain (two connects and a call, 9 s) fits the 12 s lease minus its margin, so both boot.
-const ENV = { LEASE_MS: '12000' };
+// chain (two connects and a call, 9 s) fits the 12 s lease minus its margin, so both boot. The
+// stalled write must outlast the lease, so the statement bound (10 s by default) is raised.
+const ENV = { LEASE_MS: '12000', DATABASE_STATEMENT_TIMEOUT_MS: '120000' };
 const STALL_LOCK = 4242;
 
 // Its own server: the stalled write holds a transaction ID open for seconds, and the event

@@ -60,7 +60,8 @@ runMain('cli', async () => {
   const settings = loadSettings();
   const url = settings.database.url;
   const appName = 'mcp-task-gateway-cli';
-  const db = Database.connect({ url, poolSize: 2, appName });
+  const { statementTimeoutMs } = settings.database;
+  const db = Database.connect({ url, poolSize: 2, appName, statementTimeoutMs });
   try {
     if (command === 'migrate' && args.includes('--wait')) {
       // The apps' init containers: wait for the migrate Job; exit non-zero on a real error

@@ -48,7 +48,12 @@ runMain('start', async () => {
   const applied = await runMigrations(dataSource);
   log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'schema is up to date');
   await dataSource.destroy();
-  const db = Database.connect({ url: databaseUrl, poolSize: 2, appName: 'mcp-task-gateway-start' });
+  const db = Database.connect({
+    url: databaseUrl,
+    poolSize: 2,
+    appName: 'mcp-task-gateway-start',
+    statementTimeoutMs: settings.database.statementTimeoutMs,
+  });
   const devKey = await ensureDevApiKey(db, join(DATA, 'dev-api-key')).finally(() => db.close());
 
   const children: Child[] = [];

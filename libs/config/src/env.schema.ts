@@ -29,6 +29,12 @@ export class EnvSchema {
   @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE = 10;
   /** How long a statement waits for a pooled connection before it fails (the API: a 503). */
   @Transform(toInt) @IsInt() @Min(100) @Max(600000) DATABASE_CONNECT_TIMEOUT_MS = 10000;
+  /**
+   * How long a statement waits for its answer on an open connection before it fails and the
+   * connection is dropped; the server's statement_timeout too, and the LISTEN connection's
+   * liveness check interval (docs/operations.md, "Database failover").
+   */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600000) DATABASE_STATEMENT_TIMEOUT_MS = 10000;
 
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT = 3000;
   /**

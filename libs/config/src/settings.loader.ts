@@ -120,6 +120,7 @@ function toSettings(dto: EnvSchema): LauncherSettings {
       url: dto.DATABASE_URL,
       poolSize: dto.DATABASE_POOL_SIZE,
       connectTimeoutMs: dto.DATABASE_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: dto.DATABASE_STATEMENT_TIMEOUT_MS,
     },
     http: { host: dto.HOST, port: dto.PORT, metricsPort: dto.METRICS_PORT },
     log: {

@@ -2,7 +2,7 @@
 export interface Settings {
   nodeEnv: 'production' | 'development' | 'test';
   /** `url` is required: only `npm start` runs without one ({@link LauncherSettings}). */
-  database: { url: string; poolSize: number; connectTimeoutMs: number };
+  database: { url: string; poolSize: number; connectTimeoutMs: number; statementTimeoutMs: number };
   /** `host` undefined: every interface. */
   http: { host?: string; port: number; metricsPort: number };
   log: {

@@ -19,6 +19,8 @@ export function dataSourceOptions(
   poolSize = 10,
   appName = 'mcp-task-gateway',
 ): DataSourceOptions {
+  // Not the statement bounds (query_timeout, statement_timeout): a migration may rightly run
+  // long, and the migrator's advisory lock waits as long as another migrator runs.
   const { max, connectionTimeoutMillis, options } = poolConfig({ url, poolSize, appName });
   return {
     type: 'postgres',

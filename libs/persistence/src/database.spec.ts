@@ -1,9 +1,11 @@
 // Guards the line between "the database cannot serve this now" (the API answers 503, retry) and
 // every other database error (a 500 whose cause is logged): a wrong answer either hides a bug
 // behind "retry" or turns a failover into internal errors. Also guards the ping: a database that
-// does not answer in time is down to the probes, however long the statement would have taken.
+// does not answer in time is down to the probes, however long the statement would have taken;
+// and the statement bound: on every pool the apps open, never on the migrator's.
 import type { Pool } from 'pg';
-import { Database, isDatabaseUnavailable } from './database';
+import { dataSourceOptions } from './data-source';
+import { Database, isDatabaseUnavailable, poolConfig } from './database';
 
 const pgError = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
 
@@ -16,6 +18,12 @@ it('takes a checkout timeout, a lost or refused connection and a server going aw
   for (const code of ['57P01', '57P03', '53300', '08006', '08P01']) {
     expect(isDatabaseUnavailable(pgError(code))).toBe(true);
   }
+});
+
+it('takes a statement past its bound as unavailable: no answer in time, or stopped by the server', () => {
+  expect(isDatabaseUnavailable(new Error('Query read timeout'))).toBe(true);
+  // statement_timeout (or a cancel), idle_in_transaction_session_timeout
+  for (const code of ['57014', '25P03']) expect(isDatabaseUnavailable(pgError(code))).toBe(true);
 });
 
 it('leaves statement errors and anything that is not an Error alone', () => {
@@ -32,4 +40,24 @@ it('pings: true on an answer, false on an error or no answer in time', async () 
   expect(await pinging(async () => ({ rows: [{ '?column?': 1 }] })).ping(50)).toBe(true);
   expect(await pinging(() => Promise.reject(new Error('ECONNREFUSED'))).ping(50)).toBe(false);
   expect(await pinging(() => new Promise(() => undefined)).ping(50)).toBe(false);
+});
+
+it("bounds every statement of the apps' pools, 10 s unless set, and not the migrator's", () => {
+  const options = { url: 'postgres://db/gw', poolSize: 3, appName: 'app' };
+  expect(poolConfig(options)).toMatchObject({
+    query_timeout: 10_000,
+    statement_timeout: 10_000,
+    idle_in_transaction_session_timeout: 10_000,
+    idleTimeoutMillis: 10_000,
+  });
+  // A connection idle longer than a shorter bound is not kept: it may have gone silent unseen.
+  expect(poolConfig({ ...options, statementTimeoutMs: 2000 })).toMatchObject({
+    query_timeout: 2000,
+    statement_timeout: 2000,
+    idle_in_transaction_session_timeout: 2000,
+    idleTimeoutMillis: 2000,
+  });
+  const migrator = JSON.stringify(dataSourceOptions('postgres://db/gw', []));
+  expect(migrator).not.toMatch(/query_timeout|statement_timeout|idle_in_transaction/);
+  expect(migrator).toContain('jit=off');
 });

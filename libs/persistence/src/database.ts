@@ -1,4 +1,4 @@
-import { DatabaseError, Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
+import { ClientConfig, DatabaseError, Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { storableJson, storableParams } from './storable-text';
 
 /** What the SQL repositories need: rows back from a statement. Satisfied by a pool or a client. */
@@ -17,20 +17,79 @@ export interface DatabaseOptions {
   appName: string;
   /** How long a checkout waits for a free connection (or a new one) before it fails; 10 s. */
   connectTimeoutMs?: number;
+  /**
+   * How long a statement waits for its answer on an open connection before it fails and the
+   * connection is discarded; {@link DEFAULT_STATEMENT_TIMEOUT_MS} (see {@link statementBounds}).
+   */
+  statementTimeoutMs?: number;
 }
 
-/** pg settings of every pool the gateway opens (the TypeORM migrator's too, data-source.ts). */
+/**
+ * `DATABASE_STATEMENT_TIMEOUT_MS`'s default: forty times a claim of 500 rows out of 20,000 due,
+ * JIT compile included (243 ms; docs/benchmarks.md, "What the profiles showed and what
+ * changed"), the heaviest statement measured; and short enough that a poller whose heartbeat
+ * waits on a silent connection beats again (after the bound and one interval) well before the
+ * others may judge it dead (docs/leases.md, "Workers").
+ */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+
+/** How long an idle pooled connection is kept at most: pg-pool's default. */
+const IDLE_TIMEOUT_MS = 10_000;
+
+/**
+ * jit=off: with many rows due, the planner's cost estimate for the claim crossed the JIT
+ * threshold and compiling took 97 of 243 ms per claim (docs/benchmarks.md); short OLTP
+ * statements never win back JIT's compile time. Every connection of the gateway's, the
+ * migrator's too (data-source.ts).
+ */
+export const SESSION_OPTIONS = '-c jit=off';
+
+/**
+ * The bound on a statement, on both ends of the connection (docs/operations.md, "Database
+ * failover"). pg's `query_timeout` is the one that matters when the server is gone without a
+ * word (a node lost, a partition: no FIN, no RST, and no answer, ever): the statement fails
+ * after `ms` instead of after the kernel's retransmission timeout, about 15 minutes, and its
+ * connection, still waiting for that answer, is never used again (pg-pool discards a client
+ * released with an error; {@link Database.transaction} releases one so). The server's
+ * `statement_timeout` stops a statement nobody waits for any more, and
+ * `idle_in_transaction_session_timeout` ends a session whose client vanished inside a
+ * transaction, so its row and advisory locks do not outlive the client by hours (the server's
+ * own TCP keepalive). The apps' transactions are a few statements sent back to back; none
+ * waits for anything else in between.
+ */
+export function statementBounds(
+  ms: number,
+): Pick<
+  ClientConfig,
+  'query_timeout' | 'statement_timeout' | 'idle_in_transaction_session_timeout'
+> {
+  return { query_timeout: ms, statement_timeout: ms, idle_in_transaction_session_timeout: ms };
+}
+
+/**
+ * pg settings of every pool the apps, the CLI and the benchmarks open. The TypeORM migrator
+ * (data-source.ts) takes the size, the connect timeout and the session options, not the
+ * statement bounds: a migration may rightly run long, and its advisory lock waits for another.
+ */
 export function poolConfig(options: DatabaseOptions): PoolConfig {
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   return {
     connectionString: options.url,
     max: options.poolSize,
     application_name: options.appName,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-    // jit=off: with many rows due, the planner's cost estimate for the claim crossed the JIT
-    // threshold and compiling took 97 of 243 ms per claim (docs/benchmarks.md); short OLTP
-    // statements never win back JIT's compile time.
-    options: '-c jit=off',
+    ...statementBounds(statementTimeoutMs),
+    // pg-pool's 10 s, or the statement bound if shorter: a connection idle for longer is closed,
+    // so one that went silent while idle is gone within the bound instead of costing a later
+    // statement the whole bound.
+    idleTimeoutMillis: Math.min(IDLE_TIMEOUT_MS, statementTimeoutMs),
+    options: SESSION_OPTIONS,
   };
+}
+
+/** True for pg's error of a statement that got no answer within its `query_timeout`. */
+export function isStatementTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
 }
 
 /** How long {@link Database.ping} waits for its answer by default. */
@@ -93,7 +152,10 @@ export class Database implements Queryable {
    * Runs `fn` in one transaction on one connection; rolls back on any error. While checked out,
    * a pg client has no `error` listener of the pool's, so a connection killed between two
    * statements (a Postgres restart) would be an unhandled `error` event and end the process;
-   * here it fails this transaction instead, and the broken client is discarded, not reused.
+   * here it fails this transaction instead, and the broken client is discarded, not reused. So
+   * is one whose statement timed out: it still waits for that answer (pg sends nothing else on
+   * it meanwhile, a ROLLBACK included, which would only time out too), and pg-pool ends a client
+   * released with an error by destroying its socket.
    */
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
@@ -102,10 +164,15 @@ export class Database implements Queryable {
       broken = error;
     };
     client.on('error', onError);
+    const watched = <R>(statement: Promise<R>): Promise<R> =>
+      statement.catch((error: unknown) => {
+        if (isStatementTimeout(error)) broken ??= error as Error;
+        throw error;
+      });
     try {
-      await client.query('BEGIN');
-      const result = await fn(clientQueryable(client));
-      await client.query('COMMIT');
+      await watched(client.query('BEGIN'));
+      const result = await fn(clientQueryable(client, watched));
+      await watched(client.query('COMMIT'));
       return result;
     } catch (error) {
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
@@ -117,20 +184,27 @@ export class Database implements Queryable {
   }
 }
 
-function clientQueryable(client: PoolClient): Queryable {
+function clientQueryable(
+  client: PoolClient,
+  watched: <R>(statement: Promise<R>) => Promise<R>,
+): Queryable {
   return {
     async query<R extends QueryResultRow>(sql: string, params: unknown[] = [], name?: string) {
       const values = storableParams(params);
-      const result = await client.query<R>(
-        name ? { name, text: sql, values } : { text: sql, values },
+      const result = await watched(
+        client.query<R>(name ? { name, text: sql, values } : { text: sql, values }),
       );
       return result.rows;
     },
   };
 }
 
-/** SQLSTATEs of a database that is going away or cannot take the connection now. */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
+/**
+ * SQLSTATEs of a database that is going away or cannot take the connection now, or that did not
+ * finish a statement in time: 57014 is the server's `statement_timeout` (or a cancel), 25P03 its
+ * `idle_in_transaction_session_timeout` ({@link statementBounds}).
+ */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '25P03']);
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -142,8 +216,8 @@ const UNAVAILABLE_CODES = new Set([
 /**
  * True for an error that says the database could not serve the statement now (no free pooled
  * connection within the connect timeout, a refused or lost connection, a server shutting down
- * or full), not that the statement was wrong: a caller may answer "busy, retry" (the API's 503)
- * instead of an internal error.
+ * or full, no answer within the statement timeout), not that the statement was wrong: a caller
+ * may answer "busy, retry" (the API's 503) instead of an internal error.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -153,8 +227,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
       return true;
     }
   }
-  // pg-pool's checkout timeout and pg's lost connection carry no code, only these messages.
-  return /timeout exceeded when trying to connect|Connection terminated/.test(error.message);
+  // pg-pool's checkout timeout, pg's lost connection and its statement timeout carry no code,
+  // only these messages.
+  return /timeout exceeded when trying to connect|Connection terminated|^Query read timeout$/.test(
+    error.message,
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { Channel, CHANNELS } from './channels';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, SESSION_OPTIONS, statementBounds } from './database';
 
 // Reconnect backoff: a Postgres restart takes a few seconds; 10 s caps the latency it costs.
 const RECONNECT_INITIAL_MS = 250;
@@ -21,6 +22,14 @@ export interface ChannelSubscriber {
 export interface ListenConnectionOptions {
   url: string;
   appName: string;
+  /** How long opening the connection may take; 10 s, as the pool's checkout. */
+  connectTimeoutMs?: number;
+  /**
+   * The pool's statement bound (database.ts, `statementBounds`), and the liveness check's
+   * interval: the open connection repeats its LISTEN this often, under the same bound. Default
+   * {@link DEFAULT_STATEMENT_TIMEOUT_MS}.
+   */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -32,6 +41,11 @@ export interface ListenConnectionOptions {
  * (`onLost`), and after the reconnect every subscriber hears `null` before any new notification:
  * what was sent meanwhile is gone, so each looks again. Notifications only cut latency: every
  * user of this also polls, so a lost one costs a fallback interval, never an event.
+ *
+ * A connection whose server vanished without closing it (a node lost, a partition) gives no
+ * error, ever: it only stops delivering. So the open connection repeats its LISTEN every
+ * `statementTimeoutMs`, under that bound too; one that goes unanswered counts as a loss like any
+ * other, and a silent connection is replaced within twice the bound.
  */
 export class ListenConnection {
   private readonly subscribers = new Map<Channel, Set<ChannelSubscriber>>();
@@ -39,12 +53,17 @@ export class ListenConnection {
   private client?: Client;
   private opening?: Promise<void>;
   private retry?: NodeJS.Timeout;
+  /** The next liveness check of the open connection. */
+  private check?: NodeJS.Timeout;
+  private readonly timeoutMs: number;
   private delayMs = RECONNECT_INITIAL_MS;
   private readonly ended = new WeakSet<Client>();
   /** The connection each subscriber was last told `onListening` for. */
   private readonly toldOn = new WeakMap<ChannelSubscriber, Client>();
 
-  constructor(private readonly options: ListenConnectionOptions) {}
+  constructor(private readonly options: ListenConnectionOptions) {
+    this.timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  }
 
   /**
    * Adds a subscriber to `channel` and opens the connection if it is the first. Returns its
@@ -74,6 +93,7 @@ export class ListenConnection {
     this.subscribers.clear();
     clearTimeout(this.retry);
     this.retry = undefined;
+    clearTimeout(this.check);
     this.delayMs = RECONNECT_INITIAL_MS;
     const client = this.client;
     this.client = undefined;
@@ -86,6 +106,9 @@ export class ListenConnection {
     const client = new Client({
       connectionString: this.options.url,
       application_name: this.options.appName,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+      ...statementBounds(this.timeoutMs),
+      options: SESSION_OPTIONS,
     });
     client.on('notification', (message) => this.deliver(message.channel, message.payload ?? ''));
     client.on('error', (error) => this.lost(client, error));
@@ -108,6 +131,7 @@ export class ListenConnection {
     const wasDown = this.delayMs > RECONNECT_INITIAL_MS;
     this.client = client;
     this.delayMs = RECONNECT_INITIAL_MS;
+    this.checkLater(client);
     if (wasDown) for (const subscriber of this.all()) subscriber.onNotify(null);
     this.tell(client, channels);
     // Subscribed while the LISTEN ran: their channels may not be in it yet.
@@ -132,6 +156,23 @@ export class ListenConnection {
     }
   }
 
+  /**
+   * The next liveness check of `client`: its LISTEN again, a no-op to the server (and what
+   * `pg_stat_activity` keeps showing as its last statement). Unanswered within the bound, the
+   * connection is lost.
+   */
+  private checkLater(client: Client): void {
+    this.check = setTimeout(() => {
+      this.listenAll(client).then(
+        () => {
+          if (this.client === client) this.checkLater(client);
+        },
+        (error: unknown) => this.lost(client, error),
+      );
+    }, this.timeoutMs);
+    this.check.unref();
+  }
+
   private tell(client: Client, channels: Channel[]): void {
     for (const channel of channels) {
       for (const subscriber of [...(this.subscribers.get(channel) ?? [])]) {
@@ -150,7 +191,10 @@ export class ListenConnection {
   private lost(client: Client, error: unknown): void {
     if (this.ended.has(client)) return;
     void this.end(client);
-    if (this.client === client) this.client = undefined;
+    if (this.client === client) {
+      this.client = undefined;
+      clearTimeout(this.check);
+    }
     if (this.subscribers.size === 0) return;
     for (const subscriber of this.all()) subscriber.onLost?.(error, this.delayMs);
     this.retry = setTimeout(() => {
@@ -161,9 +205,17 @@ export class ListenConnection {
     this.delayMs = Math.min(this.delayMs * 2, RECONNECT_MAX_MS);
   }
 
+  /**
+   * Ends `client`: with a goodbye to the server, cut after the bound when that goes unanswered
+   * (a vanished server never acknowledges it). pg itself cuts a client whose statement still
+   * waits, as a silent one's liveness check does.
+   */
   private async end(client: Client): Promise<void> {
     this.ended.add(client);
+    const cut = setTimeout(() => client.connection.stream.destroy(), this.timeoutMs);
+    cut.unref();
     await client.end().catch(() => undefined);
+    clearTimeout(cut);
   }
 
   private all(): ChannelSubscriber[] {

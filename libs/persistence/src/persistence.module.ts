@@ -105,7 +105,12 @@ export class PersistenceModule {
         {
           provide: ListenConnection,
           useFactory: () =>
-            new ListenConnection({ url: options.url, appName: `${options.appName}-listen` }),
+            new ListenConnection({
+              url: options.url,
+              appName: `${options.appName}-listen`,
+              connectTimeoutMs: options.connectTimeoutMs,
+              statementTimeoutMs: options.statementTimeoutMs,
+            }),
         },
         PoolCloser,
       ],

@@ -1,8 +1,9 @@
 // Guards the process's one LISTEN connection (libs/persistence/src/listen-connection.ts): several
 // channels and listeners share one Postgres connection, each listener hears only its channel,
 // and a cut connection tells every listener that it lost it, reopens, and then says "you may have
-// missed notifications" (null) before anything new. Also pins the channel list: the migrated
-// schema notifies no channel missing from CHANNELS.
+// missed notifications" (null) before anything new; so does a connection gone silent (its server
+// vanished without closing it), found by the liveness check. Also pins the channel list: the
+// migrated schema notifies no channel missing from CHANNELS.
 import {
   API_KEY_REVOKED_CHANNEL,
   Channel,
@@ -139,4 +140,34 @@ test('the migrated schema notifies only channels of the channel list', async () 
   );
   expect(notified.size).toBeGreaterThan(0);
   for (const channel of notified) expect(CHANNELS).toContain(channel);
+});
+
+test('a silent connection (its server vanished): the liveness check finds it, and it reopens', async () => {
+  const through = new URL(database.url);
+  through.hostname = '127.0.0.1';
+  through.port = String(proxy.port);
+  const checked = new ListenConnection({
+    url: through.toString(),
+    appName: `${APP}-checked`,
+    statementTimeoutMs: 1000,
+  });
+  const due = recorder();
+  const stop = checked.subscribe(TASKS_DUE_CHANNEL, due);
+  try {
+    await waitUntil(() => (due.heard.includes('listening') ? true : undefined), 'listening');
+    // No FIN, no RST, no error: only the check (its LISTEN again) going unanswered can tell.
+    proxy.blackhole();
+    await notify(TASKS_DUE_CHANNEL, 'while-silent');
+    // Checked every second, each check answered within a second: lost within two, then reopened.
+    await waitUntil(
+      () => (due.heard.at(-1) === 'listening' && due.heard.includes('lost') ? true : undefined),
+      'the silent connection found lost and reopened',
+      5_000,
+    );
+    await notify(TASKS_DUE_CHANNEL, 'after');
+    await waitUntil(() => (due.heard.at(-1) === 'notify after' ? true : undefined), 'the next one');
+    expect(due.heard).toEqual(['listening', 'lost', 'missed', 'listening', 'notify after']);
+  } finally {
+    await stop();
+  }
 });
