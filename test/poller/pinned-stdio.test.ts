@@ -196,6 +196,43 @@ async function ownedTask(
   return { id, pollers, owner, other };
 }
 
+/** Waits until `condition`, SQL over the `workers` row of `workerId` with `$2` as `ms`, holds. */
+async function awaitWorker(workerId: string, condition: string, ms: number, what: string) {
+  await waitUntil(
+    async () => {
+      const [row] = await fleet.db.query<{ holds: boolean }>(
+        `SELECT (${condition}) AS holds FROM workers WHERE id = $1`,
+        [workerId, ms],
+      );
+      return row.holds || undefined;
+    },
+    what,
+    20_000,
+    50,
+  );
+}
+
+/** Ten more polls of `id` after `pollsBefore`: all the owner's, the task still working. */
+async function expectOwnerKeeps(
+  id: string,
+  pollsBefore: number,
+  owner: PollerProcess,
+  other: PollerProcess,
+): Promise<void> {
+  const after = await waitUntil(
+    async () => {
+      const row = await pinnedRow(id);
+      return row.poll_count >= pollsBefore + 10 || row.completed_at !== null ? row : undefined;
+    },
+    'ten more polls by the owner',
+    30_000,
+    50,
+  );
+  expect([after.status, after.error_code]).toEqual(['working', null]);
+  expect(after.pinned_worker_id).toBe(owner.workerId);
+  expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
+}
+
 let proxy: TcpProxy | undefined;
 afterEach(async () => {
   await proxy?.close();
@@ -236,32 +273,14 @@ it('after a database outage that left every heartbeat stale, a live owner keeps 
   const pollsBefore = (await pinnedRow(id)).poll_count;
   proxy.refuseNew(false);
   // The other poller beats again first; only then is the owner continued.
-  await waitUntil(
-    async () => {
-      const [row] = await fleet.db.query<{ fresh: boolean }>(
-        `SELECT heartbeat_at > now() - make_interval(secs => $2::float8 / 1000) AS fresh
-           FROM workers WHERE id = $1`,
-        [other.workerId, deadAfter],
-      );
-      return row.fresh || undefined;
-    },
+  await awaitWorker(
+    other.workerId,
+    'heartbeat_at > now() - make_interval(secs => $2::float8 / 1000)',
+    deadAfter,
     'the other poller to beat again',
-    20_000,
   );
   owner.resume();
-
-  const after = await waitUntil(
-    async () => {
-      const row = await pinnedRow(id);
-      return row.poll_count >= pollsBefore + 10 || row.completed_at !== null ? row : undefined;
-    },
-    'ten more polls after the outage',
-    30_000,
-    50,
-  );
-  expect([after.status, after.error_code]).toEqual(['working', null]);
-  expect(after.pinned_worker_id).toBe(owner.workerId);
-  expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
+  await expectOwnerKeeps(id, pollsBefore, owner, other);
 }, 90_000);
 
 it('a live owner silent just past the dead-after window, then back, keeps its stdio task', async () => {
@@ -273,32 +292,19 @@ it('a live owner silent just past the dead-after window, then back, keeps its st
   const deadAfter = deadAfterMs(BEAT_MS);
   const { id, owner, other } = await ownedTask('silent');
   // The other poller may judge: a window into its own run of heartbeats.
-  await waitUntil(
-    async () => {
-      const [row] = await fleet.db.query<{ judges: boolean }>(
-        `SELECT alive_since < now() - make_interval(secs => $2::float8 / 1000) AS judges
-           FROM workers WHERE id = $1`,
-        [other.workerId, deadAfter],
-      );
-      return row.judges || undefined;
-    },
+  await awaitWorker(
+    other.workerId,
+    'alive_since < now() - make_interval(secs => $2::float8 / 1000)',
+    deadAfter,
     'the other poller to be a dead-after window into its run',
-    20_000,
   );
 
   owner.pause();
-  await waitUntil(
-    async () => {
-      const [row] = await fleet.db.query<{ silent: boolean }>(
-        `SELECT heartbeat_at < now() - make_interval(secs => $2::float8 * 1.5 / 1000) AS silent
-           FROM workers WHERE id = $1`,
-        [owner.workerId, deadAfter],
-      );
-      return row.silent || undefined;
-    },
+  await awaitWorker(
+    owner.workerId,
+    'heartbeat_at < now() - make_interval(secs => $2::float8 * 1.5 / 1000)',
+    deadAfter,
     "the owner's heartbeat to be a window and a half old",
-    20_000,
-    50,
   );
   const held = await pinnedRow(id);
   owner.resume();
@@ -309,16 +315,5 @@ it('a live owner silent just past the dead-after window, then back, keeps its st
   );
   expect(suspicion.suspected).toBe(true);
 
-  const after = await waitUntil(
-    async () => {
-      const row = await pinnedRow(id);
-      return row.poll_count >= held.poll_count + 10 || row.completed_at !== null ? row : undefined;
-    },
-    'ten more polls after the silence',
-    30_000,
-    50,
-  );
-  expect([after.status, after.error_code]).toEqual(['working', null]);
-  expect(after.pinned_worker_id).toBe(owner.workerId);
-  expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
+  await expectOwnerKeeps(id, held.poll_count, owner, other);
 }, 90_000);
