@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { withDatabase } from '../helpers/db';
-import { useProcesses } from '../helpers/process-scope';
+import { useProcesses, waitForExit } from '../helpers/process-scope';
 
 const CLI = 'apps/cli/main.js';
 const admin = (): string => {
@@ -53,15 +53,7 @@ describe('migrate --wait (the init containers)', () => {
     wait.child.kill('SIGTERM');
     // Far below any grace period, and below the 5 s between checks: the signal is handled, not
     // noticed at the next check.
-    let timer: NodeJS.Timeout | undefined;
-    const code = await Promise.race([
-      wait.exited,
-      new Promise<string>((resolve) => {
-        timer = setTimeout(() => resolve('still running'), 3_000);
-      }),
-    ]);
-    // Not left pending: the leak guard fails a file that leaves a timer behind.
-    clearTimeout(timer);
+    const code = (await waitForExit(wait.child, 3_000)) ? await wait.exited : 'still running';
     expect({ code, withinMs: Date.now() - sent < 3_000 }).toEqual({ code: 143, withinMs: true });
   }, 30_000);
 

@@ -1,5 +1,5 @@
 import { Queryable } from './database';
-import { HEARTBEAT_SQL, SUSPECT_SILENT_SQL } from './sql/worker-liveness.sql';
+import { beatWithin, HEARTBEAT_SQL, SUSPECT_SILENT_SQL } from './sql/worker-liveness.sql';
 
 export interface WorkerInfo {
   id: string;
@@ -44,7 +44,7 @@ export class WorkerRepository {
   async countAlive(deadAfterMs: number): Promise<number> {
     const rows = await this.db.query<{ n: string }>(
       `SELECT count(*) AS n FROM workers
-        WHERE stopped_at IS NULL AND heartbeat_at > now() - make_interval(secs => $1::float8 / 1000)`,
+        WHERE stopped_at IS NULL AND ${beatWithin('workers', '$1')}`,
       [deadAfterMs],
     );
     return Number(rows[0]?.n ?? 0);
