@@ -124,7 +124,9 @@ it('tasks/cancel is an empty ack, also for a task that has ended; another user g
       return got.body.result.status === 'cancelled' ? true : undefined;
     },
     'the task to end cancelled',
-    30_000,
+    // Well inside the held call's first renewal (lease/3, 20 s): the cancel was requested while
+    // the call was starting, and its notice must not be lost (docs/leases.md, "Timeouts").
+    10_000,
   );
   const again = await call2026('tasks/cancel', { taskId });
   expect(again.body.result).toEqual({ resultType: 'complete' });

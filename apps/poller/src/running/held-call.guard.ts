@@ -4,10 +4,39 @@ import type { Logger } from 'pino';
 import { ItemAbort } from './item-abort';
 
 /**
+ * This worker's held calls, and the `cancel` NOTIFYs they must not miss. A notice that arrives
+ * after a row was claimed but before its call's guard is registered finds no guard to wake; the
+ * cancel would then wait for the guard's first renewal, lease/3 (20 s with the default lease). So
+ * a guard registered after a notice that came since its row's claim was sent checks at once: a
+ * cancel committed before that claim's snapshot is in the claim itself, one committed after it
+ * notifies after the send (docs/leases.md, "Timeouts").
+ */
+export class HeldCalls {
+  private readonly guards = new Set<HeldCallGuard>();
+  private lastNoticeMs = Number.NEGATIVE_INFINITY;
+
+  /** A `cancel` NOTIFY: every held call checks for its cancel request now. */
+  cancelNoticed(): void {
+    this.lastNoticeMs = Date.now();
+    for (const guard of this.guards) void guard.checkNow();
+  }
+
+  /** Registers a started guard of a row whose claim was sent at `claimSentAtMs` (ClaimedTask). */
+  add(guard: HeldCallGuard, claimSentAtMs: number): void {
+    this.guards.add(guard);
+    if (this.lastNoticeMs >= claimSentAtMs) void guard.checkNow();
+  }
+
+  delete(guard: HeldCallGuard): void {
+    this.guards.delete(guard);
+  }
+}
+
+/**
  * Keeps a held sync call's claim alive: renews every lease/3 (so two renewals may fail before
  * the lease runs out), and aborts the call when the lease is lost (another worker may already
  * hold the row) or when the renewal reports a cancel request. `checkNow` lets a `cancel`
- * NOTIFY cut the wait to milliseconds; the renewal alone bounds it to lease/3.
+ * NOTIFY cut the wait to milliseconds ({@link HeldCalls}); the renewal alone bounds it to lease/3.
  */
 export class HeldCallGuard {
   private timer?: NodeJS.Timeout;

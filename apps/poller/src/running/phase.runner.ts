@@ -11,7 +11,7 @@ import { DriverContext, DriverRegistry, SubmitOutcome } from '@app/drivers';
 import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, TaskLeaseRepository, WriteOutcome } from '@app/persistence';
 import type { Preflight } from './crash-rules';
-import { HeldCallGuard } from './held-call.guard';
+import { HeldCallGuard, HeldCalls } from './held-call.guard';
 import { abortedForDeadline } from './item-abort';
 import { driverContext, ItemScope } from './item-scope';
 import { InputDelivery } from './input-delivery';
@@ -29,7 +29,7 @@ export interface PhaseRunnerDeps {
   drivers: DriverRegistry;
   metrics: GatewayMetrics;
   scheduler: PollScheduler;
-  heldCalls: Set<HeldCallGuard>;
+  heldCalls: HeldCalls;
   /** Attempts holding a call a repeat could duplicate: kept by a draining poller. */
   calls: UnrepeatableCalls;
   /** Upstreams that push: whether a task's next poll may be the slow safety poll. */
@@ -165,8 +165,8 @@ export class PhaseRunner {
       scope.log,
     );
     const progress = new ProgressWriter(leases, item.lease, scope.log);
-    heldCalls.add(guard);
     guard.start();
+    heldCalls.add(guard, item.claimSentAtMs);
     let outcome: SubmitOutcome;
     // The exception to the attempt deadline: the lease is renewed while the call is held.
     const held = { ...scope, signal: scope.controller.signal };

@@ -21,7 +21,7 @@ import { AttemptOutcome, GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, TaskLeaseRepository, isDatabaseError } from '@app/persistence';
 import { AttemptDeadline, attemptDeadlineMs, localLeaseEndMs } from './attempt-deadline';
 import { preflight, trackingMessage, trackingTimedOut } from './crash-rules';
-import { HeldCallGuard } from './held-call.guard';
+import { HeldCalls } from './held-call.guard';
 import { abortedForDeadline, abortKind } from './item-abort';
 import { PhaseRunner } from './phase.runner';
 import { PollScheduler } from './poll-scheduler';
@@ -46,7 +46,7 @@ export class ToolsetNotConfiguredError extends TransientTaskError {}
 export class TaskRunnerService {
   private readonly scheduler: PollScheduler;
   private readonly phases: PhaseRunner;
-  private readonly heldCalls = new Set<HeldCallGuard>();
+  private readonly heldCalls = new HeldCalls();
   private readonly calls = new UnrepeatableCalls();
 
   constructor(
@@ -75,7 +75,7 @@ export class TaskRunnerService {
 
   /** A `cancel` NOTIFY: held sync calls check for their cancel request now. */
   checkHeldCalls(): void {
-    for (const guard of this.heldCalls) void guard.checkNow();
+    this.heldCalls.cancelNoticed();
   }
 
   /**
