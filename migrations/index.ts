@@ -17,6 +17,7 @@ import { RetryOf1796481000000 } from './1796481000000-RetryOf';
 import { UserEventStream1796482000000 } from './1796482000000-UserEventStream';
 import { WorkerStreak1796483000000 } from './1796483000000-WorkerStreak';
 import { WorkerSuspicion1796484000000 } from './1796484000000-WorkerSuspicion';
+import { WebhookRescue1796485000000 } from './1796485000000-WebhookRescue';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   UserEventStream1796482000000,
   WorkerStreak1796483000000,
   WorkerSuspicion1796484000000,
+  WebhookRescue1796485000000,
 ];

@@ -622,6 +622,8 @@ CREATE INDEX webhook_deliveries_due_idx ON public.webhook_deliveries USING btree
 
 CREATE INDEX webhook_deliveries_event_idx ON public.webhook_deliveries USING btree (event_id);
 
+CREATE INDEX webhook_deliveries_leased_idx ON public.webhook_deliveries USING btree (lease_owner) WHERE (lease_token IS NOT NULL);
+
 CREATE INDEX webhook_deliveries_subscription_idx ON public.webhook_deliveries USING btree (subscription_id);
 
 CREATE INDEX webhook_subscriptions_user_idx ON public.webhook_subscriptions USING btree (user_id);

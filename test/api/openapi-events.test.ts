@@ -214,7 +214,7 @@ describe('real answers match the document', () => {
       [taskId],
     );
     const hooks = new WebhookRepository(api.db.db);
-    const claimed = await hooks.claim('doc-check', 10, 60_000);
+    const claimed = await hooks.claim('doc-check', 10, 60_000, 15_000);
     expect(claimed.length).toBe(2);
     for (const delivery of claimed) {
       await hooks.finishAttempt(delivery, {

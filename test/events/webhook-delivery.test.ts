@@ -38,6 +38,7 @@ const OPTIONS: DeliveryWorkerOptions = {
   workerId: 'w-test',
   slots: 8,
   leaseMs: 5000,
+  deadWorkerAfterMs: 15_000,
   timeoutMs: 400,
   // Fast retries inside a short window, so dead-lettering happens within the test.
   retry: { baseMs: 100, maxMs: 300, windowMs: 2000, jitter: 0.2 },

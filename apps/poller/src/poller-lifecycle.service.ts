@@ -94,8 +94,9 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
       },
       'draining',
     );
-    // Deliveries still sending at the deadline keep their leases and are sent again after
-    // them (at-least-once); the receiver dedups on webhook-id.
+    // Deliveries still sending at the deadline keep their leases; other pollers send them
+    // again once this worker's row is marked stopped below (at-least-once; the receiver dedups
+    // on webhook-id).
     await Promise.all([this.drainTasks(deadline), this.webhooks.engine.drain(deadline)]);
     // Nothing queued for group commit is left behind (invariant 8).
     await this.leases.flushWrites();

@@ -177,12 +177,21 @@ export class WebhookRepository {
     }));
   }
 
-  /** Claims up to `limit` due deliveries for `workerId` (one statement; see the SQL). */
-  async claim(workerId: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  /**
+   * Claims up to `limit` deliveries for `workerId` (one statement; see the SQL): first those
+   * leased by workers dead by the rule of worker-liveness.sql.ts with the dead-after window
+   * `deadWorkerAfterMs`, then due ones.
+   */
+  async claim(
+    workerId: string,
+    limit: number,
+    leaseMs: number,
+    deadWorkerAfterMs: number,
+  ): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
     const rows = await this.db.query(
       WEBHOOK_CLAIM_SQL,
-      [workerId, limit, leaseMs],
+      [workerId, limit, leaseMs, deadWorkerAfterMs],
       'mcp_tasks_webhook_claim',
     );
     return rows.map((r) => ({

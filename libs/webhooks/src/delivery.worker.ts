@@ -21,6 +21,11 @@ export interface DeliveryWorkerOptions extends EventProjectionContext {
   slots: number;
   /** Must exceed timeout + DNS time, or a slow answer would land after the lease. */
   leaseMs: number;
+  /**
+   * The workers' dead-after window: a dead worker's deliveries are claimed before their leases
+   * end (sql/webhook-claim.sql.ts).
+   */
+  deadWorkerAfterMs: number;
   /** Per-request deadline (events.md, "Delivery": 10 s). */
   timeoutMs: number;
   retry: RetryPolicy;
@@ -82,7 +87,8 @@ export class WebhookDeliveryWorker implements LeasedWork<ClaimedDelivery> {
   }
 
   async claim(limit: number): Promise<ClaimedBatch<ClaimedDelivery>> {
-    const items = await this.repo.claim(this.options.workerId, limit, this.options.leaseMs);
+    const { workerId, leaseMs, deadWorkerAfterMs } = this.options;
+    const items = await this.repo.claim(workerId, limit, leaseMs, deadWorkerAfterMs);
     if (items.length > 0) {
       this.metrics?.claims.inc({ phase: 'deliver' });
       this.metrics?.claimedRows.inc({ phase: 'deliver' }, items.length);

@@ -48,6 +48,7 @@ export class WebhookDeliveryService {
         slots: WEBHOOK_SLOTS,
         // The lease must outlast the request, or a slow 2xx would be recorded by nobody.
         leaseMs: Math.max(settings.lease.ms, WEBHOOK_TIMEOUT_MS + 20_000),
+        deadWorkerAfterMs: settings.worker.deadAfterMs,
         timeoutMs: WEBHOOK_TIMEOUT_MS,
         retry: DEFAULT_RETRY_POLICY,
         allowPrivateNetworks: settings.webhooks.allowPrivateNetworks,

@@ -6,20 +6,47 @@
  *   `LIMIT $2` = the worker's free slots, `FOR UPDATE SKIP LOCKED` so claimers pass each other.
  * - A fresh `lease_token` per claim, and `next_attempt_at = now() + lease`: a worker killed
  *   mid-delivery leaves a row that is simply due again once its lease ends; no sweeper.
+ * - Rescues first: a live lease whose owner is dead by the rule of worker-liveness.sql.ts (`$4`
+ *   the dead-after window in ms, judged only by a claimer that may judge) is taken before its
+ *   end, and before due rows (docs/events.md, "Delivery"). A delivery's lease must outlast
+ *   its request (at least 30 s) and is never renewed, so a crashed worker's deliveries would
+ *   otherwise wait out that whole lease; the dead-after window is shorter. Should the judge be
+ *   wrong, the delivery is sent twice, which webhooks allow (the same `webhook-id`), and the
+ *   first owner's write is fenced out. Read from `webhook_deliveries_leased_idx` (the rows
+ *   holding a lease, a few per slot of the fleet).
  * - `attempts` counts claims, so a delivery that crashes its worker still reaches the window's
  *   end and is dead-lettered instead of looping forever.
  * - The subscription (URL, secret) and the event come back in the same statement; the secret
  *   never leaves the poller. Times come from the database clock (`db_now_s` signs the message).
  */
+import { mayJudge, notDead } from './worker-liveness.sql';
+
 export const WEBHOOK_CLAIM_SQL = `
-WITH due AS (
+WITH rescues AS (
+  SELECT d.id
+    FROM webhook_deliveries d
+   WHERE d.lease_token IS NOT NULL
+     AND d.lease_expires_at > now()
+     AND d.lease_owner <> $1
+     AND NOT EXISTS (SELECT 1 FROM workers w
+                      WHERE w.id = d.lease_owner AND ${notDead('w', '$4')})
+     AND ${mayJudge('$1', '$4')}
+   LIMIT $2
+   FOR UPDATE SKIP LOCKED
+),
+pending AS (
   SELECT d.id
     FROM webhook_deliveries d
    WHERE d.next_attempt_at IS NOT NULL
      AND d.next_attempt_at <= now()
    ORDER BY d.next_attempt_at
-   LIMIT $2
+   LIMIT $2 - (SELECT count(*) FROM rescues)
    FOR UPDATE SKIP LOCKED
+),
+due AS (
+  SELECT id FROM rescues
+  UNION ALL
+  SELECT id FROM pending
 )
 UPDATE webhook_deliveries d
    SET lease_owner      = $1,
