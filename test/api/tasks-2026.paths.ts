@@ -219,7 +219,9 @@ export function tasks2026Paths(variant: Tasks2026Variant): void {
 
   it('TTL: a task the server expires ends upstream_task_lost', async () => {
     const id = await submit('m-task', { duration_ms: 60_000, ttl_ms: 1500, poll_interval_ms: 300 });
-    const task = await untilStatus(id, ENDED);
+    // The demo server pushes, so the task waits for the safety poll (20 × 300 ms, at least 5.4 s
+    // with jitter), but no later than its TTL (docs/connections.md, "Push").
+    const task = await untilStatus(id, ENDED, 4_500);
     expect(task.status).toBe('failed');
     expect(task.error?.code).toBe('upstream_task_lost');
   });

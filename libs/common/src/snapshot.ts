@@ -34,4 +34,10 @@ export interface TaskSnapshot {
   error?: { code: TaskErrorCode; message: string };
   /** The upstream's hint for the next poll, before clamping. */
   pollAfterMs?: number;
+  /**
+   * When a task still active is past the upstream's promise to keep it (2026-07-28:
+   * `createdAt + ttlMs`, ms since the epoch), where it gave one. An upstream does not push the
+   * expiry, so a pushed task's safety poll comes no later (docs/connections.md, "Push").
+   */
+  backstopAtMs?: number;
 }

@@ -1,4 +1,4 @@
-import { TaskErrorCode, TaskStatus, type TaskSnapshot, isRecord } from '@app/common';
+import { TaskErrorCode, TaskStatus, type TaskSnapshot, isRecord, isTerminal } from '@app/common';
 import type { ResultLimits } from './contract-driver';
 import { protocolError } from './driver.errors';
 import { inputRequired, type InputRequest } from './input-requests';
@@ -121,15 +121,23 @@ export function statelessSnapshot(task: StatelessTask, limits: ResultLimits): Ta
         status: TaskStatus.InputRequired,
         inputRequired: { requests: task.inputRequests ?? {} },
       };
-      if (task.pollIntervalMs !== undefined) snapshot.pollAfterMs = task.pollIntervalMs;
-      return snapshot;
+      return withSchedule(snapshot, task);
     }
-    default: {
-      const snapshot: TaskSnapshot = { status: task.status, inputRequired: null };
-      if (task.pollIntervalMs !== undefined) snapshot.pollAfterMs = task.pollIntervalMs;
-      return snapshot;
-    }
+    default:
+      return withSchedule({ status: task.status, inputRequired: null }, task);
   }
+}
+
+/** An active task's hints for its next poll: the server's interval and its TTL backstop. */
+export function withSchedule(
+  snapshot: TaskSnapshot,
+  task: Pick<StatelessTask, 'pollIntervalMs' | 'createdAt' | 'ttlMs'>,
+): TaskSnapshot {
+  if (task.pollIntervalMs !== undefined) snapshot.pollAfterMs = task.pollIntervalMs;
+  if (task.ttlMs !== null && !isTerminal(snapshot.status)) {
+    snapshot.backstopAtMs = task.createdAt + task.ttlMs;
+  }
+  return snapshot;
 }
 
 function positiveInt(value: unknown): boolean {

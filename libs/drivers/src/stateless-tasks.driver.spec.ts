@@ -82,7 +82,11 @@ describe('McpTasksDriver on 2026-07-28', () => {
         protocolVersion: '2026-07-28',
         driverState: { createdAt: Date.parse(NOW), ttlMs: 60000 },
       },
-      snapshot: { status: TaskStatus.Working, pollAfterMs: 250 },
+      snapshot: {
+        status: TaskStatus.Working,
+        pollAfterMs: 250,
+        backstopAtMs: Date.parse(NOW) + 60000,
+      },
     });
   });
 
@@ -218,6 +222,8 @@ describe('McpTasksDriver on 2026-07-28', () => {
       status: TaskStatus.InputRequired,
       inputRequired: { requests: inputRequests },
       pollAfterMs: 500,
+      // createdAt + ttlMs: a pushed task's safety poll comes no later (docs/connections.md, "Push").
+      backstopAtMs: Date.parse(NOW) + 60000,
     });
   });
 

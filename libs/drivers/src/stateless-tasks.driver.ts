@@ -27,6 +27,7 @@ import {
   parseStatelessTask,
   parseToolCallReply,
   statelessSnapshot,
+  withSchedule,
   type StatelessTask,
 } from './stateless-task.parser';
 import { classifyPollError, classifySubmitError } from './submit-safety';
@@ -190,10 +191,10 @@ export class StatelessTasksDriver implements ContractDriver {
       case 'task': {
         const { task } = parsed;
         // The create result never inlines an outcome: a task already ended is polled at once.
-        const snapshot: TaskSnapshot = {
-          status: isTerminal(task.status) ? task.status : TaskStatus.Working,
-        };
-        if (task.pollIntervalMs !== undefined) snapshot.pollAfterMs = task.pollIntervalMs;
+        const snapshot = withSchedule(
+          { status: isTerminal(task.status) ? task.status : TaskStatus.Working },
+          task,
+        );
         return {
           handle: {
             remoteTaskId: task.taskId,

@@ -1,12 +1,12 @@
-import type { TaskLease } from '@app/persistence';
+import type { TaskLease, TaskLeaseRepository } from '@app/persistence';
+
+type RenewalOutcome = Awaited<ReturnType<TaskLeaseRepository['renewWatchingCancel']>>;
 import pino from 'pino';
 import { HeldCallGuard, HeldCalls } from './held-call.guard';
 import { ItemAbort } from './item-abort';
 
-type RenewOutcome = 'renewed' | 'cancel' | 'deadline_cancel';
-
 /** A guard over a renewal that answers `outcome`, counting its calls; its timer never fires. */
-function guardWith(outcome: RenewOutcome): {
+function guardWith(outcome: RenewalOutcome): {
   guard: HeldCallGuard;
   controller: AbortController;
   renewals: () => number;
@@ -34,7 +34,7 @@ describe('HeldCalls: the cancel notices a held call must not miss', () => {
     const calls = new HeldCalls();
     const claimSentAtMs = Date.now();
     calls.cancelNoticed();
-    const { guard, controller, renewals } = guardWith('cancel');
+    const { guard, controller, renewals } = guardWith('cancel_requested');
     calls.add(guard, claimSentAtMs);
     await guard.checkNow();
     expect(renewals()).toBe(1);

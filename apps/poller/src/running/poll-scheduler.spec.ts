@@ -27,6 +27,28 @@ describe('PollScheduler.afterSuccess', () => {
     expect(pushed.afterSuccess({ status: working }, false)).toBe(5000);
   });
 
+  it("a pushed task's safety poll comes no later than its TTL backstop, nor sooner than an interval", () => {
+    const pushed = new PollScheduler({ ...settings, pushSafetyPollFactor: 10 }, () => 0.5);
+    const now = 1_000_000;
+    // The backstop 12 s away: polled then, not 50 s away (an expiry is not pushed).
+    expect(pushed.afterSuccess({ status: working, backstopAtMs: now + 12_000 }, true, now)).toBe(
+      12000,
+    );
+    // The backstop closer than an interval, or past: the interval the task would have had.
+    expect(pushed.afterSuccess({ status: working, backstopAtMs: now + 100 }, true, now)).toBe(5000);
+    expect(pushed.afterSuccess({ status: working, backstopAtMs: now - 9_000 }, true, now)).toBe(
+      5000,
+    );
+    // Further than the safety poll: the safety poll.
+    expect(pushed.afterSuccess({ status: working, backstopAtMs: now + 900_000 }, true, now)).toBe(
+      50000,
+    );
+    // Not pushed: polled on its interval anyway, the backstop changes nothing.
+    expect(pushed.afterSuccess({ status: working, backstopAtMs: now + 100 }, false, now)).toBe(
+      5000,
+    );
+  });
+
   it('honours the upstream hint', () => {
     expect(at(0.5).afterSuccess({ status: working, pollAfterMs: 12000 })).toBe(12000);
   });

@@ -1,4 +1,4 @@
-import { MAX_POLL_INTERVAL_MS, TaskStatus } from '@app/common';
+import { MAX_POLL_INTERVAL_MS, TaskStatus, type TaskSnapshot } from '@app/common';
 
 /** The scheduling settings of leases.md ("Scheduling after an attempt"). */
 export interface SchedulingSettings {
@@ -35,9 +35,15 @@ export class PollScheduler {
    * polling faster only costs the upstream). Clamped to [MIN_POLL_INTERVAL_MS, 24 h], ±10 %
    * jitter, and clamped again so jitter never leaves the allowed range. A task whose changes the
    * upstream pushes (`pushed`) waits PUSH_SAFETY_POLL_FACTOR times as long: the push wakes it,
-   * and this slow poll only covers a lost notification (docs/connections.md, "Push").
+   * and this slow poll only covers a lost notification (docs/connections.md, "Push"). But no
+   * longer than to the task's TTL backstop (`backstopAtMs`, against `nowMs`) or the interval it
+   * would have had, whichever is later: an upstream that drops an expired task pushes nothing.
    */
-  afterSuccess(snapshot: { status: TaskStatus; pollAfterMs?: number }, pushed = false): number {
+  afterSuccess(
+    snapshot: Pick<TaskSnapshot, 'pollAfterMs' | 'backstopAtMs'> & { status: TaskStatus },
+    pushed = false,
+    nowMs = Date.now(),
+  ): number {
     const { pollIntervalMs, inputRequiredPollIntervalMs } = this.settings;
     const hint = validHint(snapshot.pollAfterMs);
     let base = hint ?? pollIntervalMs;
@@ -48,7 +54,10 @@ export class PollScheduler {
     // upstream's short hint does not shorten the safety poll below the factor's promise.
     const factor = pushed ? (this.settings.pushSafetyPollFactor ?? 1) : 1;
     const clamped = this.clampPoll(this.clampPoll(base) * factor);
-    return Math.round(this.clampPoll(this.jitter(clamped, POLL_JITTER)));
+    const delay = this.clampPoll(this.jitter(clamped, POLL_JITTER));
+    if (!pushed || snapshot.backstopAtMs === undefined) return Math.round(delay);
+    const unpushed = this.clampPoll(this.jitter(this.clampPoll(base), POLL_JITTER));
+    return Math.round(Math.min(delay, Math.max(unpushed, snapshot.backstopAtMs - nowMs)));
   }
 
   /**
