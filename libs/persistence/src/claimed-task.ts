@@ -78,8 +78,12 @@ export interface ClaimRequest {
   /**
    * Fair share across principals (docs/leases.md, "Fair share"): the weight per principal, 1 for
    * one not listed. Absent: due order alone.
+   *
+   * `open`: how many of the claim's rows are open to any principal; the rest go only to
+   * principals ranked below the fleet's leader (docs/leases.md, "Fair share", the headroom). The
+   * caller's free slots less FAIR_SHARE_HEADROOM. Absent, or not below `limit`: every row is open.
    */
-  fairShare?: { weights: ReadonlyMap<string, number> };
+  fairShare?: { weights: ReadonlyMap<string, number>; open?: number };
   /** `fleetMaxConcurrentCalls` per server: live leases fleet-wide stay within it. */
   fleetCaps?: ReadonlyMap<string, number>;
 }

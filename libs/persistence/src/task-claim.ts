@@ -69,7 +69,12 @@ async function leaseRows(
     [...room.values()],
   ];
   const fair = request.fairShare;
-  if (fair) params.push([...fair.weights.keys()], [...fair.weights.values()]);
+  if (fair) {
+    // $11: null when every row is open, so the claim without headroom is the one it was before.
+    const open =
+      fair.open === undefined || fair.open >= request.limit ? null : Math.max(0, fair.open);
+    params.push([...fair.weights.keys()], [...fair.weights.values()], open);
+  }
   return fair
     ? db.query<ClaimRow>(FAIR_CLAIM_SQL, params, 'mcp_tasks_claim_fair')
     : db.query<ClaimRow>(CLAIM_SQL, params, 'mcp_tasks_claim');

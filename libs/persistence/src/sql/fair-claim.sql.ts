@@ -44,14 +44,28 @@ import {
  * - `ranked`: each row ranked `(held + nth) / weight`: `held` is the principal's live leases
  *   fleet-wide, `nth` the row's place in the principal's due order. Ties go to the principal with
  *   fewer rows in the pool, then to the older due time.
- * - `candidates`: the top `$2` by rank, locked `SKIP LOCKED` in rank order. The row must still
+ * - `overdue`: the top `$2` by rank, locked `SKIP LOCKED` in rank order. The row must still
  *   be due: a row another claimer leased meanwhile is due only when that lease ends, and
  *   Postgres re-checks this condition on the row's newest version when it takes the lock (as
  *   in CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of one due time the
  *   planner probed the due index for it, once per candidate.
+ * - `candidates`, the headroom (docs/leases.md, "Fair share"): of the locked rows, in rank
+ *   order after the rescues, the first `$11` (the caller's free slots less
+ *   FAIR_SHARE_HEADROOM) go to anyone; a later one only when its rank is below the `leader`
+ *   level, the highest `held / weight` of the fleet, so that its principal is still below the
+ *   leader with the row. Rescues always. Under a flood every slot is otherwise busy and a quiet
+ *   principal's task waits for one to free, which no ranking shortens; the last slots of each
+ *   worker stay free for it instead. When one principal is all there is (among those with rows
+ *   waiting and those with live leases) the level is infinite and every row open: a lone
+ *   principal's flood still fills every slot. `$11` null: every row open, the claim as before.
+ *   The place is counted among the rows this claim locked, not in `overdue`'s subquery before
+ *   the lock: there a best-ranked row that a concurrent claim holds used up an open place, and
+ *   the claim came back short with the leader's next rows free (test/fairness/headroom.test.ts).
+ *   A locked row left out here stays due, its lock ending with the statement, as `due` does with
+ *   a server's.
  *
  * Work-conserving: a principal without due rows takes no place in the ranking, so the others
- * fill every free slot. Within a principal, rows go in due order as before.
+ * fill every free slot but the headroom. Within a principal, rows go in due order as before.
  *
  * The rescues come before all of this (leases.md, "Rescues first"): they are locked first, the
  * pool leaves them out, and the ranked rows fill the room they left.
@@ -131,10 +145,31 @@ overdue AS (
    LIMIT ${ROOM_AFTER_RESCUES}
    FOR UPDATE OF t SKIP LOCKED
 ),
-candidates AS (
+locked AS (
   SELECT rescues.*, 0::float8 AS rank, 0::bigint AS backlog FROM rescues
   UNION ALL
   SELECT * FROM overdue
+),
+leader AS (
+  SELECT CASE
+           WHEN (SELECT count(*)
+                   FROM (SELECT principal FROM principals UNION SELECT principal FROM held) a) <= 1
+           THEN 'Infinity'::float8
+           ELSE coalesce(max(h.n / coalesce(w.weight, 1)), 0)
+         END AS level
+    FROM held h
+    LEFT JOIN unnest($9::text[], $10::float8[]) AS w(principal, weight)
+           ON w.principal = h.principal
+),
+candidates AS (
+  SELECT l.*
+    FROM (SELECT locked.*,
+                 row_number() OVER (ORDER BY rescued DESC, rank, backlog, due_at) AS place
+            FROM locked) l
+   WHERE $11::int IS NULL
+      OR l.rescued
+      OR l.place <= $11::int
+      OR l.rank < (SELECT level FROM leader)
 ),
 ${roomBound('c.rescued DESC, c.rank, c.backlog, c.due_at')}
 ${LEASE_AND_RETURN}`;
