@@ -72,6 +72,12 @@ export class EnvSchema {
   @Transform(toBool) @IsBoolean() CLAIM_FAIR_SHARE = true;
   /** `principal=weight` pairs, comma-separated; a principal not listed weighs 1. */
   @IsOptional() @IsString() FAIR_SHARE_WEIGHTS?: string = undefined;
+  /**
+   * A worker's last free slots kept for principals below the fleet's leader (docs/leases.md,
+   * "Fair share"); 0: none. Unset: 2, or WORKER_SLOTS - 1 when that is less.
+   */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(9999) FAIR_SHARE_HEADROOM?: number =
+    undefined;
   @Transform(toInt) @IsInt() @Min(1) TRACKING_DEGRADED_AFTER = 3;
   @Transform(toInt) @IsInt() @Min(1) TRACKING_TIMEOUT_MS = 86400000;
   @Transform(toInt) @IsInt() @Min(0) REMOVED_TOOLSET_GRACE_MS = 3600000;

@@ -1,6 +1,7 @@
 export type { Settings } from './settings';
 export {
   deadAfterMs,
+  DEFAULT_HEADROOM,
   parseSettings,
   parseLauncherSettings,
   loadSettings,

@@ -11,6 +11,13 @@ let cached: Settings | undefined;
 export const DEAD_AFTER_HEARTBEATS = 3;
 
 /**
+ * FAIR_SHARE_HEADROOM when unset (docs/leases.md, "Fair share"): two slots, as few as keep a
+ * quiet principal's next task from waiting for one to free beside a flood (docs/benchmarks.md,
+ * "Fair share"). A worker of one or two slots keeps fewer, so that it still starts unset.
+ */
+export const DEFAULT_HEADROOM = 2;
+
+/**
  * The dead-after window of leases.md, "Workers", in its one place: three heartbeat intervals.
  * The claim (pinned rows), the catalog sweep and the status endpoint all read
  * `settings.worker.deadAfterMs`, which is this.
@@ -97,6 +104,9 @@ function crossCheck(dto: EnvSchema): string[] {
     problems.push('AUTH_JWT_SECRET: must be at least 32 characters');
   }
   problems.push(...parseWeights(dto.FAIR_SHARE_WEIGHTS ?? '').problems);
+  if (dto.FAIR_SHARE_HEADROOM !== undefined && dto.FAIR_SHARE_HEADROOM >= dto.WORKER_SLOTS) {
+    problems.push('FAIR_SHARE_HEADROOM: must be less than WORKER_SLOTS');
+  }
   if (dto.MCP_ANONYMOUS_USER !== undefined && dto.NODE_ENV === 'production') {
     problems.push('MCP_ANONYMOUS_USER: must not be set when NODE_ENV is production');
   }
@@ -155,6 +165,8 @@ function toSettings(dto: EnvSchema): LauncherSettings {
       writeBatchMax: dto.WRITE_BATCH_MAX,
       fairShare: dto.CLAIM_FAIR_SHARE,
       fairShareWeights: parseWeights(dto.FAIR_SHARE_WEIGHTS ?? '').weights,
+      fairShareHeadroom:
+        dto.FAIR_SHARE_HEADROOM ?? Math.min(DEFAULT_HEADROOM, dto.WORKER_SLOTS - 1),
     },
     results: { maxBytes: dto.MAX_RESULT_BYTES, previewChars: dto.RESULT_PREVIEW_CHARS },
     retention: { days: dto.RETENTION_DAYS, eventHours: dto.EVENT_RETENTION_HOURS },

@@ -57,6 +57,11 @@ export interface Settings {
     fairShare: boolean;
     /** Weight per principal (`coalesce(tenant, user_id)`); 1 when not listed. */
     fairShareWeights: ReadonlyMap<string, number>;
+    /**
+     * FAIR_SHARE_HEADROOM: a worker's last free slots, which only principals ranked below the
+     * fleet's leader may fill (docs/leases.md, "Fair share"); 0: none. Less than `slots`.
+     */
+    fairShareHeadroom: number;
   };
   results: { maxBytes: number; previewChars: number };
   retention: { days: number; eventHours: number };

@@ -19,6 +19,23 @@ describe('environment', () => {
     expect(s.webhooks.allowPrivateNetworks).toBe(false);
     expect(s.worker.fairShare).toBe(true);
     expect(s.worker.fairShareWeights).toEqual(new Map());
+    expect(s.worker.fairShareHeadroom).toBe(2);
+  });
+
+  it('reads the fair-share headroom; unset, a worker of one or two slots keeps fewer', () => {
+    expect(parseSettings({ DATABASE_URL: URL, FAIR_SHARE_HEADROOM: '0' }).worker).toMatchObject({
+      fairShareHeadroom: 0,
+    });
+    expect(
+      parseSettings({ DATABASE_URL: URL, FAIR_SHARE_HEADROOM: '7', WORKER_SLOTS: '8' }).worker
+        .fairShareHeadroom,
+    ).toBe(7);
+    expect(parseSettings({ DATABASE_URL: URL, WORKER_SLOTS: '2' }).worker.fairShareHeadroom).toBe(
+      1,
+    );
+    expect(parseSettings({ DATABASE_URL: URL, WORKER_SLOTS: '1' }).worker.fairShareHeadroom).toBe(
+      0,
+    );
   });
 
   it('reads fair-share weights', () => {
@@ -64,6 +81,12 @@ describe('environment', () => {
       'MIN_POLL_INTERVAL_MS: must not be greater than POLL_INTERVAL_MS',
     ],
     [{ CLAIM_FAIR_SHARE: 'sometimes' }, 'CLAIM_FAIR_SHARE must be a boolean value'],
+    [{ FAIR_SHARE_HEADROOM: '-1' }, 'FAIR_SHARE_HEADROOM must not be less than 0'],
+    [{ FAIR_SHARE_HEADROOM: 'two' }, 'FAIR_SHARE_HEADROOM must be an integer number'],
+    [
+      { FAIR_SHARE_HEADROOM: '8', WORKER_SLOTS: '8' },
+      'FAIR_SHARE_HEADROOM: must be less than WORKER_SLOTS',
+    ],
     [{ FAIR_SHARE_WEIGHTS: 'alice:3' }, 'FAIR_SHARE_WEIGHTS: pair 1 must be principal=weight'],
     [{ FAIR_SHARE_WEIGHTS: 'alice=0' }, 'FAIR_SHARE_WEIGHTS: pair 1 must be principal=weight'],
     [
