@@ -63,10 +63,17 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
    * One claim statement. More may be due now when it filled a server's room (rows of that
    * server were left and others may lie behind them; the next claim skips the now saturated
    * server); rows were left behind when it skipped saturated servers, or may have been when a
-   * server has a fleet-wide cap.
+   * server has a fleet-wide cap, or when the headroom held the leader's rows back.
    */
   async claim(limit: number): Promise<ClaimedBatch<ClaimedTask>> {
     const excludeServers = this.slots.saturated();
+    const fair = this.settings.worker.fairShare;
+    // The rows open to anyone: the free slots less the headroom, which only principals below
+    // the fleet's leader may fill (docs/leases.md, "Fair share"). The due-order claim has none.
+    const open = Math.min(
+      limit,
+      Math.max(0, this.slots.free() - this.settings.worker.fairShareHeadroom),
+    );
     const timer = this.metrics.claimDuration.startTimer();
     const items = await this.leases.claim({
       workerId: this.workerId,
@@ -76,9 +83,7 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
       deadWorkerAfterMs: this.deadWorkerAfterMs,
       excludeServers,
       serverRoom: this.slots.room(),
-      fairShare: this.settings.worker.fairShare
-        ? { weights: this.settings.worker.fairShareWeights }
-        : undefined,
+      fairShare: fair ? { weights: this.settings.worker.fairShareWeights, open } : undefined,
       fleetCaps: this.fleetCaps,
     });
     timer();
@@ -95,7 +100,11 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
     // A server at its fleet-wide cap is left behind too, but only another worker's ending call
     // frees room for it: with fleet caps configured, every freed slot claims again (leases.md,
     // "Fleet-wide caps"), else its rows would wait for a lease expiry or the fallback interval.
-    const leftBehind = excludeServers.length > 0 || this.fleetCaps.size > 0;
+    // A claim that took all its open places may have held the leader's rows back: they start
+    // as slots free (a settle claims again), not at once, which would only find the headroom
+    // again. One that took fewer found nothing more it could lock, as a claim that is not full.
+    const heldBack = fair && open < limit && items.length >= open;
+    const leftBehind = excludeServers.length > 0 || this.fleetCaps.size > 0 || heldBack;
     return { items, again: filledServer, leftBehind };
   }
 
