@@ -6,12 +6,16 @@
  * end it with a fenced write, claiming again whenever a slot frees, and every IDLE_MS while idle
  * (standing in for NOTIFY). The quiet principal's due lag (the database's claim time minus the
  * task's due time, from the claim itself) is measured alone and under the flood, with fair share
- * on, in the same run; the flood with fair share off is measured too, for contrast.
+ * on, in the same run. With fair share a claimer keeps the shipped FAIR_SHARE_HEADROOM, as the
+ * poller does (claim-loop.service.ts: the claim's open rows are its free slots less the
+ * headroom); the flood with the headroom off and with fair share off is measured too, for
+ * contrast.
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
 import { Phase, TaskStatus } from '@app/common';
+import { DEFAULT_HEADROOM } from '@app/config';
 import { ClaimedTask, Database, TaskLeaseRepository } from '@app/persistence';
 import { BenchDatabase, createBenchDatabase } from './lib/bench-db';
 import { median, quantile, round } from './lib/stats';
@@ -25,7 +29,13 @@ const IDLE_MS = 20;
 const QUIET_EVERY_MS = 100;
 const WARMUP_MS = 2 * TASK_MS;
 
-type Scenario = 'alone' | 'flood-fair' | 'flood-due-order';
+type Scenario = 'alone' | 'flood-fair' | 'flood-fair-no-headroom' | 'flood-due-order';
+
+/** The claimers' FAIR_SHARE_HEADROOM in a scenario; null: due order alone. */
+function headroomOf(scenario: Scenario): number | null {
+  if (scenario === 'flood-due-order') return null;
+  return scenario === 'flood-fair-no-headroom' ? 0 : DEFAULT_HEADROOM;
+}
 
 interface ScenarioRun {
   scenario: Scenario;
@@ -36,6 +46,7 @@ interface ScenarioRun {
   noisyClaimed: number;
   /** Median wall time of one claim statement in the scenario. */
   claimP50Ms: number;
+  claims: number;
 }
 
 export const fairShareBench: Benchmark = {
@@ -47,14 +58,15 @@ export const fairShareBench: Benchmark = {
     const runs: ScenarioRun[] = [];
     try {
       for (let run = 0; run < ctx.runs; run++) {
-        for (const scenario of ['alone', 'flood-fair', 'flood-due-order'] as const) {
+        const scenarios = ['alone', 'flood-fair', 'flood-fair-no-headroom', 'flood-due-order'];
+        for (const scenario of scenarios as Scenario[]) {
           const result = await runScenario(bench, scenario, windowMs);
           runs.push(result);
           ctx.log(
             `run ${run + 1} ${scenario}: quiet p50 ${result.p50Ms.toFixed(1)} ms, p99 ` +
               `${result.p99Ms.toFixed(1)} ms (${result.quietClaimed}/${result.quietSubmitted} ` +
-              `claimed), noisy claimed ${result.noisyClaimed}, claim p50 ` +
-              `${result.claimP50Ms.toFixed(1)} ms`,
+              `claimed), noisy claimed ${result.noisyClaimed}, ${result.claims} claims, claim ` +
+              `p50 ${result.claimP50Ms.toFixed(1)} ms`,
           );
         }
       }
@@ -67,6 +79,7 @@ export const fairShareBench: Benchmark = {
         flood: FLOOD,
         claimers: CLAIMERS,
         slotsPerClaimer: SLOTS,
+        headroom: DEFAULT_HEADROOM,
         taskMs: `${TASK_MS} × uniform(0.5, 1.5)`,
         idleClaimEveryMs: IDLE_MS,
         quietSubmitEveryMs: QUIET_EVERY_MS,
@@ -98,7 +111,7 @@ async function runScenario(
   }
   await bench.db.query('VACUUM ANALYZE tasks');
   await bench.db.query('VACUUM ANALYZE task_leases');
-  const fair = scenario !== 'flood-due-order';
+  const headroom = headroomOf(scenario);
   let stop = false;
   const quietLags: number[] = [];
   let noisyClaimed = 0;
@@ -110,7 +123,7 @@ async function runScenario(
   };
   const claimMs: number[] = [];
   const claimers = Array.from({ length: CLAIMERS }, (_, i) =>
-    claimer(bench.url, `fair-bench-${i}`, fair, onClaim, claimMs, () => stop),
+    claimer(bench.url, `fair-bench-${i}`, headroom, onClaim, claimMs, () => stop),
   );
   // The flood is under way before the quiet principal starts: at the very start every slot is
   // taken at once and none frees for half a task time, which no share can shorten.
@@ -148,14 +161,18 @@ async function runScenario(
     p99Ms: quantile(lags, 0.99),
     noisyClaimed,
     claimP50Ms: quantile(claimMs, 0.5),
+    claims: claimMs.length,
   };
 }
 
-/** One claimer: claims into its free slots, runs each task for TASK_MS, ends it, repeats. */
+/**
+ * One claimer: claims into its free slots, runs each task for TASK_MS, ends it, repeats. With
+ * fair share (`headroom` not null) the claim's open rows are its free slots less `headroom`.
+ */
 async function claimer(
   url: string,
   workerId: string,
-  fair: boolean,
+  headroom: number | null,
   onClaim: (items: ClaimedTask[]) => void,
   claimMs: number[],
   stopped: () => boolean,
@@ -188,7 +205,10 @@ async function claimer(
         phases: [Phase.Submit],
         leaseMs: 60_000,
         deadWorkerAfterMs: 30_000,
-        fairShare: fair ? { weights: new Map<string, number>() } : undefined,
+        fairShare:
+          headroom === null
+            ? undefined
+            : { weights: new Map<string, number>(), open: Math.max(0, free - headroom) },
       });
       claimMs.push(performance.now() - started);
       onClaim(items);
@@ -205,7 +225,9 @@ async function claimer(
           })(),
         );
       }
-      if (items.length === 0) {
+      // As the poller's engine: at once again only after a full claim. One the headroom cut short
+      // would find the same headroom at once; it waits for a slot to free, or the next poke.
+      if (items.length < free) {
         await Promise.race([sleep(IDLE_MS), new Promise<void>((r) => (freed = () => r()))]);
       }
     }
@@ -221,6 +243,9 @@ function summarize(runs: ScenarioRun[]): ResultRow[] {
   const alone = med('alone', 'p99Ms');
   const flood = med('flood-fair', 'p99Ms');
   const ratio = flood / Math.max(alone, 0.001);
+  const noHeadroom = med('flood-fair-no-headroom', 'p99Ms');
+  const noisy = (scenario: Scenario): number =>
+    median(runs.filter((r) => r.scenario === scenario).map((r) => r.noisyClaimed));
   return [
     { metric: 'quiet due lag alone: p50', value: round(med('alone', 'p50Ms')), unit: 'ms' },
     { metric: 'quiet due lag alone: p99', value: round(alone), unit: 'ms' },
@@ -256,6 +281,23 @@ function summarize(runs: ScenarioRun[]): ResultRow[] {
         median(runs.filter((r) => r.scenario === 'flood-due-order').map((r) => r.claimP50Ms)),
       ),
       unit: 'ms',
+    },
+    {
+      metric:
+        'quiet due lag beside the flood, fair share without headroom (FAIR_SHARE_HEADROOM=0): p99',
+      value: round(noHeadroom),
+      unit: 'ms',
+    },
+    {
+      metric: 'quiet p99 beside the flood without headroom / quiet p99 alone',
+      value: round(noHeadroom / Math.max(alone, 0.001)),
+      unit: '×',
+    },
+    {
+      // The headroom's cost: the slots kept free while the quiet principal has nothing due.
+      metric: 'flood tasks claimed with headroom / without',
+      value: round(noisy('flood-fair') / Math.max(noisy('flood-fair-no-headroom'), 1)),
+      unit: '×',
     },
     {
       metric: 'quiet due lag beside the flood, due order alone (fair share off): p99',
