@@ -31,21 +31,21 @@ module.exports = {
   testTimeout: 120000,
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
-  // Four workers on the 2-core CI machine: most of a test's time is spent waiting on the
+  // Five workers on the 2-core CI machine: most of a test's time is spent waiting on the
   // processes it spawned (pollers, APIs, demo servers, Postgres), not on its own CPU. Measured
   // on a quiet machine: 2 workers took 315 s of wall time for 282 s of CPU (jest and what it
-  // spawned, Postgres not counted); 4 workers take 202 s with the two cores 81 % busy (all of
+  // spawned, Postgres not counted); 4 workers took 202 s with the two cores 81 % busy (all of
   // the machine's CPU, /proc/stat). Machines of one kind differ: AMD EPYC VMs took 494 to 527 s
-  // on one host and 210 to 215 s on another (2026-12-02, 82 to 87 % busy). On the faster one
-  // 5 workers took 193 s and 6 took 185 s (93 and 97 % busy), but both failed a test: their
-  // peak of processes and pools ran the machine's Postgres out of connections (max_connections
-  // 100; "too many clients", answered 503 by the API), where 4 workers peak at about 68. On a
-  // slow host (2026-12-02, start costs 2.2 times the fast one's) 4 workers took 453 s, and 457 s
-  // with the machine 98.5 % busy, where 5 workers took 598 s: there the CPU is the limit, and a
-  // fifth worker only adds contention. A run starts about 85 pollers, 47 APIs, 25 CLIs and 160
-  // demo servers; what each start costs is `npm run bench -- --only start-cost`
-  // (docs/benchmarks.md, "Process start").
-  maxWorkers: 4,
+  // on one host and 210 to 215 s on another (2026-12-02, 82 to 87 % busy). On a slow host
+  // (2026-12-02, start costs 2.2 times the fast one's) 4 workers took 453 s and 5 took 598 s:
+  // there the CPU is the limit, and a fifth worker only adds contention. On 2026-12-05 (an AMD
+  // EPYC host, 4 workers 85 % busy) 4 workers took 238 s and 5 took 226 s, all passing. Five
+  // workers' processes with pools of 10 peaked at 97 client connections of the machine's
+  // max_connections of 100 (on 2026-12-02 five and six failed a test with "too many
+  // clients"), so every app the tests start keeps 5 (TEST_POOL_SIZE, test/helpers/db.ts). A run
+  // starts about 85 pollers, 47 APIs, 25 CLIs and 160 demo servers; what each start costs is
+  // `npm run bench -- --only start-cost` (docs/benchmarks.md, "Process start").
+  maxWorkers: 5,
   // Longest files first, also in a fresh clone with no duration cache (see the file).
   testSequencer: '<rootDir>/test/helpers/slow-first.sequencer.js',
   projects: [

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createDataSource, runMigrations } from '@app/persistence';
 import { startEmbeddedPostgres } from '@app/dev-db';
 import { MIGRATIONS } from '../../migrations';
-import { dropDeadRunDatabases, templateDatabaseName, withDatabase } from './db';
+import { TEST_POOL_SIZE, dropDeadRunDatabases, templateDatabaseName, withDatabase } from './db';
 import { removeDeadFixtureFolders } from './leftovers';
 
 /**
@@ -59,4 +59,8 @@ export default async function globalSetup(): Promise<void> {
   }
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = template;
+  // Every app the tests start keeps at most TEST_POOL_SIZE pooled connections, not 10 (db.ts);
+  // the pollers of processes.ts, which do not inherit this environment, take it from
+  // FAST_POLLER_ENV.
+  process.env.DATABASE_POOL_SIZE ??= TEST_POOL_SIZE;
 }

@@ -8,24 +8,24 @@ const Sequencer = require('@jest/test-sequencer').default;
 
 const ROOT = join(__dirname, '..', '..');
 
-/** Wall-clock seconds of the slowest files, measured on the 2-core CI machine (4 workers). */
+/** Wall-clock seconds of the slowest files on the 2-core CI machine (5 workers, 2026-12-05). */
 const ESTIMATE_SECONDS = {
-  'test/chaos/chaos-short.test.ts': 42,
-  'test/poller/held-call.test.ts': 38,
-  'test/events/webhook-fleet.test.ts': 38,
+  'test/poller/held-call.test.ts': 52,
+  'test/chaos/chaos-short.test.ts': 46,
+  'test/front-door/front-door-conformance.test.ts': 43,
+  'test/front-door/front-door-client-cancel.test.ts': 37,
   'test/front-door/front-door-durability.test.ts': 31,
-  'test/api/api-lifecycle.test.ts': 30,
-  'test/front-door/front-door-conformance.test.ts': 30,
-  'test/ops/admin-commands.test.ts': 25,
-  'test/demo-server/conformance-suite.test.ts': 24,
-  'test/poller/attempt-deadline.test.ts': 22,
-  'test/metrics/metrics-scrape.test.ts': 19,
+  'test/demo-server/conformance-suite.test.ts': 27,
+  'test/poller/pinned-stdio.test.ts': 23,
+  'test/poller/attempt-deadline.test.ts': 21,
+  'test/api/tasks-2026.test.ts': 21,
+  'test/console/console-browser.test.ts': 20,
+  'test/front-door/front-door-client-timeout.test.ts': 18,
+  'test/api/tasks-2026-strict.test.ts': 18,
+  'test/api/tasks-2026-pinned.test.ts': 18,
   'test/ops/traces.test.ts': 17,
-  'test/api/tasks-2026.test.ts': 16,
-  'test/poller/submit-at-most-once.test.ts': 14,
-  'test/poller/task-deadlines.test.ts': 14,
-  'test/poller/group-commit.test.ts': 14,
-  'test/poller/postgres-restart.test.ts': 13,
+  'test/front-door/front-door-official-client.test.ts': 17,
+  'test/api/api-lifecycle.test.ts': 15,
 };
 
 class SlowFirstSequencer extends Sequencer {
