@@ -39,7 +39,14 @@ beforeAll(async () => {
     fleet.demo(['--only-2025']),
   ]);
   const servers = {
-    both: server('both', both),
+    both: {
+      ...server('both', both),
+      taskToolsets: [
+        { name: 'both-task', contract: 'mcp-tasks', tool: 'demo_task' },
+        // A 2026-07-28 task that mirrors a 2025-side job (its own timeline, not the task's).
+        { name: 'mirror-task', contract: 'mcp-tasks', tool: 'demo_task_optional' },
+      ],
+    },
     strict: server('strict', strict),
     silent: server('silent', silent),
     old: server('old', only2025, 'demo_task_required'),
@@ -57,8 +64,8 @@ beforeAll(async () => {
     const rows = await fleet.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM toolsets WHERE available`,
     );
-    return rows[0].n === 4 ? true : undefined;
-  }, 'the four toolsets available');
+    return rows[0].n === 5 ? true : undefined;
+  }, 'the five toolsets available');
 }, 120_000);
 
 async function submit(toolset: string, server: string, input: Record<string, unknown>) {
@@ -124,6 +131,23 @@ it.each([
   },
   60_000,
 );
+
+it('a listen pushes the end of a 2026-07-28 task that mirrors a 2025-side job', async () => {
+  // The job ends after 1.5 s; the ten-minute interval cannot explain an end seen within
+  // seconds. The demo server once acknowledged such tasks without reporting them, so the
+  // gateway waited for its safety poll.
+  const id = await submit('mirror-task', 'both', {
+    duration_ms: 1500,
+    tag: `push-mirror-${Date.now()}`,
+  });
+  await waitUntil(
+    async () =>
+      (await taskStates(fleet.db, [id])).get(id)!.status === 'completed' ? true : undefined,
+    'the mirrored task to end, pushed',
+    20_000,
+  );
+  expect(await pollCount(id)).toBeLessThanOrEqual(2);
+});
 
 it('a server that does not push is polled as before', async () => {
   const id = await submit('silent-task', 'silent', { duration_ms: 600_000, tag: 'push-silent' });

@@ -3,6 +3,7 @@ import {
   DEFAULT_INPUT_REQUIRED_FOR_MS,
   type JobArgs,
 } from './job-args.schema';
+import { firstAfter } from './push/task-change.timers';
 
 export type JobStatus = 'running' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
@@ -61,6 +62,23 @@ export function jobPhase(job: JobTimelineInput, now: number): JobPhase {
     if (now >= stop) return { status: 'running', since: stop, progress };
   }
   return { status: 'running', since: submittedAt, progress };
+}
+
+/** When the job's status next moves by itself: its question asked or withdrawn, or its end. */
+export function jobNextChange(job: JobTimelineInput, now: number): number | undefined {
+  if (job.cancelledAt !== undefined) return undefined;
+  const { args, submittedAt } = job;
+  const end = submittedAt + (args.duration_ms ?? DEFAULT_DURATION_MS);
+  const after = args.input_required_after_ms;
+  const start = after === undefined ? undefined : submittedAt + after;
+  const stop =
+    start === undefined
+      ? undefined
+      : start + (args.input_required_for_ms ?? DEFAULT_INPUT_REQUIRED_FOR_MS);
+  return firstAfter(
+    now,
+    [start, stop, end].map((t) => (t !== undefined && t <= end ? t : undefined)),
+  );
 }
 
 export function inputQuestion(job: JobTimelineInput): string {

@@ -3,7 +3,13 @@ import { z } from 'zod';
 import { jobArgsShape } from '../job-args.schema';
 import { demoTaskArgs } from './demo-task-2026.args';
 import { completedJobResult, failedJobResult } from '../job-result.util';
-import { inputQuestion, isTerminalStatus, jobEndsAt, type JobPhase } from '../job-timeline.util';
+import {
+  inputQuestion,
+  isTerminalStatus,
+  jobEndsAt,
+  jobNextChange,
+  type JobPhase,
+} from '../job-timeline.util';
 import type { JobRecord, JobRegistry } from '../job.registry';
 import type { TaskPhase2026 } from './task-2026.types';
 import { defineTool, type Tool2026 } from './tool-2026.types';
@@ -109,6 +115,7 @@ export function jobTaskTools2026(registry: JobRegistry): Tool2026[] {
             external: {
               phase: (answered) => toPhase2026(job, registry.phase(job), answered),
               cancel: () => void registry.cancel(job),
+              nextChange: (now) => jobNextChange(job, now),
             },
           },
         };

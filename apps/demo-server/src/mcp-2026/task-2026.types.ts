@@ -46,6 +46,8 @@ export interface ExternalTimeline {
   /** `answered` holds the keys already answered, so an answered question stops being pending. */
   phase(answered: ReadonlySet<string>): TaskPhase2026;
   cancel(): void;
+  /** When its phase next moves by itself, after `now` (undefined: only an outside act can). */
+  nextChange(now: number): number | undefined;
 }
 
 export interface TaskRecord2026 {

@@ -34,8 +34,6 @@ export class TaskListen2026 {
 
   /** A task was made, answered or cancelled: (re)arm its change timer and report the change. */
   touched(task: TaskRecord2026, created: boolean): void {
-    // A task that mirrors a 2025-side job changes on that job's timeline, not this one.
-    if (task.plan.external) return;
     if (created) {
       this.timers.watch(
         task.taskId,
@@ -111,8 +109,14 @@ export class TaskListen2026 {
   }
 }
 
-/** When the task's status next moves by itself: its questions asked, or its end. */
+/**
+ * When the task's status next moves by itself: its questions asked, or its end. A task that
+ * mirrors a 2025-side job moves on that job's timeline; a listen acknowledges only tasks it
+ * reports, and a client trusts it not to poll them meanwhile (found when a 2026 client waited
+ * for its slow safety poll to see a mirrored task complete).
+ */
 function nextChange(task: TaskRecord2026, now: number): number | undefined {
+  if (task.plan.external) return task.plan.external.nextChange(now);
   const keys = Object.keys(task.plan.questions ?? {});
   const askAt = task.createdAt + task.plan.workMs;
   if (task.cancelledAt !== undefined) return undefined;

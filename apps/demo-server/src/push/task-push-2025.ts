@@ -1,8 +1,7 @@
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_DURATION_MS, DEFAULT_INPUT_REQUIRED_FOR_MS } from '../job-args.schema';
-import { isTerminalStatus } from '../job-timeline.util';
+import { isTerminalStatus, jobNextChange } from '../job-timeline.util';
 import type { JobRecord, JobRegistry } from '../job.registry';
-import { TaskChangeTimers, firstAfter } from './task-change.timers';
+import { TaskChangeTimers } from './task-change.timers';
 
 /**
  * Push on the 2025-11-25 side: each native task's status changes are sent as
@@ -28,7 +27,7 @@ export class TaskPush2025 {
         // A closed session has nobody to tell: the client polls, as it would without push.
         .catch(() => undefined);
     };
-    this.timers.watch(job.id, (now) => nextJobChange(job, now), changed);
+    this.timers.watch(job.id, (now) => jobNextChange(job, now), changed);
   }
 
   /** A task was cancelled: tell its session now. */
@@ -39,21 +38,4 @@ export class TaskPush2025 {
   close(): void {
     this.timers.close();
   }
-}
-
-/** When the job's status next moves by itself: its question asked or withdrawn, or its end. */
-function nextJobChange(job: JobRecord, now: number): number | undefined {
-  if (job.cancelledAt !== undefined) return undefined;
-  const { args, submittedAt } = job;
-  const end = submittedAt + (args.duration_ms ?? DEFAULT_DURATION_MS);
-  const after = args.input_required_after_ms;
-  const start = after === undefined ? undefined : submittedAt + after;
-  const stop =
-    start === undefined
-      ? undefined
-      : start + (args.input_required_for_ms ?? DEFAULT_INPUT_REQUIRED_FOR_MS);
-  return firstAfter(
-    now,
-    [start, stop, end].map((t) => (t !== undefined && t <= end ? t : undefined)),
-  );
 }
