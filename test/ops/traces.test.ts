@@ -99,7 +99,9 @@ it('one trace: the API submit, a submit on one poller, a poll on another, and th
     .post('/v1/threads/thread-1/tasks')
     .set('Authorization', auth)
     .set('traceparent', `00-${traceId}-00f067aa0ba902b7-01`)
-    .send({ toolset: 'traced', arguments: { duration_ms: 10_000, tag: 'traced' } })
+    // Long enough to outlive the first poller, which stops right after the submit; the second
+    // one polls it, running or ended.
+    .send({ toolset: 'traced', arguments: { duration_ms: 3_000, tag: 'traced' } })
     .expect(201);
   const taskId = submitted.body.task_id as string;
 
