@@ -1,9 +1,11 @@
+// Guards the cancel notices of held sync calls (docs/leases.md, "Timeouts"): a notice that came
+// between a row's claim and its call's start is not lost.
 import type { TaskLease, TaskLeaseRepository } from '@app/persistence';
-
-type RenewalOutcome = Awaited<ReturnType<TaskLeaseRepository['renewWatchingCancel']>>;
 import pino from 'pino';
 import { HeldCallGuard, HeldCalls } from './held-call.guard';
 import { ItemAbort } from './item-abort';
+
+type RenewalOutcome = Awaited<ReturnType<TaskLeaseRepository['renewWatchingCancel']>>;
 
 /** A guard over a renewal that answers `outcome`, counting its calls; its timer never fires. */
 function guardWith(outcome: RenewalOutcome): {
