@@ -42,9 +42,10 @@ module.exports = {
   // EPYC host, 4 workers 85 % busy) 4 workers took 238 s and 5 took 226 s, all passing. Five
   // workers' processes with pools of 10 peaked at 97 client connections of the machine's
   // max_connections of 100 (on 2026-12-02 five and six failed a test with "too many
-  // clients"), so every app the tests start keeps 5 (TEST_POOL_SIZE, test/helpers/db.ts). A run
-  // starts about 85 pollers, 47 APIs, 25 CLIs and 160 demo servers; what each start costs is
-  // `npm run bench -- --only start-cost` (docs/benchmarks.md, "Process start").
+  // clients"), so every app the tests start keeps 5 (TEST_POOL_SIZE in
+  // test/helpers/global-setup.ts). A run starts about 85 pollers, 47 APIs, 25 CLIs and 160 demo
+  // servers; what each start costs is `npm run bench -- --only start-cost` (docs/benchmarks.md,
+  // "Process start").
   maxWorkers: 5,
   // Longest files first, also in a fresh clone with no duration cache (see the file).
   testSequencer: '<rootDir>/test/helpers/slow-first.sequencer.js',

@@ -5,12 +5,6 @@ import { Database } from '@app/persistence';
 import { useFixture } from './fixture';
 import { isRunning } from './leftovers';
 
-/**
- * DATABASE_POOL_SIZE of every app a test starts (global-setup.ts, processes.ts): the five jest
- * workers' processes stay within a server's default max_connections of 100 (jest.config.js).
- */
-export const TEST_POOL_SIZE = '5';
-
 export interface TestDatabase {
   /** Connection URL of this test's own database (migrated). */
   url: string;

@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import { createDataSource, runMigrations } from '@app/persistence';
 import { startEmbeddedPostgres } from '@app/dev-db';
 import { MIGRATIONS } from '../../migrations';
-import { TEST_POOL_SIZE, dropDeadRunDatabases, templateDatabaseName, withDatabase } from './db';
+import { dropDeadRunDatabases, templateDatabaseName, withDatabase } from './db';
 import { removeDeadFixtureFolders } from './leftovers';
+
+/** DATABASE_POOL_SIZE of every app a test starts, not the default 10 (below). */
+const TEST_POOL_SIZE = '5';
 
 /**
  * Once per `jest` run: a Postgres to test against (DATABASE_URL, or an embedded server when it is
@@ -59,8 +62,8 @@ export default async function globalSetup(): Promise<void> {
   }
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = template;
-  // Every app the tests start keeps at most TEST_POOL_SIZE pooled connections, not 10 (db.ts);
-  // the pollers of processes.ts, which do not inherit this environment, take it from
-  // FAST_POLLER_ENV.
+  // Every app the tests start inherits this (the pollers of processes.ts pass it on), so the
+  // five jest workers' processes stay within a server's default max_connections of 100
+  // (jest.config.js). The chaos runner, outside jest, keeps the default.
   process.env.DATABASE_POOL_SIZE ??= TEST_POOL_SIZE;
 }

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '@app/dev-db';
-import { TEST_POOL_SIZE } from './db';
 import { waitUntil } from './wait';
 import { request2026 } from './mcp-2026';
 import { processScope, stopChild, waitForExit } from './process-scope';
@@ -52,7 +51,6 @@ export const FAST_POLLER_ENV: Readonly<Record<string, string>> = {
   // The demo server answers ~100 calls/s on a 2-core box; 8 slots per poller keep three pollers
   // well inside the 1.9 s call deadline.
   WORKER_SLOTS: '8',
-  DATABASE_POOL_SIZE: TEST_POOL_SIZE,
   LOG_LEVEL: 'info',
   LOG_FORMAT: 'json',
   NODE_ENV: 'test',
@@ -311,6 +309,8 @@ export async function startPoller(options: PollerOptions): Promise<PollerProcess
       PATH: process.env.PATH ?? '',
       // Set by the global setup: where the bundles keep their compiled code between starts.
       ...(process.env.NODE_COMPILE_CACHE && { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }),
+      // Set by the global setup too: the tests' smaller pools.
+      ...(process.env.DATABASE_POOL_SIZE && { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE }),
       ...FAST_POLLER_ENV,
       DATABASE_URL: options.databaseUrl,
       MCP_SERVERS_FILE: options.serversFile,
