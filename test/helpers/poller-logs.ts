@@ -7,6 +7,8 @@ export interface AttemptLine {
   taskId: string;
   phase: string;
   outcome: string;
+  /** The claim took the row from an expired lease (docs/leases.md, "Rescues first"). */
+  rescued: boolean;
   /** Wall-clock start and end (ms), from the line's time and its duration. */
   start: number;
   end: number;
@@ -24,6 +26,7 @@ export function attemptLines(pollers: PollerProcess[]): AttemptLine[] {
         taskId: String(line.task_id),
         phase: String(line.phase),
         outcome: String(line.outcome),
+        rescued: line.rescued === true,
         start: end - Number(line.ms),
         end,
       });
