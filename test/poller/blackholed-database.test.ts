@@ -140,8 +140,17 @@ it('a poller and an API whose connections all go silent recover within a few sta
     () => `both LISTEN connections open again${saidMeanwhile()}`,
     left(),
   );
-  expect(poller.logs.some((l) => l.msg === 'notification listener reconnected')).toBe(true);
-  expect(api.process.lines.some((l) => l.includes('API key revoke listener lost'))).toBe(true);
+  // Each says so: a line written after the LISTEN connection's backend shows in
+  // pg_stat_activity, and read from the process's pipe later still on a loaded machine.
+  await waitUntil(
+    () =>
+      poller.logs.some((l) => l.msg === 'notification listener reconnected') &&
+      api.process.lines.some((l) => l.includes('API key revoke listener lost'))
+        ? true
+        : undefined,
+    () => `both listeners to log their reconnect${saidMeanwhile()}`,
+    Math.max(left(), 5_000),
+  );
 
   // Nothing lost: every task ends, each submitted at most once, and only a submit on the wire
   // at the fault may end outcome_uncertain (submitViolations).
