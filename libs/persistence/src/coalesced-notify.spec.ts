@@ -80,3 +80,48 @@ describe('CoalescedNotify', () => {
     expect(errors).toHaveLength(1);
   });
 });
+
+describe('CoalescedNotify with a least gap between NOTIFYs', () => {
+  beforeEach(() =>
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }),
+  );
+  afterEach(() => jest.useRealTimers());
+
+  it('sends after a quiet spell at once, and a stream at most once per gap', async () => {
+    const db = new HeldQueries();
+    const notify = new CoalescedNotify(db, 'c', 'p', () => undefined, 20);
+    notify.send();
+    expect(db.sent).toHaveLength(1);
+    await db.answer();
+    // Answered 0 ms after it was sent: writes now wait out the rest of the gap, together.
+    notify.send();
+    notify.send();
+    await jest.advanceTimersByTimeAsync(19);
+    expect(db.sent).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(db.sent).toHaveLength(2);
+    await db.answer();
+    expect(db.open).toBe(0);
+    // A write a whole gap after the last NOTIFY is sent at once.
+    await jest.advanceTimersByTimeAsync(20);
+    notify.send();
+    expect(db.sent).toHaveLength(3);
+    await db.answer();
+  });
+
+  it('a write that comes while the next NOTIFY waits out its gap is announced by it', async () => {
+    const db = new HeldQueries();
+    const notify = new CoalescedNotify(db, 'c', 'p', () => undefined, 20);
+    notify.send();
+    await jest.advanceTimersByTimeAsync(5);
+    notify.send();
+    await db.answer();
+    await jest.advanceTimersByTimeAsync(10);
+    notify.send();
+    await jest.advanceTimersByTimeAsync(5);
+    expect(db.sent).toHaveLength(2);
+    await db.answer();
+    expect(db.open).toBe(0);
+    expect(db.sent).toHaveLength(2);
+  });
+});

@@ -15,6 +15,14 @@ import type {
   SubmitQuota,
 } from './task.types';
 
+/**
+ * Least time between two of a process's submit wake-ups (docs/leases.md, "Wake-ups"): the
+ * pollers' default `CLAIM_MIN_GAP_MS`, at which they gather wake-ups anyway, so a poller woken
+ * by the last NOTIFY could not claim much sooner. One in flight at a time was a statement for
+ * every one or two submits at 300/s.
+ */
+const SUBMIT_WAKE_GAP_MS = 20;
+
 /** The rows a consumer may see: not in a deleted thread. */
 export const VISIBLE = 'thread_deleted_at IS NULL';
 
@@ -28,12 +36,19 @@ export class TaskRepository {
    * The pollers' wake-up for the quota-checked submit, sent after its commit (the submit's own
    * transaction sends none: migrations/…-SubmitNotifyAfterCommit). A failed one is dropped: it
    * costs latency only (the pollers' timers claim the task anyway), and the outage that failed
-   * it fails the next statement too, where it is reported.
+   * it fails the next statement too, where it is reported. At most one per
+   * {@link SUBMIT_WAKE_GAP_MS}; a submit after a quiet spell wakes the pollers at once.
    */
   private readonly wakeUp: CoalescedNotify;
 
   constructor(private readonly db: Database) {
-    this.wakeUp = new CoalescedNotify(db, TASKS_DUE_CHANNEL, 'submit', () => undefined);
+    this.wakeUp = new CoalescedNotify(
+      db,
+      TASKS_DUE_CHANNEL,
+      'submit',
+      () => undefined,
+      SUBMIT_WAKE_GAP_MS,
+    );
   }
 
   /**
@@ -113,7 +128,7 @@ export class TaskRepository {
       quota.maxActiveTasks,
       quota.activeRetryAfterSeconds,
     ];
-    let rows: Record<string, unknown>[];
+    let rows: { task: Record<string, unknown> }[];
     try {
       rows =
         catalogVersion === undefined
@@ -129,7 +144,7 @@ export class TaskRepository {
       throw error;
     }
     if (rows.length === 0) return { kind: 'stale' };
-    const found = toTaskRow(rows[0]);
+    const found = toTaskRow(rows[0].task);
     if (found.id !== id) return earlier(task, found);
     return { kind: 'created', task: found };
   }

@@ -24,14 +24,20 @@
  *
  * Contention is per user only: other users' submits never wait on the row.
  *
+ * The row comes back as one jsonb value (`task`), read by `toTaskRow` as it reads the event
+ * outbox's snapshots. Returned as columns, pg parses a description of every column of `tasks`
+ * and then the row on each call, which was about 7 % of the API's CPU per submit; as one jsonb
+ * value it parses one column and calls `JSON.parse` (docs/benchmarks.md, "API CPU per submit,
+ * fifth pass").
+ *
  * Called through `submit_task_notify_after_commit` (migrations/…-SubmitNotifyAfterCommit): the
  * same function, without the trigger's NOTIFY in this transaction. TaskRepository sends the
  * pollers' wake-up once the call has returned, so the commit takes no database-wide lock.
  */
 export const SUBMIT_TASK_SQL = `
-SELECT * FROM submit_task_notify_after_commit(
+SELECT to_jsonb(s) AS task FROM submit_task_notify_after_commit(
   $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12::int, $13, $14::int,
-  $15::int, $16::int)`;
+  $15::int, $16::int) s`;
 
 /**
  * {@link SUBMIT_TASK_SQL} only while the toolset's catalog row is still the version the caller
@@ -46,7 +52,7 @@ SELECT * FROM submit_task_notify_after_commit(
  * docs/benchmarks.md ("API CPU per submit, third pass").
  */
 export const SUBMIT_TASK_IF_CATALOG_SQL = `
-SELECT s.* FROM toolsets t
+SELECT to_jsonb(s) AS task FROM toolsets t
  CROSS JOIN LATERAL submit_task_notify_after_commit(
   $1, $2, $3, t.name, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12::int, $13, $14::int,
   $15::int, $16::int) s
