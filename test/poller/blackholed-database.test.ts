@@ -140,15 +140,16 @@ it('a poller and an API whose connections all go silent recover within a few sta
     () => `both LISTEN connections open again${saidMeanwhile()}`,
     left(),
   );
-  // Each says so: a line written after the LISTEN connection's backend shows in
-  // pg_stat_activity, and read from the process's pipe later still on a loaded machine.
+  // And each listener logged the outage: the poller's that it reconnected (a line written only
+  // after its LISTEN ran, so after its backend shows in pg_stat_activity), the API's that it
+  // lost its connection. Both are read from the processes' pipes, later still on a loaded machine.
   await waitUntil(
     () =>
       poller.logs.some((l) => l.msg === 'notification listener reconnected') &&
       api.process.lines.some((l) => l.includes('API key revoke listener lost'))
         ? true
         : undefined,
-    () => `both listeners to log their reconnect${saidMeanwhile()}`,
+    () => `both listeners' lines about the outage${saidMeanwhile()}`,
     Math.max(left(), 5_000),
   );
 
