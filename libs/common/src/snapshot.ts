@@ -36,8 +36,9 @@ export interface TaskSnapshot {
   pollAfterMs?: number;
   /**
    * When a task still active is past the upstream's promise to keep it (2026-07-28:
-   * `createdAt + ttlMs`, ms since the epoch), where it gave one. An upstream does not push the
-   * expiry, so a pushed task's safety poll comes no later (docs/connections.md, "Push").
+   * `createdAt + ttlMs`; 2025-11-25: `createdAt + ttl`; ms since the epoch), where it gave one.
+   * An upstream does not push the expiry, so a pushed task's safety poll comes no later
+   * (docs/connections.md, "Push").
    */
   backstopAtMs?: number;
 }

@@ -17,6 +17,7 @@ describe('create reply', () => {
       taskId: 't1',
       status: TaskStatus.Working,
       ttl: 60000,
+      createdAt: Date.parse('2025-01-01T00:00:00Z'),
       pollInterval: 250,
     });
   });
@@ -26,8 +27,23 @@ describe('create reply', () => {
       taskId: 't1',
       status: TaskStatus.Working,
       ttl: null,
+      createdAt: Date.parse('2025-01-01T00:00:00Z'),
       statusMessage: 'm',
     });
+  });
+
+  it('the TTL counts from createdAt: a working task is polled by then if pushed', () => {
+    const created = Date.parse('2025-01-01T00:00:00Z');
+    expect(taskSnapshot(parseCreateTaskReply({ task: TASK })).backstopAtMs).toBe(created + 60000);
+    // No backstop without a TTL, or without a createdAt to count it from.
+    expect(
+      taskSnapshot(parseCreateTaskReply({ task: { ...TASK, ttl: null } })).backstopAtMs,
+    ).toBeUndefined();
+    const { createdAt: _dropped, ...undated } = TASK;
+    expect(taskSnapshot(parseTask(undated, 'tasks/get')).backstopAtMs).toBeUndefined();
+    expect(
+      taskSnapshot(parseTask({ ...TASK, createdAt: 'yesterday' }, 'tasks/get')).backstopAtMs,
+    ).toBeUndefined();
   });
 
   it('a plain CallToolResult (the tool ran synchronously) is a protocol_error', () => {
@@ -70,6 +86,7 @@ describe('snapshots', () => {
       status: TaskStatus.Working,
       pollAfterMs: 1500,
       inputRequired: null,
+      backstopAtMs: Date.parse('2025-01-01T00:00:00Z') + 60000,
     });
   });
 

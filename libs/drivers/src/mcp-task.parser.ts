@@ -16,8 +16,13 @@ export interface ParsedTask {
   taskId: string;
   status: TaskSnapshot['status'];
   statusMessage?: string;
-  /** ms to keep the task after it ends; null = until purged. */
+  /**
+   * ms the server keeps the task from its creation (2025-11-25: "duration in milliseconds to
+   * retain task from creation"); null = unlimited.
+   */
   ttl: number | null;
+  /** `createdAt` as ms since the epoch, when the server sent a valid ISO 8601 time. */
+  createdAt?: number;
   /** ms, validated finite and > 0. */
   pollInterval?: number;
 }
@@ -44,7 +49,7 @@ export function parseCreateTaskReply(reply: unknown): ParsedTask {
 export function parseTask(value: unknown, what: string): ParsedTask {
   if (!isRecord(value)) throw protocolError(`${what} must be a Task object`);
   const { taskId, status, statusMessage } = taskBasics(value, what);
-  const { ttl, pollInterval } = value;
+  const { ttl, pollInterval, createdAt } = value;
   if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !Number.isFinite(ttl))) {
     throw protocolError(`${what}: "ttl" must be a number or null`);
   }
@@ -54,6 +59,9 @@ export function parseTask(value: unknown, what: string): ParsedTask {
     ttl: typeof ttl === 'number' ? ttl : null,
   };
   if (statusMessage !== undefined) task.statusMessage = statusMessage;
+  // Read leniently: only the TTL backstop uses it, and a task without it is still trackable.
+  const created = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
+  if (!Number.isNaN(created)) task.createdAt = created;
   if (pollInterval !== undefined)
     task.pollInterval = pollHintMs(pollInterval, 1, `${what}: "pollInterval"`);
   return task;
@@ -63,6 +71,11 @@ export function parseTask(value: unknown, what: string): ParsedTask {
 export function taskSnapshot(task: ParsedTask): TaskSnapshot {
   const snapshot: TaskSnapshot = { status: task.status };
   if (task.pollInterval !== undefined) snapshot.pollAfterMs = task.pollInterval;
+  // The server may drop the task at its TTL without a word: a pushed task is polled by then
+  // (docs/connections.md, "Push").
+  if (task.ttl !== null && task.createdAt !== undefined) {
+    snapshot.backstopAtMs = task.createdAt + task.ttl;
+  }
   if (task.status === TaskStatus.InputRequired) {
     // SEP-1686 sends the real elicitation only on a blocking tasks/result stream, which a poller
     // cannot hold for hours: the statusMessage is shown as the question, and it cannot be
