@@ -101,6 +101,19 @@ export async function submitViolations(
   return problems;
 }
 
+/**
+ * Seconds until the task is due again (database clock), or null while it is claimed or has no
+ * lease row: after a poll, how long the poller chose to wait (a covered task's safety poll, say).
+ */
+export async function dueInSeconds(db: Queryable, id: string): Promise<number | null> {
+  const rows = await db.query<{ s: number | null }>(
+    `SELECT extract(epoch FROM next_attempt_at - now())::float8 AS s
+       FROM task_leases WHERE task_id = $1 AND lease_token IS NULL`,
+    [id],
+  );
+  return rows[0]?.s ?? null;
+}
+
 /** Waits until every one of `ids` is terminal; `what` names the wait in a timeout's message. */
 export async function waitAllTerminal(
   db: Queryable,

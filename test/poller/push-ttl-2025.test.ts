@@ -5,8 +5,8 @@
 // `createdAt + ttl`. Here the safety poll is 20 normal intervals (at least 5.4 s); the ttl is
 // 1.5 s.
 import { useFleet } from '../helpers/fleet';
-import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
-import { waitUntil } from '../helpers/wait';
+import { dueInSeconds, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { waitForStatus, waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
 
@@ -19,7 +19,8 @@ it('a pushed 2025-11-25 task its server expires ends upstream_task_lost at its t
         connectTimeoutMs: 2000,
         callTimeoutMs: 3000,
         taskToolsets: [
-          { name: 'old-task', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 1500 },
+          { name: 'old-task', contract: 'mcp-tasks', tool: 'demo_task_optional' },
+          { name: 'old-ttl', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 1500 },
         ],
       },
     },
@@ -27,31 +28,35 @@ it('a pushed 2025-11-25 task its server expires ends upstream_task_lost at its t
     { env: { LEASE_MS: '20000' } },
   );
   await waitUntil(async () => {
-    const rows = await fleet.db.query(
-      `SELECT 1 FROM toolsets WHERE name = 'old-task' AND available`,
-    );
-    return rows.length > 0 ? true : undefined;
-  }, 'the toolset available');
-  // A session covers its tasks once its stream has delivered a notification: a short task's
-  // end, pushed, makes the poller's task session a covering one.
-  const [first] = await insertFleetTasks(fleet.db, [
-    { toolset: 'old-task', server: 'old', contract: 'mcp-tasks', input: { duration_ms: 300 } },
-  ]);
-  await waitUntil(
-    async () =>
-      (await taskStates(fleet.db, [first])).get(first)!.status === 'completed' ? true : undefined,
-    'the first task to complete',
-  );
-  const [id] = await insertFleetTasks(fleet.db, [
-    { toolset: 'old-task', server: 'old', contract: 'mcp-tasks', input: { duration_ms: 60_000 } },
-  ]);
-  const ended = await waitUntil(
-    async () => {
-      const task = (await taskStates(fleet.db, [id])).get(id)!;
-      return task.status === 'failed' ? task : undefined;
+    const rows = await fleet.db.query(`SELECT 1 FROM toolsets WHERE available`);
+    return rows.length === 2 ? true : undefined;
+  }, 'both toolsets available');
+  const state = (id: string) => async () => (await taskStates(fleet.db, [id])).get(id)!;
+
+  // A session covers its tasks once its stream has delivered a notification. A task whose
+  // question, pushed, comes after 0.5 s proves it: its next poll is then the safety poll, not
+  // one normal interval away. Without that proof a task polled at the normal interval would
+  // find the expired task as fast as the backstop, and this test could not fail.
+  const [covering] = await insertFleetTasks(fleet.db, [
+    {
+      toolset: 'old-task',
+      server: 'old',
+      contract: 'mcp-tasks',
+      input: { duration_ms: 120_000, input_required_after_ms: 500, input_required_for_ms: 60_000 },
     },
-    'the expired task to end',
-    4_500,
-  );
+  ]);
+  await waitForStatus(state(covering), 'input_required', { timeoutMs: 20_000 });
+  await waitUntil(async () => {
+    const due = await dueInSeconds(fleet.db, covering);
+    return due !== null && due > 3 ? true : undefined;
+  }, 'the session covering its tasks (the safety poll)');
+
+  const [id] = await insertFleetTasks(fleet.db, [
+    { toolset: 'old-ttl', server: 'old', contract: 'mcp-tasks', input: { duration_ms: 60_000 } },
+  ]);
+  const ended = await waitForStatus(state(id), ['completed', 'failed', 'cancelled'], {
+    timeoutMs: 4_500,
+  });
+  expect(ended.status).toBe('failed');
   expect(ended.error_code).toBe('upstream_task_lost');
 });

@@ -6,7 +6,7 @@
 // before. On a server speaking both eras, on a strict 2026-07-28 one, and on a 2025-11-25 one
 // (notifications/tasks/status on the task session).
 import { useFleet } from '../helpers/fleet';
-import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import { dueInSeconds, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { DemoServerProcess, PollerProcess, ServerEntry } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
@@ -75,16 +75,6 @@ async function submit(toolset: string, server: string, input: Record<string, unk
   return id;
 }
 
-/** Seconds until the task is due again (database clock), or null when it has no lease row. */
-async function dueInSeconds(id: string): Promise<number | null> {
-  const rows = await fleet.db.query<{ s: number | null }>(
-    `SELECT extract(epoch FROM next_attempt_at - now())::float8 AS s
-       FROM task_leases WHERE task_id = $1 AND lease_token IS NULL`,
-    [id],
-  );
-  return rows[0]?.s ?? null;
-}
-
 async function pollCount(id: string): Promise<number> {
   const rows = await fleet.db.query<{ n: number }>(
     `SELECT poll_count AS n FROM tasks WHERE id = $1`,
@@ -123,7 +113,7 @@ it.each([
     );
     // That poll ran under a live subscription: the next one is the slow safety poll.
     await waitUntil(
-      async () => (stretched(await dueInSeconds(id)) ? true : undefined),
+      async () => (stretched(await dueInSeconds(fleet.db, id)) ? true : undefined),
       'safety poll',
     );
     // The submit, and the poll the push asked for.
@@ -160,7 +150,7 @@ it('a server that does not push is polled as before', async () => {
     () => poller.logs.find((l) => l.msg === 'push subscription refused' && l.server === 'silent'),
     'the refused subscription logged',
   );
-  expect(normal(await dueInSeconds(id))).toBe(true);
+  expect(normal(await dueInSeconds(fleet.db, id))).toBe(true);
 });
 
 it.each([
@@ -170,7 +160,10 @@ it.each([
   '%s: a lost subscription (%s) brings its tasks back to the normal interval at once',
   async (name) => {
     const id = await submit(`${name}-task`, name, waitingTask(name));
-    await waitUntil(async () => (stretched(await dueInSeconds(id)) ? true : undefined), 'covered');
+    await waitUntil(
+      async () => (stretched(await dueInSeconds(fleet.db, id)) ? true : undefined),
+      'covered',
+    );
     // The server restarts on its port: the stream ends, and the task is due within the normal
     // interval again (the restarted server no longer knows it: that poll ends it as lost).
     const old = name === 'old';
@@ -181,7 +174,10 @@ it.each([
     });
     if (old) only2025 = again;
     else both = again;
-    await waitUntil(async () => (normal(await dueInSeconds(id)) ? true : undefined), 'pulled in');
+    await waitUntil(
+      async () => (normal(await dueInSeconds(fleet.db, id)) ? true : undefined),
+      'pulled in',
+    );
     expect(poller.logs.some((l) => l.msg === 'push subscription lost' && l.server === name)).toBe(
       true,
     );
