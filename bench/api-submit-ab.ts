@@ -34,6 +34,12 @@ function cpuTimes(pid: number): { user: number; system: number } {
   return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
+/** The answers other than 201, e.g. " (503: 1)", so a lost submit is seen, not only counted. */
+function otherAnswers(statuses: Record<string, number>): string {
+  const others = Object.entries(statuses).filter(([status]) => status !== '201');
+  return others.length === 0 ? '' : ` (${others.map(([s, n]) => `${s}: ${n}`).join(', ')})`;
+}
+
 function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
@@ -80,12 +86,13 @@ async function main(): Promise<void> {
       index += Math.round(phaseRate * phaseSeconds);
       const load = loadAverage();
       const before = cpuTimes(build.api!.pid);
-      const figures = summarizePhase(plan, await generator!.run(plan), 201);
+      const report = await generator!.run(plan);
+      const figures = summarizePhase(plan, report, 201);
       const after = cpuTimes(build.api!.pid);
       const perSubmit = (s: number) => round((s * 1000) / figures.sent);
       const user = perSubmit(after.user - before.user);
       const system = perSubmit(after.system - before.system);
-      return { ...figures, user, system, cpuMs: user + system, load };
+      return { ...figures, statuses: report.statuses, user, system, cpuMs: user + system, load };
     };
     for (const build of builds) await phase(build, 100, 3);
     for (let r = 0; r < rounds; r++) {
@@ -96,7 +103,7 @@ async function main(): Promise<void> {
         console.log(
           `round ${r + 1} ${build.name}: ${round(p.cpuMs)} ms CPU/submit (user ${p.user}, ` +
             `system ${p.system}), p50 ${round(p.p50Ms)} ms, p99 ${round(p.p99Ms)} ms, ` +
-            `${p.ok}/${p.sent} created, load average ${p.load}`,
+            `${p.ok}/${p.sent} created${otherAnswers(p.statuses)}, load average ${p.load}`,
         );
       }
     }
