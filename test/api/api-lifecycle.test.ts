@@ -3,7 +3,7 @@
 // routes still serve for SHUTDOWN_DELAY_MS (docs/operations.md, "Grace periods"); SIGTERM ends
 // open event streams, answers a submit held by `Prefer: wait` at once (the accepted task is not
 // lost) and an MCP call held inline with its task ID (the task goes on), closes the connections
-// clients leave open, then exits.
+// clients leave open (kept alive for 65 s otherwise), then exits.
 import { Agent, get } from 'node:http';
 import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -140,6 +140,9 @@ it('SIGTERM closes connections clients leave open instead of waiting for them', 
     const { keptClosed } = await new Promise<{ keptClosed: Promise<void> }>((resolve, reject) => {
       get(`${api!.url}/healthz/live`, { agent }, (res) => {
         expect(res.statusCode).toBe(200);
+        // Kept for HTTP_KEEP_ALIVE_TIMEOUT_MS (65 s), not Node's 5 s, and said so to the client
+        // (docs/operations.md, "Proxies in front of the API"): yet SIGTERM does not wait for it.
+        expect(res.headers['keep-alive']).toBe('timeout=65');
         const socket = res.socket;
         const closed = new Promise<void>((done) => socket.once('close', () => done()));
         res.resume();

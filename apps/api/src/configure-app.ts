@@ -19,6 +19,8 @@ import { SubmitFastPathHandler } from './tasks/submit-fast-path.handler';
  */
 export function configureApp(app: INestApplication, settings: Settings): void {
   const express = app.getHttpAdapter().getInstance() as Express;
+  // A proxy in front ends idle connections, not the API (HTTP_KEEP_ALIVE_TIMEOUT_MS).
+  (app.getHttpServer() as Server).keepAliveTimeout = settings.http.keepAliveTimeoutMs;
   // In front of Express for the one route whose CPU per request sets the API's capacity.
   if (settings.api.submitFastPath) {
     app.get(SubmitFastPathHandler).install(app.getHttpServer() as Server, express);

@@ -46,6 +46,13 @@ export class EnvSchema {
   @Matches(/^[0-9A-Za-z.:-]{1,253}$/, { message: 'HOST: must be an IP address or a host name' })
   HOST?: string = undefined;
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) METRICS_PORT = 9464;
+  /**
+   * How long the API keeps a client's connection open, idle, after its last answer. Above the
+   * 60 s idle timeout of common proxies and load balancers, so that the proxy, not the API, ends
+   * an idle connection: Node's own 5 s let a proxy send a request on a connection the API was
+   * closing, and the client got a 502 (docs/operations.md, "Proxies in front of the API").
+   */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) HTTP_KEEP_ALIVE_TIMEOUT_MS = 65000;
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
   @IsOptional() @IsIn(['json', 'pretty']) LOG_FORMAT?: string = undefined;
 

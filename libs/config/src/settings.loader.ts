@@ -132,7 +132,12 @@ function toSettings(dto: EnvSchema): LauncherSettings {
       connectTimeoutMs: dto.DATABASE_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: dto.DATABASE_STATEMENT_TIMEOUT_MS,
     },
-    http: { host: dto.HOST, port: dto.PORT, metricsPort: dto.METRICS_PORT },
+    http: {
+      host: dto.HOST,
+      port: dto.PORT,
+      metricsPort: dto.METRICS_PORT,
+      keepAliveTimeoutMs: dto.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
     log: {
       level: dto.LOG_LEVEL as Settings['log']['level'],
       format: (dto.LOG_FORMAT ?? (nodeEnv === 'production' ? 'json' : 'pretty')) as

@@ -4,7 +4,13 @@ export interface Settings {
   /** `url` is required: only `npm start` runs without one ({@link LauncherSettings}). */
   database: { url: string; poolSize: number; connectTimeoutMs: number; statementTimeoutMs: number };
   /** `host` undefined: every interface. */
-  http: { host?: string; port: number; metricsPort: number };
+  http: {
+    host?: string;
+    port: number;
+    metricsPort: number;
+    /** HTTP_KEEP_ALIVE_TIMEOUT_MS: an idle client connection's life after its last answer. */
+    keepAliveTimeoutMs: number;
+  };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
     format: 'json' | 'pretty';

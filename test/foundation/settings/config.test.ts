@@ -20,6 +20,8 @@ describe('environment', () => {
     expect(s.worker.fairShare).toBe(true);
     expect(s.worker.fairShareWeights).toEqual(new Map());
     expect(s.worker.fairShareHeadroom).toBe(2);
+    // Above a proxy's 60 s idle timeout (docs/operations.md, "Proxies in front of the API").
+    expect(s.http.keepAliveTimeoutMs).toBe(65000);
   });
 
   it('reads the fair-share headroom; unset, a worker of one or two slots keeps fewer', () => {
@@ -57,6 +59,11 @@ describe('environment', () => {
     [{ LEASE_MS: 'abc' }, 'LEASE_MS must be an integer number'],
     [{ LEASE_MS: '42' }, 'LEASE_MS must not be less than 100'],
     [{ PORT: '70000' }, 'PORT must not be greater than 65535'],
+    // Under a second, Keep-Alive: timeout=0 would tell clients not to reuse the connection.
+    [
+      { HTTP_KEEP_ALIVE_TIMEOUT_MS: '500' },
+      'HTTP_KEEP_ALIVE_TIMEOUT_MS must not be less than 1000',
+    ],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of the following values'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT must be one of the following values: json, pretty'],
     [
