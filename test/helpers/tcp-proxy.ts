@@ -4,8 +4,9 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * A TCP proxy on 127.0.0.1 between the gateway's processes and Postgres, for the faults a network
  * or a failover produces and a real server cannot be asked for: every connection cut at once, new
  * connections refused while "the primary is down", the address switched to another server (a
- * promoted standby behind the same `-rw` name), the reply to one committed statement lost, and
- * every open connection gone silent as a vanished host's are.
+ * promoted standby behind the same `-rw` name), the reply to one committed statement lost (then
+ * the connection closed, or silent), and every open connection gone silent as a vanished host's
+ * are.
  */
 export interface TcpProxy {
   /** The port to point a `DATABASE_URL` at. */
@@ -27,10 +28,17 @@ export interface TcpProxy {
   /**
    * Arms a lost reply: the next time a client sends a chunk for which `matches` is true, the
    * server's answer to it is swallowed up to and including its ReadyForQuery (so the statement's
-   * implicit transaction has committed), and then both sides are closed. Resolves when it fired.
-   * `times` arms it for that many matches in a row.
+   * implicit transaction has committed), and then both sides are closed (`then: 'close'`, the
+   * default: a connection that broke) or the pair goes silent as a blackholed one does
+   * (`then: 'silence'`: a host that vanished right after it committed; the client learns nothing
+   * until its own statement bound). Resolves when it fired. `times` arms it for that many
+   * matches in a row.
    */
-  loseReplyTo(matches: (clientChunk: Buffer) => boolean, times?: number): Promise<void>;
+  loseReplyTo(
+    matches: (clientChunk: Buffer) => boolean,
+    times?: number,
+    then?: 'close' | 'silence',
+  ): Promise<void>;
   /** Connections accepted so far. */
   readonly accepted: number;
   close(): Promise<void>;
@@ -71,12 +79,22 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let refusing = false;
   let accepted = 0;
   const pairs = new Set<Pair>();
-  const armed: { matches: (chunk: Buffer) => boolean; fired: () => void }[] = [];
+  const armed: {
+    matches: (chunk: Buffer) => boolean;
+    fired: () => void;
+    then: 'close' | 'silence';
+  }[] = [];
 
   const endPair = (pair: Pair): void => {
     pairs.delete(pair);
     pair.client.destroy();
     pair.server.destroy();
+  };
+  const darken = (pair: Pair): void => {
+    pair.dark = true;
+    // Not read at all: what either side sends waits in its socket buffers, unanswered.
+    pair.client.pause();
+    pair.server.pause();
   };
 
   // Half-open allowed, so that a client's FIN is not answered by one of ours on its own: a
@@ -90,13 +108,13 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     const upstream = connect({ host: '127.0.0.1', port: target });
     const pair: Pair = { client, server: upstream, dark: false };
     pairs.add(pair);
-    let losing: { frames: ServerFrames; fired: () => void } | undefined;
+    let losing: { frames: ServerFrames; fired: () => void; then: 'close' | 'silence' } | undefined;
     client.on('data', (chunk: Buffer) => {
       if (pair.dark) return;
       const rule = armed[0];
       if (rule && !losing && rule.matches(chunk)) {
         armed.shift();
-        losing = { frames: new ServerFrames(), fired: rule.fired };
+        losing = { frames: new ServerFrames(), fired: rule.fired, then: rule.then };
       }
       upstream.write(chunk);
     });
@@ -107,8 +125,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         return;
       }
       if (losing.frames.sawReadyForQuery(chunk)) {
-        const { fired } = losing;
-        endPair(pair);
+        const { fired, then } = losing;
+        if (then === 'silence') darken(pair);
+        else endPair(pair);
         fired();
       }
     });
@@ -138,20 +157,15 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       for (const pair of [...pairs]) endPair(pair);
     },
     blackhole() {
-      for (const pair of pairs) {
-        pair.dark = true;
-        // Not read at all: what either side sends waits in its socket buffers, unanswered.
-        pair.client.pause();
-        pair.server.pause();
-      }
+      for (const pair of pairs) darken(pair);
     },
     refuseNew(value) {
       refusing = value;
     },
-    loseReplyTo(matches, times = 1) {
+    loseReplyTo(matches, times = 1, then = 'close') {
       const all: Promise<void>[] = [];
       for (let i = 0; i < times; i += 1) {
-        all.push(new Promise<void>((fired) => armed.push({ matches, fired })));
+        all.push(new Promise<void>((fired) => armed.push({ matches, fired, then })));
       }
       return Promise.all(all).then(() => undefined);
     },

@@ -1,7 +1,8 @@
 // Guards against a commit whose reply was lost being taken for one that never landed: a poller
 // behind a TCP proxy that swallows Postgres' answer to a committed handle write (or submit-started
-// mark) and closes the connection must not cancel upstream work whose handle is stored, nor end
-// an unsent task outcome_uncertain (docs/leases.md, "Ambiguous commits").
+// mark) and closes the connection, or leaves it silent until the statement bound, must not cancel
+// upstream work whose handle is stored, nor end an unsent task outcome_uncertain (docs/leases.md,
+// "Ambiguous commits").
 import { useFleet } from '../helpers/fleet';
 import {
   insertFleetTasks,
@@ -32,7 +33,12 @@ const TASKS = 12;
  * server, and the replies to the first `times` statements holding `sql` lost after they
  * committed. Every task must complete, submitted once and never cancelled upstream.
  */
-async function loseRepliesTo(sql: string, times: number, env: Record<string, string> = {}) {
+async function loseRepliesTo(
+  sql: string,
+  times: number,
+  env: Record<string, string> = {},
+  then: 'close' | 'silence' = 'close',
+) {
   const target = new URL(fleet.url);
   proxy = await startTcpProxy(Number(target.port || 5432));
   const viaProxy = new URL(fleet.url);
@@ -42,7 +48,7 @@ async function loseRepliesTo(sql: string, times: number, env: Record<string, str
     { demo: demoServerEntry(demo.url, 'lost-reply') },
     { env: { DATABASE_URL: viaProxy.toString(), ...env } },
   );
-  const fired = proxy.loseReplyTo((chunk) => chunk.includes(sql), times);
+  const fired = proxy.loseReplyTo((chunk) => chunk.includes(sql), times, then);
   const tag = (i: number) => `lost-${i}`;
   const ids = await insertFleetTasks(
     fleet.db,
@@ -73,6 +79,10 @@ async function loseRepliesTo(sql: string, times: number, env: Record<string, str
   expect(stats.ordinary.cancels).toBe(0);
   expect(await submitViolations(fleet.db, ids, stats.by_tag)).toEqual([]);
   expect(poller.logs.filter((l) => /could not be stored/.test(String(l.msg)))).toEqual([]);
+  if (then === 'silence') {
+    // The wait ended at the statement bound, not at a close (there was none).
+    expect(poller.logs.some((l) => JSON.stringify(l).includes('Query read timeout'))).toBe(true);
+  }
 }
 
 it('a lost reply to a committed handle write: the stored handle is kept, nothing cancelled', async () => {
@@ -85,4 +95,10 @@ it('a lost reply to a committed submit-started mark: the mark is re-read, the ta
 
 it('row by row (no group commit), a lost reply to a handle write keeps the handle too', async () => {
   await loseRepliesTo(HANDLE_WRITE, 2, { WRITE_BATCH_WINDOW_MS: '0' });
+});
+
+it('a lost reply to a committed handle write, then silence: the statement bound ends the wait, the handle is kept', async () => {
+  // No close tells the poller anything: only DATABASE_STATEMENT_TIMEOUT_MS ends each wait, and
+  // the silent connection must be dropped, not handed out again.
+  await loseRepliesTo(HANDLE_WRITE, 2, { DATABASE_STATEMENT_TIMEOUT_MS: '2000' }, 'silence');
 });

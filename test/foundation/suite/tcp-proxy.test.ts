@@ -1,8 +1,9 @@
 /**
  * Guards against a fault harness that does not produce the fault: the proxy's lost reply must
- * leave the statement committed while the client sees only a dropped connection, a retarget
- * must send new connections to the other server, and a blackhole must silence open connections
- * both ways without closing them.
+ * leave the statement committed while the client sees only a dropped connection (or, with
+ * silence after it, nothing until its own statement bound), a retarget must send new
+ * connections to the other server, and a blackhole must silence open connections both ways
+ * without closing them.
  */
 import { Client } from 'pg';
 import { useTestDatabase } from '../../helpers/db';
@@ -39,6 +40,30 @@ test('a lost reply: the client loses its connection, the statement has committed
   await client.end().catch(() => undefined);
   const rows = await database.db.query<{ id: number }>('SELECT id FROM proxy_probe');
   expect(rows.map((row) => row.id)).toEqual([1]);
+});
+
+test('a lost reply, then silence: the client hears nothing until its bound, the statement has committed', async () => {
+  // Its statements give up after 1 s: the only way this silence ends for the client.
+  const client = new Client({ connectionString: viaProxy(database.url), query_timeout: 1000 });
+  client.on('error', () => undefined);
+  const ended = { yes: false };
+  client.on('end', () => (ended.yes = true));
+  await client.connect();
+  const fired = proxy.loseReplyTo(
+    (chunk) => chunk.includes('INSERT INTO proxy_probe'),
+    1,
+    'silence',
+  );
+  await expect(client.query('INSERT INTO proxy_probe (id) VALUES (2)')).rejects.toThrow(
+    'Query read timeout',
+  );
+  await fired;
+  // No FIN or RST reached the client: only its own bound ended the wait.
+  expect(ended.yes).toBe(false);
+  const rows = await database.db.query<{ id: number }>('SELECT id FROM proxy_probe WHERE id = 2');
+  expect(rows.map((row) => row.id)).toEqual([2]);
+  // Its goodbye is not passed on either: the proxy's close (afterAll) ends the connection.
+  void client.end();
 });
 
 test('cutAll ends open connections; refuseNew refuses; retarget moves new connections', async () => {
