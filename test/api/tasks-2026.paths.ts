@@ -5,6 +5,7 @@
 // answers given through the API (partial, twice, by another user, and across a poller killed
 // before sending).
 import request from 'supertest';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '@app/config';
 import { freePort } from '@app/dev-db';
 import { StatelessHttpClient } from '@app/upstream';
 import { useFleet } from '../helpers/fleet';
@@ -149,6 +150,7 @@ export function tasks2026Paths(variant: Tasks2026Variant): void {
         callTimeoutMs: 2000,
         maxConcurrentCalls: 1,
         keepaliveIntervalMs: 30000,
+        maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
         parkedProbeMs: 300000,
         connectAttempts: 1,
         sharedState: false,

@@ -1,6 +1,10 @@
 import { Contract } from '@app/common';
 import { attemptChains, attemptMarginMs, chainMs, checkAttemptChains } from './attempt-chains';
-import type { ServerConfig, ToolsetConfig } from './mcp-servers.types';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type ServerConfig,
+  type ToolsetConfig,
+} from './mcp-servers.types';
 
 const ordinary: ToolsetConfig = {
   name: 'o',
@@ -39,6 +43,7 @@ function server(overrides: Partial<ServerConfig>, toolsets: ToolsetConfig[]): Se
     callTimeoutMs: 1000,
     maxConcurrentCalls: 1,
     keepaliveIntervalMs: 30_000,
+    maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
     parkedProbeMs: 300_000,
     connectAttempts: 4,
     sharedState: false,

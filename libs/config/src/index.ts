@@ -16,6 +16,7 @@ export type {
   McpServersConfig,
   TaskProtocolVersion,
 } from './mcp-servers.types';
+export { DEFAULT_MAX_MESSAGE_BYTES } from './mcp-servers.types';
 export { loadMcpServersFile, parseMcpServers } from './mcp-servers.loader';
 export { runMain } from './boot';
 export { attemptMarginMs } from './attempt-chains';

@@ -17,6 +17,13 @@ export interface OAuthClientCredentials {
 }
 
 /** One upstream server of the `mcpServers` file, validated, with defaults applied. */
+/**
+ * `maxMessageBytes` when a server does not set it: 8 MiB, room for a result with a few images
+ * inline. A poller's 16 calls in flight to one server (`maxConcurrentCalls`) then hold at most
+ * 128 MiB of answer bytes, a quarter of its 512 MiB limit (k8s/base/poller-deployment.yaml).
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
 export interface ServerConfig {
   name: string;
   transport: TransportKind;
@@ -38,6 +45,11 @@ export interface ServerConfig {
    */
   fleetMaxConcurrentCalls?: number;
   keepaliveIntervalMs: number;
+  /**
+   * The longest message read from this server (a JSON answer, one SSE event, one stdio line), in
+   * bytes; a longer one is refused as it streams in (docs/connections.md, "Message size").
+   */
+  maxMessageBytes: number;
   /** Seconds between self-probes once the connect budget is spent. */
   parkedProbeMs: number;
   /** Connect attempts (1 s, doubling, cap 60 s) before the server is parked. */

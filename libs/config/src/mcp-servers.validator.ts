@@ -12,6 +12,7 @@ import {
 import { checkAttemptChains } from './attempt-chains';
 import { FieldReader } from './field-reader';
 import {
+  DEFAULT_MAX_MESSAGE_BYTES,
   McpServersConfig,
   ServerConfig,
   TASK_PROTOCOL_VERSIONS,
@@ -33,6 +34,7 @@ const SERVER_KEYS = [
   'maxConcurrentCalls',
   'fleetMaxConcurrentCalls',
   'keepaliveIntervalMs',
+  'maxMessageBytes',
   'parkedProbeMs',
   'connectAttempts',
   'sharedState',
@@ -166,6 +168,7 @@ function readServer(name: string, r: FieldReader, leaseMs: number): ServerConfig
     maxConcurrentCalls: r.int('maxConcurrentCalls', 16, 1),
     fleetMaxConcurrentCalls: r.optionalInt('fleetMaxConcurrentCalls', 1),
     keepaliveIntervalMs: r.int('keepaliveIntervalMs', 30000, 1000),
+    maxMessageBytes: r.int('maxMessageBytes', DEFAULT_MAX_MESSAGE_BYTES, 1024),
     parkedProbeMs: r.int('parkedProbeMs', 300000, 1000),
     connectAttempts: r.int('connectAttempts', 4, 1),
     sharedState: r.bool('sharedState', false),

@@ -1,4 +1,5 @@
 import { Contract, PermanentTaskError } from '@app/common';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '@app/config';
 import type { ServerConfig, TaskProtocolVersion, ToolsetConfig } from '@app/config';
 import type {
   RequestOptions,
@@ -118,6 +119,7 @@ export function serverConfig(transport: ServerConfig['transport'] = 'http'): Ser
     callTimeoutMs: 5000,
     maxConcurrentCalls: 4,
     keepaliveIntervalMs: 30000,
+    maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
     parkedProbeMs: 300000,
     connectAttempts: 3,
     sharedState: false,

@@ -1,4 +1,4 @@
-import type { ServerConfig } from '@app/config';
+import { DEFAULT_MAX_MESSAGE_BYTES, type ServerConfig } from '@app/config';
 
 /**
  * A Streamable HTTP server entry for the connection layer's unit specs, as the mcpServers loader
@@ -16,6 +16,7 @@ export function httpServerConfig(overrides: Partial<ServerConfig> = {}): ServerC
     callTimeoutMs: 2000,
     maxConcurrentCalls: 4,
     keepaliveIntervalMs: 30000,
+    maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
     parkedProbeMs: 300000,
     connectAttempts: 3,
     sharedState: false,

@@ -3,6 +3,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineBound, MessageTooLargeError } from './message-bound';
 import { groupAlive, type ProcessGroupRegistry } from './process-group.registry';
 
 export interface StdioServerParams {
@@ -10,6 +11,8 @@ export interface StdioServerParams {
   args: string[];
   env: Record<string, string>;
   cwd?: string;
+  /** The longest stdout line (one message) taken; a longer one ends the child. Unset: no bound. */
+  maxMessageBytes?: number;
   /** Lines the child writes to stderr (bounded), for debug logs. */
   onStderr?: (line: string) => void;
 }
@@ -30,6 +33,7 @@ export class ProcessGroupStdioTransport implements Transport {
 
   private child?: ChildProcess;
   private readonly readBuffer = new ReadBuffer();
+  private readonly lineBound?: LineBound;
   private exited = false;
   private closed = false;
   private ending?: Promise<void>;
@@ -37,7 +41,10 @@ export class ProcessGroupStdioTransport implements Transport {
   constructor(
     private readonly params: StdioServerParams,
     private readonly registry?: ProcessGroupRegistry,
-  ) {}
+  ) {
+    if (params.maxMessageBytes !== undefined)
+      this.lineBound = new LineBound(params.maxMessageBytes);
+  }
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -126,6 +133,15 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 
   private receive(chunk: Buffer): void {
+    if (this.closed) return;
+    if (this.lineBound?.exceededBy(chunk)) {
+      // Held whole, the line could exhaust the poller's memory: the child is ended instead, and
+      // its requests fail as a crashed server's do (the supervisor starts it again).
+      this.readBuffer.clear();
+      this.onerror?.(new MessageTooLargeError(this.params.maxMessageBytes!));
+      void this.close();
+      return;
+    }
     this.readBuffer.append(chunk);
     for (;;) {
       let message: JSONRPCMessage | null;

@@ -6,6 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
 import { InvalidUrlError } from '../failure.classifier';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
+import { messageBoundFetch } from './message-bound';
 import { type RequestId, signalIsolatingFetch } from './signal-isolating.fetch';
 import type { ProcessGroupRegistry } from './process-group.registry';
 import type { UpstreamLogger } from '../upstream.hooks';
@@ -38,6 +39,7 @@ export class TransportFactory {
           args: config.args,
           env: config.env,
           cwd: config.cwd,
+          maxMessageBytes: config.maxMessageBytes,
           onStderr: (line) => this.logger.debug({ server: config.name, stderr: line }, 'upstream'),
         },
         this.registry,
@@ -50,14 +52,17 @@ export class TransportFactory {
       return new SSEClientTransport(url, {
         requestInit,
         authProvider,
-        fetch: signalIsolatingFetch(fetch, onStreamBroken),
+        fetch: signalIsolatingFetch(
+          messageBoundFetch(fetch, config.maxMessageBytes),
+          onStreamBroken,
+        ),
       });
     }
     return new StreamableHTTPClientTransport(url, {
       requestInit,
       authProvider,
       sessionId,
-      fetch: signalIsolatingFetch(fetch, onStreamBroken),
+      fetch: signalIsolatingFetch(messageBoundFetch(fetch, config.maxMessageBytes), onStreamBroken),
       // The supervisor reconnects; the SDK's own GET-stream retries would race it.
       reconnectionOptions: {
         maxRetries: 0,
