@@ -132,6 +132,7 @@ describe('mcpServers file', () => {
         local: {
           command: 'node',
           args: ['x.js'],
+          maxMessageBytes: 65536,
           taskToolsets: [{ name: 'b', contract: 'sync-call', tool: 'run', callTimeoutMs: 3600000 }],
         },
       }),
@@ -145,6 +146,8 @@ describe('mcpServers file', () => {
     expect(config.servers[0].headers.Authorization).toBe(`Bearer ${SECRET}`);
     expect([...config.toolsets.keys()]).toEqual(['r', 'n', 'b']);
     expect(config.servers.map((s) => s.sharedState)).toEqual([false, false]);
+    // docs/connections.md, "Message size": 8 MiB unless the server says otherwise.
+    expect(config.servers.map((s) => s.maxMessageBytes)).toEqual([8 * 1024 * 1024, 65536]);
     expect(config.toolsets.get('b')).toMatchObject({
       contract: 'sync-call',
       callTimeoutMs: 3600000,
@@ -389,6 +392,11 @@ describe('mcpServers file', () => {
       'negative timeout',
       ok({ a: { url: 'http://h/mcp', callTimeoutMs: -1 } }),
       'server "a": callTimeoutMs must be an integer >= 100',
+    ],
+    [
+      'a message bound too small for any answer',
+      ok({ a: { url: 'http://h/mcp', maxMessageBytes: 100 } }),
+      'server "a": maxMessageBytes must be an integer >= 1024',
     ],
   ])('%s', (_case, text, message) => {
     let thrown: Error | undefined;
