@@ -3,6 +3,7 @@
 // `maxMessageBytes` is refused as it streams in, its call fails naming the bound, and the server
 // answers the next call (docs/connections.md, "Message size"). Each era and transport, against
 // the real demo server; without the bound each oversized call below succeeds.
+import { TransientClass, transientClass } from '@app/views';
 import { useProcesses } from '../helpers/process-scope';
 import { startDemoServer } from '../helpers/processes';
 import { closePools, demoHttp, demoStdio, openPool } from './mcp-test.helper';
@@ -32,6 +33,8 @@ it('2025-11-25 over Streamable HTTP: the oversized answer fails its call; the se
   const session = await pool.session('big');
   const big = await outcome(session.callTool('demo_slow', args(BIG), callOptions));
   expect('error' in big && big.error.message).toContain(REFUSED);
+  // Stored as the task's last error, it reads to the consumer as its own class (docs/api.md).
+  expect(transientClass((big as { error: Error }).error.message)).toBe(TransientClass.TooLarge);
   const small = await session.callTool('demo_slow', args(1000), callOptions);
   expect(small.isError).toBeFalsy();
   expect(JSON.stringify(small)).toContain('x'.repeat(1000));
@@ -53,6 +56,7 @@ it('2026-07-28 (a strict server): the oversized answer fails its request; the ne
     );
   const big = await outcome(call(BIG));
   expect('error' in big && big.error.message).toContain(REFUSED);
+  expect(transientClass((big as { error: Error }).error.message)).toBe(TransientClass.TooLarge);
   const small = await call(1000);
   expect(JSON.stringify(small)).toContain('x'.repeat(1000));
 });

@@ -70,6 +70,11 @@ it('classifies transient errors and says what the gateway was doing', () => {
     TransientClass.NotConfigured,
   );
   expect(transientClass('no such job job_123456789abc')).toBe(TransientClass.UpstreamError);
+  expect(
+    transientClass(
+      'server "demo": the answer stream broke: the server sent a message longer than 65536 bytes (maxMessageBytes); it was refused',
+    ),
+  ).toBe(TransientClass.TooLarge);
   expect(transientClass('gateway database: timeout exceeded when trying to connect')).toBe(
     TransientClass.Database,
   );

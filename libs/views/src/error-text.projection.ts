@@ -48,6 +48,7 @@ export enum TransientClass {
   NotConfigured = 'not_configured',
   UpstreamError = 'upstream_error',
   Database = 'database',
+  TooLarge = 'too_large',
 }
 
 const TRANSIENT_TEMPLATES: Readonly<Record<TransientClass, string>> = {
@@ -56,6 +57,7 @@ const TRANSIENT_TEMPLATES: Readonly<Record<TransientClass, string>> = {
   [TransientClass.NotConfigured]: "The task's toolset is not configured on any worker right now",
   [TransientClass.UpstreamError]: 'The upstream server answered with an error',
   [TransientClass.Database]: "The gateway could not store the task's state",
+  [TransientClass.TooLarge]: 'The upstream server sent an answer too large to read',
 };
 
 /**
@@ -66,6 +68,8 @@ const TRANSIENT_TEMPLATES: Readonly<Record<TransientClass, string>> = {
 const TRANSIENT_PATTERNS: ReadonlyArray<[RegExp, TransientClass]> = [
   // First: a database failure's text may hold words of the others ("timeout", "connection").
   [new RegExp(`^${DATABASE_ERROR_PREFIX}`), TransientClass.Database],
+  // The message bound's own wording (libs/upstream message-bound.ts), inside any wrapping.
+  [/\(maxMessageBytes\); it was refused/, TransientClass.TooLarge],
   [/did not answer within|timed? ?out|ETIMEDOUT/i, TransientClass.Timeout],
   [/not in this worker's mcpServers config|now belongs to server/i, TransientClass.NotConfigured],
   [
