@@ -16,7 +16,6 @@ export interface OAuthClientCredentials {
   scope?: string;
 }
 
-/** One upstream server of the `mcpServers` file, validated, with defaults applied. */
 /**
  * `maxMessageBytes` when a server does not set it: 8 MiB, room for a result with a few images
  * inline. A poller's 16 calls in flight to one server (`maxConcurrentCalls`) then hold at most
@@ -24,6 +23,7 @@ export interface OAuthClientCredentials {
  */
 export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
+/** One upstream server of the `mcpServers` file, validated, with defaults applied. */
 export interface ServerConfig {
   name: string;
   transport: TransportKind;

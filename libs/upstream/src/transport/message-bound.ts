@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { NULL_BODY_STATUSES } from './signal-isolating.fetch';
 
 /**
  * An upstream's message longer than its server's `maxMessageBytes`: refused while it streams in,
@@ -25,7 +26,7 @@ const isBreak = (byte: number): boolean => byte === LF || byte === CR;
  */
 class EventCounter {
   /** Bytes of the event not yet ended, its line breaks included. */
-  pending = 0;
+  private pending = 0;
   private prev1 = 0;
   private prev2 = 0;
 
@@ -73,9 +74,6 @@ export function messageBound(
     },
   });
 }
-
-/** Statuses whose Response must not carry a body. */
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 /** A fetch whose response bodies pass through {@link messageBound}. */
 export function messageBoundFetch(base: FetchLike, maxBytes: number): FetchLike {

@@ -28,7 +28,7 @@ export function jsonRpcRequestIds(body: unknown): RequestId[] {
 }
 
 /** Statuses whose Response must not carry a body. */
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 204, 205, 304]);
 
 /**
  * A fetch that gives every request its own AbortSignal, bridged from the caller's.
