@@ -1,5 +1,10 @@
 // Guards against a Postgres restart mid-run killing pollers or losing tasks: they reconnect and finish.
-import { insertFleetTasks, submitViolations, waitAllTerminal } from '../helpers/fleet-tasks';
+import {
+  insertFleetTasks,
+  submitViolations,
+  waitAllTerminal,
+  waitNoPollerStatement,
+} from '../helpers/fleet-tasks';
 import {
   PollerProcess,
   demoServerEntry,
@@ -37,8 +42,11 @@ it('pollers ride out a Postgres restart and every task still ends, submitted onc
     return rows.length > 0 ? true : undefined;
   }, 'work under way');
   // Frozen while the database goes down, so the submits on the wire at that moment are known:
-  // they alone may honestly end outcome_uncertain (no submit starts while it is down).
+  // they alone may honestly end outcome_uncertain (no submit starts while it is down). A
+  // statement sent just before the freeze still commits: the snapshot waits for it, or a submit
+  // mark landing after it would be on the wire and missing from the list.
   for (const poller of pollers) poller.pause();
+  await waitNoPollerStatement(db);
   const onTheWire = await db.query<{ id: string }>(
     `SELECT id FROM tasks WHERE id = ANY($1) AND submit_started_at IS NOT NULL
         AND remote_task_id IS NULL AND completed_at IS NULL`,
@@ -62,12 +70,12 @@ it('pollers ride out a Postgres restart and every task still ends, submitted onc
   await waitAllTerminal(after, ids, 'every task terminal after the restart', 60_000, 200);
   for (const poller of pollers) expect(poller.child.exitCode).toBeNull();
   expect(await submitViolations(after, ids, (await demo.stats()).by_tag)).toEqual([]);
-  const notCompleted = await after.query<{ id: string }>(
-    `SELECT id FROM tasks WHERE id = ANY($1) AND status <> 'completed'`,
+  const notCompleted = await after.query<{ id: string; status: string; error_code: string }>(
+    `SELECT id, status, error_code FROM tasks WHERE id = ANY($1) AND status <> 'completed'`,
     [ids],
   );
   // Every other task completes; only a submit on the wire at the outage may end otherwise
   // (submitViolations above: then failed/outcome_uncertain, never anything else).
   const allowed = new Set(onTheWire.map((r) => r.id));
-  expect(notCompleted.map((r) => r.id).filter((id) => !allowed.has(id))).toEqual([]);
+  expect(notCompleted.filter((r) => !allowed.has(r.id))).toEqual([]);
 });
