@@ -20,12 +20,15 @@ const fleet = useFleet({ perTest: true });
 it('releases stuck claims due now with no error count; the other poller takes them at once', async () => {
   const demo = await startDemoServer();
   // An 8 s call deadline under a 10 s lease: a stuck call is still stuck, not timed out, when
-  // the 400 ms drain aborts it, however slowly a loaded machine delivers the SIGTERM.
-  const leavingEntry = demoServerEntry(demo.url, 'demo-ordinary');
+  // the 400 ms drain aborts it, however slowly a loaded machine delivers the SIGTERM. Room for
+  // every task (64 slots and calls): the polls on the wire when the upstream freezes hang too,
+  // and with the defaults (8) they could fill the poller, so that it claimed nothing after the
+  // freeze until their deadline passed and they ended transient_error (a CI run failed so).
+  const leavingEntry = demoServerEntry(demo.url, 'demo-ordinary', { maxConcurrentCalls: 64 });
   const leaving = await fleet.poller(
     writeServersFile({ demo: { ...leavingEntry, callTimeoutMs: 8000 } }),
     {
-      env: { DRAIN_TIMEOUT_MS: '400', LEASE_MS: '10000' },
+      env: { DRAIN_TIMEOUT_MS: '400', LEASE_MS: '10000', WORKER_SLOTS: '64' },
     },
   );
   // The staying poller's own polls hang on the frozen upstream too: room for 64 calls keeps that
@@ -112,8 +115,12 @@ it('releases stuck claims due now with no error count; the other poller takes th
     demo.child.kill('SIGCONT');
   }
   const lines = attemptLines([leaving]);
-  const outcomes = new Set(lines.map((l) => l.outcome));
-  expect([...outcomes].filter((o) => o !== 'ok' && o !== 'aborted')).toEqual([]);
+  // Shown whole on a failure: the phase, how long the attempt ran (an 8 s one hit its call
+  // deadline) and when it ended against the freeze.
+  const unexpected = lines
+    .filter((l) => l.outcome !== 'ok' && l.outcome !== 'aborted')
+    .map((l) => ({ ...l, ms: l.end - l.start, endedAfterFreezeMs: l.end - frozenAt.getTime() }));
+  expect(unexpected).toEqual([]);
   // Each stuck claim was aborted by the drain, not finished or timed out.
   const aborted = new Set(lines.filter((l) => l.outcome === 'aborted').map((l) => l.taskId));
   expect(held.filter((id) => !aborted.has(id))).toEqual([]);
