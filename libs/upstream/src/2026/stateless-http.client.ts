@@ -12,7 +12,6 @@ import {
 } from '@app/wire';
 import { describe, provablyNotSent } from '../failure.classifier';
 import { refusesStateless } from '../protocol-era.rules';
-import { messageBoundFetch } from '../transport/message-bound';
 import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
 import {
   UpstreamConnectionError,
@@ -38,8 +37,8 @@ const META_CAPABILITIES = META_CLIENT_CAPABILITIES;
  * `_meta` envelope with the version, client info and the tasks capability, plus the
  * `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers), so there is no session to keep.
  * Failures map to the connection layer's typed errors with the same `maybeSent` rules, every
- * request has a deadline, and fetch goes through the signal-isolating wrapper and the message
- * bound (`maxMessageBytes`).
+ * request has a deadline, and fetch goes through the signal-isolating wrapper, which also bounds
+ * each answer (`maxMessageBytes`).
  */
 export class StatelessHttpClient implements StatelessSession {
   readonly server: string;
@@ -55,7 +54,7 @@ export class StatelessHttpClient implements StatelessSession {
     private readonly onRefused?: (method: string, error: unknown) => void,
   ) {
     this.server = config.name;
-    this.fetch = signalIsolatingFetch(messageBoundFetch(base, config.maxMessageBytes));
+    this.fetch = signalIsolatingFetch(base, undefined, config.maxMessageBytes);
   }
 
   /**

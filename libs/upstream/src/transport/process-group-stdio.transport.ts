@@ -138,7 +138,7 @@ export class ProcessGroupStdioTransport implements Transport {
       // Held whole, the line could exhaust the poller's memory: the child is ended instead, and
       // its requests fail as a crashed server's do (the supervisor starts it again).
       this.readBuffer.clear();
-      this.onerror?.(new MessageTooLargeError(this.params.maxMessageBytes!));
+      this.onerror?.(new MessageTooLargeError(this.lineBound.maxBytes));
       void this.close();
       return;
     }

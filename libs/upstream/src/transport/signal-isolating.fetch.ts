@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { withTraceHeaders } from '@app/tracing';
+import { MessageCounter, MessageTooLargeError, messageCounter } from './message-bound';
 
 /** A JSON-RPC request ID. */
 export type RequestId = string | number;
@@ -31,7 +32,9 @@ export function jsonRpcRequestIds(body: unknown): RequestId[] {
 export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 204, 205, 304]);
 
 /**
- * A fetch that gives every request its own AbortSignal, bridged from the caller's.
+ * A fetch that gives every request its own AbortSignal, bridged from the caller's, and with
+ * `maxMessageBytes` bounds each message of the answer as it streams in (docs/connections.md,
+ * "Message size"): the one body wrapper of every upstream HTTP request does both.
  *
  * The SDK's HTTP transports pass one transport-wide signal to every fetch, and Node's fetch
  * (undici) adds an abort listener to that signal per request that it removes only on abort or
@@ -44,22 +47,28 @@ export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 204, 205, 3
 export function signalIsolatingFetch(
   base: FetchLike = fetch,
   onPostBodyBroken?: (error: unknown, requestIds: RequestId[]) => void,
+  maxMessageBytes?: number,
 ): FetchLike {
   return async (url, given) => {
     // Every upstream request carries the current attempt's traceparent (none when tracing is off).
     const init = withTraceHeaders(given);
     const parent = init?.signal;
-    if (!parent || parent.aborted) return base(url, init);
-    // One bridge per request in flight, each removed when its body is done: the count follows
-    // concurrency (maxConcurrentCalls), so Node's leak warning at 11 would only be noise.
-    setMaxListeners(0, parent);
-    const own = new AbortController();
-    const forward = () => own.abort(parent.reason);
-    parent.addEventListener('abort', forward, { once: true });
-    const release = () => parent.removeEventListener('abort', forward);
+    if (parent?.aborted) return base(url, init);
+    let release = (): void => undefined;
+    let own: AbortController | undefined;
+    if (parent) {
+      // One bridge per request in flight, each removed when its body is done: the count follows
+      // concurrency (maxConcurrentCalls), so Node's leak warning at 11 would only be noise.
+      setMaxListeners(0, parent);
+      const bridge = new AbortController();
+      const forward = () => bridge.abort(parent.reason);
+      parent.addEventListener('abort', forward, { once: true });
+      release = () => parent.removeEventListener('abort', forward);
+      own = bridge;
+    }
     let response: Response;
     try {
-      response = await base(url, { ...init, signal: own.signal });
+      response = await base(url, own ? { ...init, signal: own.signal } : init);
     } catch (error) {
       release();
       throw error;
@@ -72,11 +81,14 @@ export function signalIsolatingFetch(
     // without our abort, the server died or the network failed: the SDK would wait for the
     // request's timeout (hours, for a held sync-call), so the owner is told at once.
     const broken = (error: unknown) => {
-      if (init?.method === 'POST' && !parent.aborted) {
+      if (init?.method === 'POST' && !parent?.aborted) {
         onPostBodyBroken?.(error, jsonRpcRequestIds(init.body));
       }
     };
-    return new Response(releasingBody(response.body, release, broken), {
+    const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    const bound =
+      maxMessageBytes === undefined ? undefined : messageCounter(maxMessageBytes, eventStream);
+    return new Response(releasingBody(response.body, release, broken, bound), {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
@@ -84,11 +96,16 @@ export function signalIsolatingFetch(
   };
 }
 
-/** The same bytes; `release` runs once the stream is done with, however that happens. */
+/**
+ * The same bytes; `release` runs once the stream is done with, however that happens. `bound`
+ * sees each chunk first: false fails the stream with {@link MessageTooLargeError} and cancels the
+ * source, so the rest is not downloaded.
+ */
 function releasingBody(
   source: ReadableStream<Uint8Array>,
   release: () => void,
   broken: (error: unknown) => void,
+  bound?: MessageCounter,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   // Set when the consumer cancels: a read still pending then settles into a closed controller.
@@ -109,6 +126,12 @@ function releasingBody(
       if (chunk.done) {
         release();
         controller.close();
+      } else if (bound && !bound.accepts(chunk.value)) {
+        const error = new MessageTooLargeError(bound.maxBytes);
+        release();
+        broken(error);
+        controller.error(error);
+        await reader.cancel(error).catch(() => undefined);
       } else {
         controller.enqueue(chunk.value);
       }

@@ -6,7 +6,6 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
 import { InvalidUrlError } from '../failure.classifier';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
-import { messageBoundFetch } from './message-bound';
 import { type RequestId, signalIsolatingFetch } from './signal-isolating.fetch';
 import type { ProcessGroupRegistry } from './process-group.registry';
 import type { UpstreamLogger } from '../upstream.hooks';
@@ -52,17 +51,14 @@ export class TransportFactory {
       return new SSEClientTransport(url, {
         requestInit,
         authProvider,
-        fetch: signalIsolatingFetch(
-          messageBoundFetch(fetch, config.maxMessageBytes),
-          onStreamBroken,
-        ),
+        fetch: signalIsolatingFetch(fetch, onStreamBroken, config.maxMessageBytes),
       });
     }
     return new StreamableHTTPClientTransport(url, {
       requestInit,
       authProvider,
       sessionId,
-      fetch: signalIsolatingFetch(messageBoundFetch(fetch, config.maxMessageBytes), onStreamBroken),
+      fetch: signalIsolatingFetch(fetch, onStreamBroken, config.maxMessageBytes),
       // The supervisor reconnects; the SDK's own GET-stream retries would race it.
       reconnectionOptions: {
         maxRetries: 0,
