@@ -114,6 +114,16 @@ export async function dueInSeconds(db: Queryable, id: string): Promise<number | 
   return rows[0]?.s ?? null;
 }
 
+/** Waits until `count` toolsets are available (published by a poller's catalog). */
+export async function waitToolsetsAvailable(db: Queryable, count: number): Promise<void> {
+  await waitUntil(async () => {
+    const rows = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM toolsets WHERE available`,
+    );
+    return rows[0].n === count ? true : undefined;
+  }, `${count} toolsets available`);
+}
+
 /** Waits until every one of `ids` is terminal; `what` names the wait in a timeout's message. */
 export async function waitAllTerminal(
   db: Queryable,

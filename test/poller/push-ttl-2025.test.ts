@@ -5,7 +5,12 @@
 // `createdAt + ttl`. Here the safety poll is 20 normal intervals (at least 5.4 s); the ttl is
 // 1.5 s.
 import { useFleet } from '../helpers/fleet';
-import { dueInSeconds, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import {
+  dueInSeconds,
+  insertFleetTasks,
+  taskStates,
+  waitToolsetsAvailable,
+} from '../helpers/fleet-tasks';
 import { waitForStatus, waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
@@ -27,10 +32,7 @@ it('a pushed 2025-11-25 task its server expires ends upstream_task_lost at its t
     // The mcp-tasks submit's deadlines must fit in the lease (docs/leases.md, "Attempt deadlines").
     { env: { LEASE_MS: '20000' } },
   );
-  await waitUntil(async () => {
-    const rows = await fleet.db.query(`SELECT 1 FROM toolsets WHERE available`);
-    return rows.length === 2 ? true : undefined;
-  }, 'both toolsets available');
+  await waitToolsetsAvailable(fleet.db, 2);
   const state = (id: string) => async () => (await taskStates(fleet.db, [id])).get(id)!;
 
   // A session covers its tasks once its stream has delivered a notification. A task whose

@@ -6,7 +6,12 @@
 // before. On a server speaking both eras, on a strict 2026-07-28 one, and on a 2025-11-25 one
 // (notifications/tasks/status on the task session).
 import { useFleet } from '../helpers/fleet';
-import { dueInSeconds, insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
+import {
+  dueInSeconds,
+  insertFleetTasks,
+  taskStates,
+  waitToolsetsAvailable,
+} from '../helpers/fleet-tasks';
 import { DemoServerProcess, PollerProcess, ServerEntry } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
@@ -60,12 +65,7 @@ beforeAll(async () => {
       LEASE_MS: '20000',
     },
   });
-  await waitUntil(async () => {
-    const rows = await fleet.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM toolsets WHERE available`,
-    );
-    return rows[0].n === 5 ? true : undefined;
-  }, 'the five toolsets available');
+  await waitToolsetsAvailable(fleet.db, 5);
 }, 120_000);
 
 async function submit(toolset: string, server: string, input: Record<string, unknown>) {
