@@ -18,6 +18,7 @@ import { UserEventStream1796482000000 } from './1796482000000-UserEventStream';
 import { WorkerStreak1796483000000 } from './1796483000000-WorkerStreak';
 import { WorkerSuspicion1796484000000 } from './1796484000000-WorkerSuspicion';
 import { WebhookRescue1796485000000 } from './1796485000000-WebhookRescue';
+import { LeanEventSnapshot1796486000000 } from './1796486000000-LeanEventSnapshot';
 
 /** Every migration, in order. The apps compare this list with the database at boot. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   WorkerStreak1796483000000,
   WorkerSuspicion1796484000000,
   WebhookRescue1796485000000,
+  LeanEventSnapshot1796486000000,
 ];

@@ -217,15 +217,21 @@ CREATE FUNCTION public.tasks_after_update() RETURNS trigger
   'completed_at', n.completed_at, 'next_attempt_at', l.next_attempt_at,
   'cancel_requested_at', n.cancel_requested_at, 'consecutive_errors', n.consecutive_errors,
   'progress', n.progress, 'error_code', n.error_code, 'error_message', n.error_message,
-  'last_error', n.last_error, 'metadata', n.metadata,
+  'last_error', n.last_error, 'metadata', n.metadata)
+  || CASE WHEN n.error_message IS NULL THEN '{}'::jsonb
+          ELSE jsonb_build_object(
   'remote_task_id', n.remote_task_id, 'remote_session_id', n.remote_session_id,
-  'server', n.server, 'pinned_worker_id', n.pinned_worker_id, 'lease_owner', l.lease_owner),
+  'server', n.server, 'pinned_worker_id', n.pinned_worker_id, 'lease_owner', l.lease_owner) END,
                  CASE WHEN n.status IS DISTINCT FROM o.status
                       THEN jsonb_build_object('previous_status', o.status)
                       ELSE jsonb_build_object('progress', n.progress) END
             FROM updated n
             JOIN previous o ON o.id = n.id
-            LEFT JOIN task_leases l ON l.task_id = n.id
+            LEFT JOIN LATERAL (
+              SELECT x.next_attempt_at, x.lease_owner
+                FROM task_leases x
+               WHERE x.task_id = n.id AND n.status NOT IN ('completed', 'failed', 'cancelled')
+              OFFSET 0) l ON true
            WHERE n.event_seq IS DISTINCT FROM o.event_seq
           RETURNING id, user_id
         )

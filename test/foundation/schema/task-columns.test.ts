@@ -54,8 +54,10 @@ async function snapshotColumns(): Promise<string[]> {
   const [{ body }] = await t.db.query<{ body: string }>(
     `SELECT pg_get_functiondef('tasks_after_update'::regproc) AS body`,
   );
+  // The copy runs from its first jsonb_build_object to the event's `data`, which follows it.
   const start = body.indexOf('jsonb_build_object(');
-  const end = body.indexOf(')', start);
+  const end = body.indexOf("'previous_status'", start);
+  expect(end).toBeGreaterThan(start);
   const pairs = [...body.slice(start, end).matchAll(/'(\w+)',\s*[nl]\.(\w+)/g)];
   expect(pairs.length).toBeGreaterThan(0);
   for (const [, key, column] of pairs) expect(key).toBe(column);
@@ -119,4 +121,48 @@ it("an event's summary equals the live row's, upstream text scrubbed alike", asy
   const shown = toTaskSummary(toTaskRow(live), ctx);
   expect(shown.error?.message).toContain('[redacted] lost [redacted]');
   expect(toTaskSummary(taskRowFromSnapshot(event.task), ctx)).toEqual(shown);
+});
+
+/** The event copy of the latest event of task `id`, and the live row's summary beside it. */
+async function copyAndLive(
+  id: string,
+): Promise<{ copy: Record<string, unknown>; live: ReturnType<typeof toTaskSummary> }> {
+  const [live] = await t.db.query('SELECT * FROM task_rows WHERE id = $1', [id]);
+  const [event] = await t.db.query<{ task: Record<string, unknown> }>(
+    `SELECT task FROM task_events WHERE task_id = $1 ORDER BY id DESC LIMIT 1`,
+    [id],
+  );
+  return { copy: event.task, live: toTaskSummary(toTaskRow(live), { trackingDegradedAfter: 3 }) };
+}
+
+const INTERNAL_KEYS = [
+  'remote_task_id',
+  'remote_session_id',
+  'server',
+  'pinned_worker_id',
+  'lease_owner',
+];
+
+it('an event copy without an error text leaves out the internal values, and shows the same', async () => {
+  const [id] = await insertTasks(t.db, 1, { server: 'billing-east', status: 'working' });
+  await t.db.query(
+    `UPDATE tasks SET remote_task_id = 'job78', status = 'completed', completed_at = now()
+      WHERE id = $1`,
+    [id],
+  );
+  const { copy, live } = await copyAndLive(id);
+  expect(Object.keys(copy).filter((key) => INTERNAL_KEYS.includes(key))).toEqual([]);
+  expect(toTaskSummary(taskRowFromSnapshot(copy), { trackingDegradedAfter: 3 })).toEqual(live);
+});
+
+it("an active task's event copy has its lease row's due time", async () => {
+  const [id] = await insertTasks(t.db, 1, { status: 'queued' });
+  await t.db.query(
+    `UPDATE task_leases SET next_attempt_at = now() + interval '1 hour' WHERE task_id = $1`,
+    [id],
+  );
+  await t.db.query(`UPDATE tasks SET status = 'working', submitted_at = now() WHERE id = $1`, [id]);
+  const { copy, live } = await copyAndLive(id);
+  expect(live.next_check_at).not.toBeNull();
+  expect(toTaskSummary(taskRowFromSnapshot(copy), { trackingDegradedAfter: 3 })).toEqual(live);
 });
