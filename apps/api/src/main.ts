@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { AddressInfo } from 'node:net';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { loadSettings, runMain } from '@app/config';
+import { createLogger } from '@app/logging';
+import { waitForDatabase } from '@app/persistence';
 import { startTracing } from '@app/tracing';
 import { createApiApp } from './api-app.factory';
 import { ApiMetricsServer } from './http/api-metrics.server';
@@ -10,6 +12,12 @@ import { installShutdownSignals } from './shutdown-signals';
 runMain('api', async () => {
   const settings = loadSettings();
   startTracing('mcp-task-gateway-api', settings.tracing.endpoint);
+  // Before Nest: its boot logs are buffered until the app exists, and these must show as they
+  // happen (docs/operations.md, "Starting before the database").
+  await waitForDatabase(
+    settings.database,
+    createLogger({ level: settings.log.level, format: settings.log.format }),
+  );
   const app = await createApiApp(settings);
   // Not Nest's enableShutdownHooks(): that closes the port at once, before readiness can say 503.
   installShutdownSignals(app, settings.api.shutdownDelayMs, (await app.resolve(PinoLogger)).logger);

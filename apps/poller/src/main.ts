@@ -3,6 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { loadMcpServersFile, loadSettings, runMain } from '@app/config';
 import { ConfigError } from '@app/common';
+import { createLogger } from '@app/logging';
+import { waitForDatabase } from '@app/persistence';
 import { startTracing } from '@app/tracing';
 import { PollerModule } from './poller.module';
 import { installShutdownSignals } from './shutdown-signals';
@@ -14,6 +16,12 @@ runMain('poller', async () => {
   }
   startTracing('mcp-task-gateway-poller', settings.tracing.endpoint);
   const servers = loadMcpServersFile(settings.mcpServersFile, process.env, settings.lease.ms);
+  // Before Nest: its boot logs are buffered until the app exists, and these must show as they
+  // happen (docs/operations.md, "Starting before the database").
+  await waitForDatabase(
+    settings.database,
+    createLogger({ level: settings.log.level, format: settings.log.format }),
+  );
   const app = await NestFactory.createApplicationContext(PollerModule.forRoot(settings, servers), {
     bufferLogs: true,
   });

@@ -35,6 +35,11 @@ export class EnvSchema {
    * liveness check interval (docs/operations.md, "Database failover").
    */
   @Transform(toInt) @IsInt() @Min(100) @Max(600000) DATABASE_STATEMENT_TIMEOUT_MS = 10000;
+  /**
+   * How long the API and the poller wait at start for a database that refuses or drops their
+   * connection (docs/operations.md, "Starting before the database"); 0: they exit at once.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3600000) DATABASE_STARTUP_WAIT_MS = 45000;
 
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT = 3000;
   /**

@@ -131,6 +131,7 @@ function toSettings(dto: EnvSchema): LauncherSettings {
       poolSize: dto.DATABASE_POOL_SIZE,
       connectTimeoutMs: dto.DATABASE_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: dto.DATABASE_STATEMENT_TIMEOUT_MS,
+      startupWaitMs: dto.DATABASE_STARTUP_WAIT_MS,
     },
     http: {
       host: dto.HOST,

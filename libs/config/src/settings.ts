@@ -2,7 +2,14 @@
 export interface Settings {
   nodeEnv: 'production' | 'development' | 'test';
   /** `url` is required: only `npm start` runs without one ({@link LauncherSettings}). */
-  database: { url: string; poolSize: number; connectTimeoutMs: number; statementTimeoutMs: number };
+  database: {
+    url: string;
+    poolSize: number;
+    connectTimeoutMs: number;
+    statementTimeoutMs: number;
+    /** DATABASE_STARTUP_WAIT_MS: how long a process waits at start for the database. */
+    startupWaitMs: number;
+  };
   /** `host` undefined: every interface. */
   http: {
     host?: string;

@@ -22,6 +22,8 @@ describe('environment', () => {
     expect(s.worker.fairShareHeadroom).toBe(2);
     // Above a proxy's 60 s idle timeout (docs/operations.md, "Proxies in front of the API").
     expect(s.http.keepAliveTimeoutMs).toBe(65000);
+    // Under the manifests' startupProbe budget (docs/operations.md, "Starting before the database").
+    expect(s.database.startupWaitMs).toBe(45000);
   });
 
   it('reads the fair-share headroom; unset, a worker of one or two slots keeps fewer', () => {
@@ -64,6 +66,7 @@ describe('environment', () => {
       { HTTP_KEEP_ALIVE_TIMEOUT_MS: '500' },
       'HTTP_KEEP_ALIVE_TIMEOUT_MS must not be less than 1000',
     ],
+    [{ DATABASE_STARTUP_WAIT_MS: '-1' }, 'DATABASE_STARTUP_WAIT_MS must not be less than 0'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of the following values'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT must be one of the following values: json, pretty'],
     [

@@ -1,0 +1,97 @@
+import { Client } from 'pg';
+import { SESSION_OPTIONS, isDatabaseUnavailable } from './database';
+
+/** What {@link waitForDatabase} needs to know. */
+export interface DatabaseWaitOptions {
+  url: string;
+  /** How long one connection attempt may take (DATABASE_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs: number;
+  /** How long to keep trying (DATABASE_STARTUP_WAIT_MS); 0: one attempt. */
+  startupWaitMs: number;
+}
+
+/** Where the waiting is said: a pino logger, or anything with its `warn` and `info`. */
+export interface DatabaseWaitLog {
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+/** The first pause between attempts, doubled after each up to {@link MAX_PAUSE_MS}. */
+const FIRST_PAUSE_MS = 250;
+const MAX_PAUSE_MS = 5000;
+
+/**
+ * The database stayed unreachable for the whole startup wait. Its message names the setting
+ * that would wait longer and the last failure's code, never the URL (which holds the password).
+ */
+export class DatabaseUnreachableError extends Error {
+  constructor(waitedMs: number, reason: string) {
+    super(
+      `the database was unreachable at start (${reason}) and still was after ${Math.round(
+        waitedMs / 1000,
+      )} s; DATABASE_STARTUP_WAIT_MS sets how long a process waits for it`,
+    );
+    this.name = 'DatabaseUnreachableError';
+  }
+}
+
+/**
+ * Waits, at a process's start, until the database takes a connection (docs/operations.md,
+ * "Starting before the database"): an API or a poller started while Postgres restarts, fails
+ * over or is still starting (a compose stack, a node restart) waits for it instead of exiting and
+ * being restarted with the orchestrator's growing backoff. Only unavailability is waited for
+ * (isDatabaseUnavailable: refused, reset, timed out, starting up, shutting down); anything else
+ * (a wrong password, a database that does not exist) is a configuration error and is thrown at
+ * once. One line per failed attempt says so, with its code and the time waited, not the URL.
+ */
+export async function waitForDatabase(
+  options: DatabaseWaitOptions,
+  log: DatabaseWaitLog,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+): Promise<void> {
+  const startedAt = Date.now();
+  let pause = FIRST_PAUSE_MS;
+  let waited = false;
+  for (;;) {
+    try {
+      await pingOnce(options);
+      if (waited) log.info({ waitedMs: Date.now() - startedAt }, 'database reachable; starting');
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const waitedMs = Date.now() - startedAt;
+      const reason = failureReason(error);
+      const left = options.startupWaitMs - waitedMs;
+      if (left <= 0) throw new DatabaseUnreachableError(waitedMs, reason);
+      const retryInMs = Math.min(pause, left);
+      log.warn({ reason, waitedMs, retryInMs }, 'database unreachable at start; waiting for it');
+      waited = true;
+      await sleep(retryInMs);
+      pause = Math.min(pause * 2, MAX_PAUSE_MS);
+    }
+  }
+}
+
+/** One connection and `SELECT 1`, closed again; throws what the attempt failed with. */
+async function pingOnce(options: DatabaseWaitOptions): Promise<void> {
+  const client = new Client({
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    options: SESSION_OPTIONS,
+  });
+  // A socket error after the attempt settled would otherwise be an unhandled 'error' event.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The failure's code (ECONNREFUSED, 57P03 …), or its message when it has none. */
+function failureReason(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.message : String(error);
+}

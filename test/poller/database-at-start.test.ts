@@ -1,0 +1,111 @@
+// Guards docs/operations.md, "Starting before the database": a poller (and an API) started while Postgres
+// refuses its connections waits for it, saying so without the URL's password, and starts when it
+// is back; past DATABASE_STARTUP_WAIT_MS it exits with a sentence naming that setting; a
+// database that does not exist is a configuration error, not waited for.
+import { AUDIENCE, ISSUER, JWT_SECRET } from '../helpers/api';
+import { useFleet } from '../helpers/fleet';
+import { writeServersFile } from '../helpers/processes';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { waitUntil } from '../helpers/wait';
+
+const fleet = useFleet({ perTest: true });
+let proxy: TcpProxy | undefined;
+
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+
+/** A password trust auth ignores: it must appear in no line the process writes. */
+const PASSWORD = 'start-wait-secret-7731';
+
+/** The fleet's database through a proxy that refuses every connection until told otherwise. */
+async function refusingUrl(): Promise<string> {
+  const target = new URL(fleet.url);
+  proxy = await startTcpProxy(Number(target.port || 5432));
+  proxy.refuseNew(true);
+  const url = new URL(fleet.url);
+  url.port = String(proxy.port);
+  url.username = url.username || 'postgres';
+  url.password = PASSWORD;
+  return url.toString();
+}
+
+/** A servers file the poller loads before it looks for its database (no server is reached). */
+function serversFile(): string {
+  return writeServersFile({ demo: { url: 'http://127.0.0.1:9/mcp' } });
+}
+
+const WAITING = 'database unreachable at start; waiting for it';
+
+it('waits for a database that refuses it, then starts', async () => {
+  const demo = await fleet.demo();
+  const poller = await fleet.poller(
+    { demo: { url: demo.url } },
+    { env: { DATABASE_URL: await refusingUrl() }, waitReady: false },
+  );
+  // Two refused attempts, each said as it happened (not buffered until the app exists).
+  await waitUntil(
+    () => poller.logs.filter((line) => line.msg === WAITING).length >= 2 || undefined,
+    'two waiting lines',
+  );
+  expect(poller.child.exitCode).toBeNull();
+  const first = poller.logs.find((line) => line.msg === WAITING);
+  expect(first).toMatchObject({ reason: expect.any(String), retryInMs: expect.any(Number) });
+
+  proxy?.refuseNew(false);
+  await waitUntil(async () => {
+    const rows = await fleet.db.query(`SELECT 1 FROM workers WHERE id = $1`, [poller.workerId]);
+    return rows.length > 0 || undefined;
+  }, 'the poller registered after the database came back');
+  expect(poller.logs.some((line) => line.msg === 'database reachable; starting')).toBe(true);
+  const written = JSON.stringify(poller.logs) + poller.stderr();
+  expect(written).not.toContain(PASSWORD);
+});
+
+it('past DATABASE_STARTUP_WAIT_MS exits 1 with a sentence naming it', async () => {
+  const child = fleet.node('apps/poller/main.js', [], {
+    DATABASE_URL: await refusingUrl(),
+    DATABASE_STARTUP_WAIT_MS: '600',
+    MCP_SERVERS_FILE: serversFile(),
+    METRICS_PORT: '0',
+    LOG_FORMAT: 'json',
+  });
+  expect(await child.exited).toBe(1);
+  const stderr = child.stderr.join('\n');
+  expect(stderr).toMatch(
+    /^poller: failed to start: the database was unreachable at start \([^)]+\) and still was after \d+ s; DATABASE_STARTUP_WAIT_MS sets how long a process waits for it$/m,
+  );
+  expect(stderr + child.lines.join('\n')).not.toContain(PASSWORD);
+});
+
+it('does not wait for a database that does not exist', async () => {
+  const url = new URL(fleet.url);
+  url.pathname = '/mtg_no_such_database';
+  const child = fleet.node('apps/poller/main.js', [], {
+    DATABASE_URL: url.toString(),
+    MCP_SERVERS_FILE: serversFile(),
+    METRICS_PORT: '0',
+    LOG_FORMAT: 'json',
+  });
+  expect(await child.exited).toBe(1);
+  expect(child.stderr.join('\n')).toContain('mtg_no_such_database');
+  expect(child.lines.join('\n')).not.toContain(WAITING);
+});
+
+it('an API waits the same way, then listens', async () => {
+  const child = fleet.node('apps/api/main.js', [], {
+    DATABASE_URL: await refusingUrl(),
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_FORMAT: 'json',
+    AUTH_JWT_SECRET: JWT_SECRET,
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: AUDIENCE,
+  });
+  await child.waitForLine(new RegExp(WAITING));
+  expect(child.child.exitCode).toBeNull();
+  proxy?.refuseNew(false);
+  await child.waitForLine(/api listening on port \d+/);
+  expect(child.lines.join('\n') + child.stderr.join('\n')).not.toContain(PASSWORD);
+});
