@@ -1,6 +1,6 @@
-// Guards docs/operations.md, "Starting before the database": a poller (and an API) started while Postgres
-// refuses its connections waits for it, saying so without the URL's password, and starts when it
-// is back; past DATABASE_STARTUP_WAIT_MS it exits with a sentence naming that setting; a
+// Guards docs/operations.md, "Starting before the database": a poller or an API started while
+// Postgres refuses its connections waits for it, saying so without the URL's password, and starts
+// when it is back; past DATABASE_STARTUP_WAIT_MS it exits with a sentence naming that setting; a
 // database that does not exist is a configuration error, not waited for.
 import { AUDIENCE, ISSUER, JWT_SECRET } from '../helpers/api';
 import { useFleet } from '../helpers/fleet';
