@@ -24,6 +24,19 @@ export function causeChain(error: unknown): unknown[] {
   return chain;
 }
 
+/**
+ * How long the upstream asked to be left alone (`Retry-After` on an HTTP 429 or 503 of the
+ * 2026-07-28 side), found anywhere in the error's `cause` chain; undefined when it said nothing.
+ */
+export function upstreamRetryAfterMs(error: unknown): number | undefined {
+  for (const link of causeChain(error)) {
+    if (link instanceof UpstreamHttpError && link.retryAfterMs !== undefined) {
+      return link.retryAfterMs;
+    }
+  }
+  return undefined;
+}
+
 export function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -55,6 +68,9 @@ function httpStatus(error: unknown): number | undefined {
  * through backoff.
  */
 export function classifyConnectFailure(error: unknown): FailureClass {
+  const errorStatus = causeChain(error)
+    .map(httpStatus)
+    .find((status) => status !== undefined && status >= 400);
   for (const link of causeChain(error)) {
     const code = errorCode(link);
     const message = link instanceof Error ? link.message : String(link);
@@ -67,12 +83,16 @@ export function classifyConnectFailure(error: unknown): FailureClass {
     if (code === 'ERR_INVALID_URL' || link instanceof InvalidUrlError) {
       return { permanent: true, reason: `invalid URL (${describe(link)})` };
     }
-    if (/text\/html/i.test(message)) {
-      return { permanent: true, reason: 'not an MCP endpoint: it answers with HTML' };
-    }
     const status = httpStatus(link);
     if (status === 401 || status === 403 || link instanceof UnauthorizedError) {
       return { permanent: true, reason: `not authorized at connect (HTTP ${status ?? 401})` };
+    }
+    // An error status's message carries the answer's body (wrappers copy it), and a proxy's
+    // 502 or 503 page is HTML: that is the server being away, not a web page where an MCP
+    // endpoint should be. A web page with success is (the SDK's status -1, "Unexpected content
+    // type: text/html").
+    if (errorStatus === undefined && /text\/html/i.test(message)) {
+      return { permanent: true, reason: 'not an MCP endpoint: it answers with HTML' };
     }
     if (/protocol version is not supported/i.test(message)) {
       return { permanent: true, reason: describe(link) };

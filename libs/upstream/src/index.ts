@@ -18,5 +18,6 @@ export {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './upstream.errors';
+export { upstreamRetryAfterMs } from './failure.classifier';
 export { StatelessHttpClient } from './2026/stateless-http.client';
 export type { TaskListen, TaskListenHandlers } from './2026/task-listen.stream';

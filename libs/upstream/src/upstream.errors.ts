@@ -59,6 +59,8 @@ export class UpstreamHttpError extends UpstreamConnectionError {
   constructor(
     server: string,
     readonly status: number,
+    /** The answer's `Retry-After`, in ms from when it came (a 429 or a 503 may carry one). */
+    readonly retryAfterMs?: number,
   ) {
     super(server, `HTTP ${status} from the server`, status >= 500);
   }

@@ -116,4 +116,17 @@ describe('PollScheduler.afterError', () => {
     expect(at(0.5).afterError(-3)).toBe(1000);
     expect(at(0.5).afterError(1.7)).toBe(2000);
   });
+
+  it("waits at least the upstream's Retry-After, spread up to 20 % later, never earlier", () => {
+    // Backoff 1000 (k 0) against an asked 30 s: the asked time wins, jittered upward only.
+    expect(at(0).afterError(0, 30_000)).toBe(30_000);
+    expect(at(1).afterError(0, 30_000)).toBe(36_000);
+    // A backoff already longer than the asked time stays as it was.
+    expect(at(0.5).afterError(4, 2_000)).toBe(16_000);
+    // Asked for longer than MAX_BACKOFF_MS (300 s): the operator's bound holds.
+    expect(at(0).afterError(0, 3_600_000)).toBe(300_000);
+    // Nothing usable asked: the plain backoff.
+    expect(at(0.5).afterError(1, 0)).toBe(2000);
+    expect(at(0.5).afterError(1, Number.NaN)).toBe(2000);
+  });
 });

@@ -63,13 +63,19 @@ export class PollScheduler {
   /**
    * After a transient error: `min(base × 2^min(k, 16), MAX_BACKOFF_MS)` with ±20 % jitter, where
    * `k` is the consecutive-error count before this error. The jitter band is around the capped
-   * value (leases.md), so the longest wait is 1.2 × MAX_BACKOFF_MS.
+   * value (leases.md), so the longest wait is 1.2 × MAX_BACKOFF_MS. When the upstream asked to
+   * be left alone for `retryAfterMs` (its `Retry-After`), no sooner than that, up to
+   * MAX_BACKOFF_MS, and spread up to 20 % later only, so that the tasks it turned away do not all
+   * come back at the instant it named.
    */
-  afterError(consecutiveErrorsBefore: number): number {
+  afterError(consecutiveErrorsBefore: number, retryAfterMs?: number): number {
     const { backoffBaseMs, maxBackoffMs } = this.settings;
     const k = Math.min(Math.max(0, Math.floor(consecutiveErrorsBefore)), MAX_BACKOFF_EXPONENT);
     const raw = Math.min(backoffBaseMs * 2 ** k, maxBackoffMs);
-    return Math.round(this.jitter(raw, BACKOFF_JITTER));
+    const backoff = this.jitter(raw, BACKOFF_JITTER);
+    if (retryAfterMs === undefined || !(retryAfterMs > 0)) return Math.round(backoff);
+    const asked = Math.min(retryAfterMs, maxBackoffMs) * (1 + BACKOFF_JITTER * this.random());
+    return Math.round(Math.max(backoff, asked));
   }
 
   private clampPoll(ms: number): number {

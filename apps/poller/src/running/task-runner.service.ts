@@ -19,6 +19,7 @@ import { DriverRegistry } from '@app/drivers';
 import { taskLogger } from '@app/logging';
 import { AttemptOutcome, GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, TaskLeaseRepository, isDatabaseError } from '@app/persistence';
+import { upstreamRetryAfterMs } from '@app/upstream';
 import { AttemptDeadline, attemptDeadlineMs, localLeaseEndMs } from './attempt-deadline';
 import { preflight, trackingMessage, trackingTimedOut } from './crash-rules';
 import { HeldCalls } from './held-call.guard';
@@ -225,7 +226,7 @@ export class TaskRunnerService {
       });
       return 'permanent_error';
     }
-    const delay = this.scheduler.afterError(item.consecutiveErrors);
+    const delay = this.scheduler.afterError(item.consecutiveErrors, upstreamRetryAfterMs(error));
     if (error instanceof SubmitNotLandedError) {
       await this.leases.releaseUnsentSubmit(item.lease, text, delay);
     } else {

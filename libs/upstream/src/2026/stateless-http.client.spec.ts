@@ -3,10 +3,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from '@app/config';
-import { StatelessHttpClient, encodeHeaderValue } from './stateless-http.client';
+import { StatelessHttpClient, encodeHeaderValue, retryAfterMs } from './stateless-http.client';
+import { classifyConnectFailure } from '../failure.classifier';
 import {
   UpstreamConnectionError,
   UpstreamHttpError,
+  UpstreamProtocolError,
   UpstreamRpcError,
   UpstreamTimeoutError,
 } from '../upstream.errors';
@@ -131,6 +133,43 @@ describe('StatelessHttpClient', () => {
       .request('x', {}, { idempotent: true })
       .catch((e: unknown) => e);
     expect(failed).toMatchObject({ status: 502, maybeSent: true });
+  });
+
+  it("a proxy's HTML error page is the HTTP error it carries, with its Retry-After", async () => {
+    // A load balancer in front of the server, during a deploy or under a rate limit: its page is
+    // not the server breaking the protocol, and must not fail a task as protocol_error.
+    const page = '<html><head><meta http-equiv="Content-Type" content="text/html"></head></html>';
+    reply = (_s, res) =>
+      res.writeHead(503, { 'content-type': 'text/html', 'retry-after': '7' }).end(page);
+    const unavailable = await client()
+      .request('tasks/get', { taskId: 'x' }, { idempotent: true })
+      .catch((e: unknown) => e);
+    expect(unavailable).toBeInstanceOf(UpstreamHttpError);
+    expect(unavailable).toMatchObject({ status: 503, maybeSent: true, retryAfterMs: 7000 });
+    expect(classifyConnectFailure(unavailable).permanent).toBe(false);
+    reply = (_s, res) => res.writeHead(429, { 'content-type': 'text/html' }).end(page);
+    const limited = await client()
+      .request('tools/call', {}, { idempotent: false })
+      .catch((e: unknown) => e);
+    expect(limited).toMatchObject({ status: 429, maybeSent: false, retryAfterMs: undefined });
+    // A web page answered with success is still no MCP endpoint.
+    reply = (_s, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page);
+    const web = await client()
+      .request('tasks/get', {}, { idempotent: true })
+      .catch((e: unknown) => e);
+    expect(web).toBeInstanceOf(UpstreamProtocolError);
+    expect(classifyConnectFailure(web).permanent).toBe(true);
+  });
+
+  it('reads Retry-After as seconds or as an HTTP date', () => {
+    const now = Date.parse('2026-12-05T10:00:00Z');
+    expect(retryAfterMs('120', now)).toBe(120_000);
+    expect(retryAfterMs(' 5 ', now)).toBe(5000);
+    expect(retryAfterMs('Sat, 05 Dec 2026 10:00:30 GMT', now)).toBe(30_000);
+    expect(retryAfterMs('Sat, 05 Dec 2026 09:59:00 GMT', now)).toBeUndefined();
+    expect(retryAfterMs('0', now)).toBeUndefined();
+    expect(retryAfterMs('soon', now)).toBeUndefined();
+    expect(retryAfterMs(null, now)).toBeUndefined();
   });
 
   it('no answer within the deadline is an UpstreamTimeoutError', async () => {

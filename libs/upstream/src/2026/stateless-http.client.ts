@@ -138,11 +138,12 @@ export class StatelessHttpClient implements StatelessSession {
 
   private answer(response: Response, text: string, id: number): Record<string, unknown> {
     const type = response.headers.get('content-type') ?? '';
-    if (type.includes('text/html')) {
-      // A web page, not an MCP endpoint: classified permanent at connect (failure.classifier.ts).
-      throw new UpstreamProtocolError(this.server, 'the answer is text/html, not JSON-RPC');
-    }
-    const message = type.includes('text/event-stream') ? fromEventStream(text, id) : parse(text);
+    const html = type.includes('text/html');
+    const message = html
+      ? undefined
+      : type.includes('text/event-stream')
+        ? fromEventStream(text, id)
+        : parse(text);
     if (isRecord(message) && isRecord(message.error)) {
       const { code, message: why } = message.error;
       if (typeof code === 'number') {
@@ -151,9 +152,21 @@ export class StatelessHttpClient implements StatelessSession {
     }
     if (!response.ok) {
       // An HTTP refusal without a JSON-RPC error: a 4xx was not processed, a 5xx may have been.
+      // Whatever its body: a proxy or a load balancer in front of the server answers its 502,
+      // 503 or 429 with a web page, and that is the server being unavailable, not an answer
+      // that breaks the protocol (docs/connections.md, "MCP 2026-07-28").
       const status = response.status;
       this.logger.debug({ server: this.server, status }, 'upstream HTTP error');
-      throw new UpstreamHttpError(this.server, status);
+      throw new UpstreamHttpError(
+        this.server,
+        status,
+        retryAfterMs(response.headers.get('retry-after')),
+      );
+    }
+    if (html) {
+      // A web page answered with success: not an MCP endpoint, classified permanent at connect
+      // (failure.classifier.ts).
+      throw new UpstreamProtocolError(this.server, 'the answer is text/html, not JSON-RPC');
     }
     if (!isRecord(message) || message.id !== id || !isRecord(message.result)) {
       throw new UpstreamProtocolError(
@@ -176,6 +189,17 @@ export function envelope(): Record<string, unknown> {
 
 function metaOf(params: Record<string, unknown>): Record<string, unknown> {
   return isRecord(params._meta) ? params._meta : {};
+}
+
+/**
+ * A `Retry-After` header in milliseconds from now: delay-seconds or an HTTP date (RFC 9110,
+ * 10.2.3); undefined when absent, unreadable or not in the future.
+ */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const value = header.trim();
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
 function parse(text: string): unknown {
