@@ -15,4 +15,15 @@ describe('BackoffPolicy', () => {
     expect(high.delayMs(2)).toBe(2400);
     expect(high.delayMs(20)).toBeLessThanOrEqual(72_000);
   });
+
+  it("waits at least the server's Retry-After, up to the cap, spread later only", () => {
+    const low = new BackoffPolicy(DEFAULT_BACKOFF, () => 0);
+    const high = new BackoffPolicy(DEFAULT_BACKOFF, () => 0.5);
+    expect(low.delayMs(1, 30_000)).toBe(30_000);
+    expect(high.delayMs(1, 30_000)).toBe(33_000);
+    expect(low.delayMs(1, 3_600_000)).toBe(60_000);
+    // A backoff already longer, or nothing usable asked: the backoff.
+    expect(low.delayMs(10, 2000)).toBe(48_000);
+    expect(low.delayMs(1, Number.NaN)).toBe(800);
+  });
 });

@@ -13,11 +13,18 @@ export class BackoffPolicy {
     private readonly random: () => number = Math.random,
   ) {}
 
-  delayMs(failures: number): number {
+  /**
+   * With `retryAfterMs` (the server's `Retry-After`, docs/connections.md, "MCP 2026-07-28"): no
+   * sooner than that, up to the cap, spread later only.
+   */
+  delayMs(failures: number, retryAfterMs?: number): number {
     const exponent = Math.max(0, failures - 1);
     // 2^exponent overflows to Infinity for huge counts; min() keeps the cap exact anyway.
     const base = Math.min(this.settings.maxMs, this.settings.initialMs * 2 ** exponent);
     const spread = base * this.settings.jitter;
-    return Math.max(0, Math.round(base - spread + this.random() * 2 * spread));
+    const delay = Math.max(0, Math.round(base - spread + this.random() * 2 * spread));
+    if (retryAfterMs === undefined || !(retryAfterMs > 0)) return delay;
+    const asked = Math.min(retryAfterMs, this.settings.maxMs);
+    return Math.max(delay, Math.round(asked * (1 + this.settings.jitter * this.random())));
   }
 }

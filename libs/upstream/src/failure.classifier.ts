@@ -8,6 +8,8 @@ export interface FailureClass {
   permanent: boolean;
   /** A short human reason for logs and the catalog; never contains headers or env values. */
   reason: string;
+  /** The server's `Retry-After` (an HTTP 429 or 503 of the 2026-07-28 side), for the backoff. */
+  retryAfterMs?: number;
 }
 
 /** The error and every `cause` below it (bounded: causes can, in theory, form a cycle). */
@@ -98,7 +100,7 @@ export function classifyConnectFailure(error: unknown): FailureClass {
       return { permanent: true, reason: describe(link) };
     }
   }
-  return { permanent: false, reason: describe(error) };
+  return { permanent: false, reason: describe(error), retryAfterMs: upstreamRetryAfterMs(error) };
 }
 
 /** Thrown by the transport factory for a URL that is not http(s) with a host. */

@@ -110,7 +110,7 @@ export class SupervisorLifecycle {
     }
     this.transition(this.everReady ? 'degraded' : 'connecting', failure.reason);
     this.deps.metrics.onReconnect?.(this.deps.config.name, 'connect_failed');
-    this.retryLater(this.deps.backoff.delayMs(this.failures));
+    this.retryLater(this.deps.backoff.delayMs(this.failures, failure.retryAfterMs));
   }
 
   /** A ready side broke: reconnect at once the first time, then with backoff. */
