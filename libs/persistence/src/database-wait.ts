@@ -47,7 +47,6 @@ export class DatabaseUnreachableError extends Error {
 export async function waitForDatabase(
   options: DatabaseWaitOptions,
   log: DatabaseWaitLog,
-  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<void> {
   const startedAt = Date.now();
   let pause = FIRST_PAUSE_MS;
@@ -66,7 +65,7 @@ export async function waitForDatabase(
       const retryInMs = Math.min(pause, left);
       log.warn({ reason, waitedMs, retryInMs }, 'database unreachable at start; waiting for it');
       waited = true;
-      await sleep(retryInMs);
+      await new Promise((resolve) => setTimeout(resolve, retryInMs));
       pause = Math.min(pause * 2, MAX_PAUSE_MS);
     }
   }
@@ -77,6 +76,9 @@ async function pingOnce(options: DatabaseWaitOptions): Promise<void> {
   const client = new Client({
     connectionString: options.url,
     connectionTimeoutMillis: options.connectTimeoutMs,
+    // A server that takes the connection and then answers nothing fails the attempt too
+    // ("Query read timeout", unavailable), instead of holding the start for ever.
+    query_timeout: options.connectTimeoutMs,
     options: SESSION_OPTIONS,
   });
   // A socket error after the attempt settled would otherwise be an unhandled 'error' event.
