@@ -1,7 +1,8 @@
 // Guards docs/connections.md ("MCP 2026-07-28", the answers) and docs/leases.md ("Scheduling
-// after an attempt"): a strict 2026-07-28 server behind a proxy that answers its polls with an
-// error page keeps its tasks working, retried with backoff (not failed as protocol_error), and a
-// 429 with Retry-After puts the next attempt no sooner than asked.
+// after an attempt"): a server behind a proxy that answers its polls with an error page keeps its
+// tasks working, retried with backoff (never failed as protocol_error), and a 429 with
+// Retry-After puts the next attempt no sooner than asked; a strict 2026-07-28 server, and one
+// pinned to 2025-11-25 (a session, the SDK's transport).
 import { createServer, request as forward, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { useFleet } from '../helpers/fleet';
@@ -12,7 +13,7 @@ const fleet = useFleet();
 
 /** What the proxy answers to `tasks/get`; every other request goes through. */
 let polls: 'through' | 'bad-gateway-page' | 'rate-limited' = 'through';
-let proxy: Server;
+const proxies: Server[] = [];
 
 /** nginx's page for a 502, as a load balancer sends it while the server behind restarts. */
 const BAD_GATEWAY_PAGE = `<html>
@@ -23,61 +24,93 @@ const BAD_GATEWAY_PAGE = `<html>
 const RETRY_AFTER_S = 30;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
+/**
+ * A proxy in front of `target` that answers `tasks/get` (a poll, of either era: the method is read
+ * from the JSON-RPC body) as `polls` says, and passes everything else through.
+ */
+async function startProxy(target: URL): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (pollsAnsweredHere(body) && polls === 'bad-gateway-page') {
+        res.writeHead(502, { 'content-type': 'text/html' }).end(BAD_GATEWAY_PAGE);
+        return;
+      }
+      if (pollsAnsweredHere(body) && polls === 'rate-limited') {
+        res
+          .writeHead(429, { 'content-type': 'text/plain', 'retry-after': String(RETRY_AFTER_S) })
+          .end('Too Many Requests');
+        return;
+      }
+      const upstream = forward(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+function pollsAnsweredHere(body: Buffer): boolean {
+  if (polls === 'through' || body.length === 0) return false;
+  try {
+    return (JSON.parse(body.toString('utf8')) as { method?: unknown }).method === 'tasks/get';
+  } catch {
+    return false;
+  }
+}
+
+const portOf = (server: Server): number => (server.address() as AddressInfo).port;
+
 beforeAll(async () => {
   // --strict-2026 refuses initialize: every request is the stateless client's.
   const strict = await fleet.demo(['--strict-2026']);
-  const target = new URL(`${strict.url}/mcp`);
-  proxy = createServer((req, res) => {
-    if (req.headers['mcp-method'] === 'tasks/get' && polls === 'bad-gateway-page') {
-      req.resume();
-      res.writeHead(502, { 'content-type': 'text/html' }).end(BAD_GATEWAY_PAGE);
-      return;
-    }
-    if (req.headers['mcp-method'] === 'tasks/get' && polls === 'rate-limited') {
-      req.resume();
-      res
-        .writeHead(429, { 'content-type': 'text/plain', 'retry-after': String(RETRY_AFTER_S) })
-        .end('Too Many Requests');
-      return;
-    }
-    const upstream = forward(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: req.url,
-        method: req.method,
-        headers: req.headers,
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const port = (proxy.address() as AddressInfo).port;
+  // The demo server speaks both eras; the poller is pinned to 2025-11-25 on it (a session).
+  const both = await fleet.demo();
+  proxies.push(await startProxy(new URL(`${strict.url}/mcp`)));
+  proxies.push(await startProxy(new URL(`${both.url}/mcp`)));
+  const timeouts = { connectTimeoutMs: 1000, callTimeoutMs: 1900 };
   await fleet.poller(
     {
       strict: {
-        url: `http://127.0.0.1:${port}/mcp`,
+        url: `http://127.0.0.1:${portOf(proxies[0])}/mcp`,
         protocolVersion: '2026-07-28',
-        connectTimeoutMs: 1000,
-        callTimeoutMs: 1900,
-        taskToolsets: [{ name: 'pp-native', contract: 'mcp-tasks', tool: 'demo_task_required' }],
+        ...timeouts,
+        taskToolsets: [{ name: 'pp-2026', contract: 'mcp-tasks', tool: 'demo_task_required' }],
+      },
+      session: {
+        url: `http://127.0.0.1:${portOf(proxies[1])}/mcp`,
+        protocolVersion: '2025-11-25',
+        ...timeouts,
+        taskToolsets: [{ name: 'pp-2025', contract: 'mcp-tasks', tool: 'demo_task_required' }],
       },
     },
     // mcp-tasks submits chain two connects and two calls (docs/leases.md, "Attempt deadlines");
     // a backoff ceiling above the Retry-After the proxy asks for.
     { env: { LEASE_MS: '10000', MAX_BACKOFF_MS: '60000' } },
   );
-  await waitToolsetsAvailable(fleet.db, 1);
+  await waitToolsetsAvailable(fleet.db, 2);
 }, 60_000);
 
 afterAll(async () => {
-  proxy.closeAllConnections();
-  await new Promise((resolve) => proxy.close(resolve));
+  for (const proxy of proxies) {
+    proxy.closeAllConnections();
+    await new Promise((resolve) => proxy.close(resolve));
+  }
 });
 
 interface Row {
@@ -99,44 +132,51 @@ async function row(id: string): Promise<Row> {
   return found;
 }
 
-function submit(tag: string): Promise<string[]> {
+const ERAS = [
+  ['2026-07-28, a strict server', 'pp-2026', 'strict'],
+  ['2025-11-25, a session', 'pp-2025', 'session'],
+] as const;
+
+function submit(toolset: string, server: string, tag: string): Promise<string[]> {
   return insertFleetTasks(fleet.db, [
-    {
-      toolset: 'pp-native',
-      contract: 'mcp-tasks',
-      server: 'strict',
-      input: { duration_ms: 300, tag },
-    },
+    { toolset, contract: 'mcp-tasks', server, input: { duration_ms: 300, tag } },
   ]);
 }
 
-it("a proxy's 502 page on the polls keeps the task working until the server is back", async () => {
-  polls = 'bad-gateway-page';
-  const [id] = await submit('bad-gateway');
-  const during = await waitUntil(async () => {
-    const r = await row(id);
-    return r.consecutive_errors >= 2 || TERMINAL.includes(r.status) ? r : undefined;
-  }, 'two polls answered by the error page');
-  expect(during).toMatchObject({ status: 'working', error_code: null });
-  expect(during.last_error).toContain('HTTP 502');
-  polls = 'through';
-  const after = await waitUntil(async () => {
-    const r = await row(id);
-    return TERMINAL.includes(r.status) ? r : undefined;
-  }, 'the task ended after the proxy let its polls through');
-  expect(after).toMatchObject({ status: 'completed', error_code: null });
-});
+it.each(ERAS)(
+  "%s: a proxy's 502 page on the polls keeps the task working until it passes",
+  async (_era, toolset, server) => {
+    polls = 'bad-gateway-page';
+    const [id] = await submit(toolset, server, `bad-gateway-${toolset}`);
+    const during = await waitUntil(async () => {
+      const r = await row(id);
+      return r.consecutive_errors >= 2 || TERMINAL.includes(r.status) ? r : undefined;
+    }, 'two polls answered by the error page');
+    expect(during).toMatchObject({ status: 'working', error_code: null });
+    // The SDK's words on the session side quote the page ("502 Bad Gateway").
+  expect(during.last_error).toContain('502');
+    polls = 'through';
+    const after = await waitUntil(async () => {
+      const r = await row(id);
+      return TERMINAL.includes(r.status) ? r : undefined;
+    }, 'the task ended after the proxy let its polls through');
+    expect(after).toMatchObject({ status: 'completed', error_code: null });
+  },
+);
 
-it('a 429 with Retry-After puts the next poll no sooner than asked', async () => {
-  polls = 'rate-limited';
-  const [id] = await submit('rate-limited');
-  const limited = await waitUntil(async () => {
-    const r = await row(id);
-    return r.last_error !== null || TERMINAL.includes(r.status) ? r : undefined;
-  }, 'a poll answered 429');
-  expect(limited.status).toBe('working');
-  expect(limited.last_error).toContain('HTTP 429');
-  expect(limited.delay_s).toBeGreaterThanOrEqual(RETRY_AFTER_S);
-  expect(limited.delay_s).toBeLessThanOrEqual(RETRY_AFTER_S * 1.2 + 1);
-  polls = 'through';
-});
+it.each(ERAS)(
+  '%s: a 429 with Retry-After puts the next poll no sooner than asked',
+  async (_era, toolset, server) => {
+    polls = 'rate-limited';
+    const [id] = await submit(toolset, server, `rate-limited-${toolset}`);
+    const limited = await waitUntil(async () => {
+      const r = await row(id);
+      return r.last_error !== null || TERMINAL.includes(r.status) ? r : undefined;
+    }, 'a poll answered 429');
+    expect(limited.status).toBe('working');
+    expect(limited.last_error).toContain('HTTP 429');
+    expect(limited.delay_s).toBeGreaterThanOrEqual(RETRY_AFTER_S);
+    expect(limited.delay_s).toBeLessThanOrEqual(RETRY_AFTER_S * 1.2 + 1);
+    polls = 'through';
+  },
+);

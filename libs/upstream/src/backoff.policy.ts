@@ -14,7 +14,8 @@ export class BackoffPolicy {
   ) {}
 
   /**
-   * With `retryAfterMs` (the server's `Retry-After`, docs/connections.md, "MCP 2026-07-28"): no
+   * With `retryAfterMs` (the server's `Retry-After`, docs/connections.md, "Failure
+   * classification"): no
    * sooner than that, up to the cap, spread later only.
    */
   delayMs(failures: number, retryAfterMs?: number): number {

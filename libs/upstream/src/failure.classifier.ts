@@ -8,7 +8,7 @@ export interface FailureClass {
   permanent: boolean;
   /** A short human reason for logs and the catalog; never contains headers or env values. */
   reason: string;
-  /** The server's `Retry-After` (an HTTP 429 or 503 of the 2026-07-28 side), for the backoff. */
+  /** The server's `Retry-After` (an HTTP 429 or 503, transport/retry-after.ts), for the backoff. */
   retryAfterMs?: number;
 }
 
@@ -27,8 +27,9 @@ export function causeChain(error: unknown): unknown[] {
 }
 
 /**
- * How long the upstream asked to be left alone (`Retry-After` on an HTTP 429 or 503 of the
- * 2026-07-28 side), found anywhere in the error's `cause` chain; undefined when it said nothing.
+ * How long the upstream asked to be left alone (`Retry-After` on an HTTP 429 or 503, either era:
+ * transport/retry-after.ts), found anywhere in the error's `cause` chain; undefined when it said
+ * nothing.
  */
 export function upstreamRetryAfterMs(error: unknown): number | undefined {
   for (const link of causeChain(error)) {
@@ -58,7 +59,8 @@ function httpStatus(error: unknown): number | undefined {
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     return typeof error.code === 'number' ? error.code : undefined;
   }
-  // The 2026-07-28 side's own client (stateless-http.client.ts).
+  // The 2026-07-28 side's own client (stateless-http.client.ts), and a 429 or 503 with
+  // Retry-After on either side (transport/retry-after.ts).
   if (error instanceof UpstreamHttpError) return error.status;
   return undefined;
 }

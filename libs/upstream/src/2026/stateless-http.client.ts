@@ -12,6 +12,7 @@ import {
 } from '@app/wire';
 import { describe, provablyNotSent } from '../failure.classifier';
 import { refusesStateless } from '../protocol-era.rules';
+import { retryAfterMs } from '../transport/retry-after';
 import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
 import {
   UpstreamConnectionError,
@@ -189,17 +190,6 @@ export function envelope(): Record<string, unknown> {
 
 function metaOf(params: Record<string, unknown>): Record<string, unknown> {
   return isRecord(params._meta) ? params._meta : {};
-}
-
-/**
- * A `Retry-After` header in milliseconds from now: delay-seconds or an HTTP date (RFC 9110,
- * 10.2.3); undefined when absent, unreadable or not in the future.
- */
-export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
-  if (header === null) return undefined;
-  const value = header.trim();
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
-  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
 function parse(text: string): unknown {

@@ -6,6 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
 import { InvalidUrlError } from '../failure.classifier';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
+import { retryAfterFetch } from './retry-after';
 import { type RequestId, signalIsolatingFetch } from './signal-isolating.fetch';
 import type { ProcessGroupRegistry } from './process-group.registry';
 import type { UpstreamLogger } from '../upstream.hooks';
@@ -51,14 +52,22 @@ export class TransportFactory {
       return new SSEClientTransport(url, {
         requestInit,
         authProvider,
-        fetch: signalIsolatingFetch(fetch, onStreamBroken, config.maxMessageBytes),
+        fetch: signalIsolatingFetch(
+          retryAfterFetch(fetch, config.name),
+          onStreamBroken,
+          config.maxMessageBytes,
+        ),
       });
     }
     return new StreamableHTTPClientTransport(url, {
       requestInit,
       authProvider,
       sessionId,
-      fetch: signalIsolatingFetch(fetch, onStreamBroken, config.maxMessageBytes),
+      fetch: signalIsolatingFetch(
+        retryAfterFetch(fetch, config.name),
+        onStreamBroken,
+        config.maxMessageBytes,
+      ),
       // The supervisor reconnects; the SDK's own GET-stream retries would race it.
       reconnectionOptions: {
         maxRetries: 0,
