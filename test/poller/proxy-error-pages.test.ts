@@ -154,7 +154,7 @@ it.each(ERAS)(
     }, 'two polls answered by the error page');
     expect(during).toMatchObject({ status: 'working', error_code: null });
     // The SDK's words on the session side quote the page ("502 Bad Gateway").
-  expect(during.last_error).toContain('502');
+    expect(during.last_error).toContain('502');
     polls = 'through';
     const after = await waitUntil(async () => {
       const r = await row(id);
