@@ -19,7 +19,7 @@ runMain('poller', async () => {
   // Before Nest: its boot logs are buffered until the app exists, and these must show as they
   // happen (docs/operations.md, "Starting before the database").
   await waitForDatabase(
-    settings.database,
+    { ...settings.database, appName: 'mcp-task-gateway-poller-start' },
     createLogger({ level: settings.log.level, format: settings.log.format }),
   );
   const app = await NestFactory.createApplicationContext(PollerModule.forRoot(settings, servers), {

@@ -1,11 +1,7 @@
-import { Client } from 'pg';
-import { SESSION_OPTIONS, isDatabaseUnavailable } from './database';
+import { Database, DatabaseOptions, isDatabaseUnavailable } from './database';
 
-/** What {@link waitForDatabase} needs to know. */
-export interface DatabaseWaitOptions {
-  url: string;
-  /** How long one connection attempt may take (DATABASE_CONNECT_TIMEOUT_MS). */
-  connectTimeoutMs: number;
+/** What {@link waitForDatabase} needs to know: the app's pool settings, and how long to try. */
+export interface DatabaseWaitOptions extends Omit<DatabaseOptions, 'poolSize'> {
   /** How long to keep trying (DATABASE_STARTUP_WAIT_MS); 0: one attempt. */
   startupWaitMs: number;
 }
@@ -49,45 +45,32 @@ export async function waitForDatabase(
   log: DatabaseWaitLog,
 ): Promise<void> {
   const startedAt = Date.now();
+  // A pool of one with the app's own settings (connect timeout, statement bound, session
+  // options): a failed attempt leaves no connection behind, so each query opens a new one.
+  const db = Database.connect({ ...options, poolSize: 1 });
   let pause = FIRST_PAUSE_MS;
   let waited = false;
-  for (;;) {
-    try {
-      await pingOnce(options);
-      if (waited) log.info({ waitedMs: Date.now() - startedAt }, 'database reachable; starting');
-      return;
-    } catch (error) {
-      if (!isDatabaseUnavailable(error)) throw error;
-      const waitedMs = Date.now() - startedAt;
-      const reason = failureReason(error);
-      const left = options.startupWaitMs - waitedMs;
-      if (left <= 0) throw new DatabaseUnreachableError(waitedMs, reason);
-      const retryInMs = Math.min(pause, left);
-      log.warn({ reason, waitedMs, retryInMs }, 'database unreachable at start; waiting for it');
-      waited = true;
-      await new Promise((resolve) => setTimeout(resolve, retryInMs));
-      pause = Math.min(pause * 2, MAX_PAUSE_MS);
-    }
-  }
-}
-
-/** One connection and `SELECT 1`, closed again; throws what the attempt failed with. */
-async function pingOnce(options: DatabaseWaitOptions): Promise<void> {
-  const client = new Client({
-    connectionString: options.url,
-    connectionTimeoutMillis: options.connectTimeoutMs,
-    // A server that takes the connection and then answers nothing fails the attempt too
-    // ("Query read timeout", unavailable), instead of holding the start for ever.
-    query_timeout: options.connectTimeoutMs,
-    options: SESSION_OPTIONS,
-  });
-  // A socket error after the attempt settled would otherwise be an unhandled 'error' event.
-  client.on('error', () => undefined);
   try {
-    await client.connect();
-    await client.query('SELECT 1');
+    for (;;) {
+      try {
+        await db.query('SELECT 1');
+        if (waited) log.info({ waitedMs: Date.now() - startedAt }, 'database reachable; starting');
+        return;
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        const waitedMs = Date.now() - startedAt;
+        const reason = failureReason(error);
+        const left = options.startupWaitMs - waitedMs;
+        if (left <= 0) throw new DatabaseUnreachableError(waitedMs, reason);
+        const retryInMs = Math.min(pause, left);
+        log.warn({ reason, waitedMs, retryInMs }, 'database unreachable at start; waiting for it');
+        waited = true;
+        await new Promise((resolve) => setTimeout(resolve, retryInMs));
+        pause = Math.min(pause * 2, MAX_PAUSE_MS);
+      }
+    }
   } finally {
-    await client.end().catch(() => undefined);
+    await db.close();
   }
 }
 
