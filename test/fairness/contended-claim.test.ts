@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import { Phase } from '@app/common';
 import { ClaimRequest, TaskLeaseRepository } from '@app/persistence';
 import { useTestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
+import { dueInOrder, insertTasks } from '../helpers/tasks';
 
 const t = useTestDatabase();
 
@@ -23,13 +23,7 @@ const request: Omit<ClaimRequest, 'fairShare' | 'limit'> = {
 /** `count` due rows of `user`, due a millisecond apart from `dueInMs` on; their IDs in due order. */
 async function seed(user: string, count: number, dueInMs: number): Promise<string[]> {
   const ids = await insertTasks(t.db, count, { userId: user });
-  await t.db.query(
-    `UPDATE task_leases
-        SET next_attempt_at = now() + make_interval(secs => ($2::int + n) / 1000.0)
-       FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n)
-      WHERE task_id = u.id`,
-    [ids, dueInMs],
-  );
+  await dueInOrder(t.db, ids, dueInMs);
   return ids;
 }
 

@@ -3,7 +3,7 @@
 import { Phase } from '@app/common';
 import { ClaimRequest, TaskLeaseRepository } from '@app/persistence';
 import { useTestDatabase } from '../helpers/db';
-import { insertTasks } from '../helpers/tasks';
+import { dueInOrder, insertTasks } from '../helpers/tasks';
 
 const t = useTestDatabase();
 
@@ -25,14 +25,7 @@ const request: Omit<ClaimRequest, 'fairShare'> = {
  */
 async function seed(user: string, due: number, held: number, dueInMs: number): Promise<void> {
   if (due > 0) {
-    const ids = await insertTasks(t.db, due, { userId: user });
-    await t.db.query(
-      `UPDATE task_leases
-          SET next_attempt_at = now() + make_interval(secs => ($2::int + n) / 1000.0)
-         FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n)
-        WHERE task_id = u.id`,
-      [ids, dueInMs],
-    );
+    await dueInOrder(t.db, await insertTasks(t.db, due, { userId: user }), dueInMs);
   }
   if (held === 0) return;
   const ids = await insertTasks(t.db, held, { userId: user });

@@ -60,3 +60,18 @@ export async function setDueIn(db: Queryable, ids: string[], dueInMs: number): P
     [ids, dueInMs],
   );
 }
+
+/**
+ * Sets the lease rows of `ids` due from `dueInMs` from now on (database clock), a millisecond
+ * apart in the order given, so that due order (and a fair claim's rank within a principal) is
+ * exactly that order.
+ */
+export async function dueInOrder(db: Queryable, ids: string[], dueInMs: number): Promise<void> {
+  await db.query(
+    `UPDATE task_leases
+        SET next_attempt_at = now() + make_interval(secs => ($2::int + n) / 1000.0)
+       FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n)
+      WHERE task_id = u.id`,
+    [ids, dueInMs],
+  );
+}
