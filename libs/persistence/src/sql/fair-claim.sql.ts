@@ -49,17 +49,6 @@ import {
  *   Postgres re-checks this condition on the row's newest version when it takes the lock (as
  *   in CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of one due time the
  *   planner probed the due index for it, once per candidate.
- * - `fill`, when `overdue` locked less than the room (docs/leases.md, "Fair share", concurrent
- *   claimers): the next claimable due rows in due order, locked `SKIP LOCKED` as the due-order
- *   claim locks them. Two claimers rank the same rows first, so one that runs while another
- *   holds its best-ranked rows found them locked, and a small claim (a slot or two freed) ranks
- *   only a few rows past its limit: it came back empty with hundreds of rows due, and its
- *   worker, taking a short claim for "nothing more is due", left its slots idle until the next
- *   wake-up. Now a fair claim comes back short only when no due row is left to lock, as the
- *   due-order claim does. `NOT IN overdue`: a row this statement already locked is not skipped
- *   by its own `SKIP LOCKED`. A filled row has no rank (`Infinity`), so past the open places it
- *   is taken only when a lone principal is all there is. When `overdue` filled the room, the
- *   LIMIT is 0 and the scan reads no row (test/fairness/contended-claim.test.ts).
  * - `candidates`, the headroom (docs/leases.md, "Fair share"): of the locked rows, in rank
  *   order after the rescues, the first `$11` (the caller's free slots less
  *   FAIR_SHARE_HEADROOM) go to anyone; a later one only when its rank is below the `leader`
@@ -156,27 +145,10 @@ overdue AS (
    LIMIT ${ROOM_AFTER_RESCUES}
    FOR UPDATE OF t SKIP LOCKED
 ),
-fill AS (
-  SELECT t.task_id AS id,
-         t.server,
-         t.next_attempt_at AS due_at,
-         false AS rescued,
-         ${PHASE} AS phase,
-         'Infinity'::float8 AS rank,
-         0::bigint AS backlog
-    FROM task_leases t
-   WHERE ${DUE_NOT_RESCUED}
-     AND t.task_id NOT IN (SELECT id FROM overdue)
-   ORDER BY t.next_attempt_at
-   LIMIT greatest(0, ${ROOM_AFTER_RESCUES} - (SELECT count(*) FROM overdue))
-   FOR UPDATE OF t SKIP LOCKED
-),
 locked AS (
   SELECT rescues.*, 0::float8 AS rank, 0::bigint AS backlog FROM rescues
   UNION ALL
   SELECT * FROM overdue
-  UNION ALL
-  SELECT * FROM fill
 ),
 leader AS (
   SELECT CASE
@@ -198,7 +170,6 @@ candidates AS (
       OR l.rescued
       OR l.place <= $11::int
       OR l.rank < (SELECT level FROM leader)
-      OR (SELECT level FROM leader) = 'Infinity'::float8
 ),
 ${roomBound('c.rescued DESC, c.rank, c.backlog, c.due_at')}
 ${LEASE_AND_RETURN}`;
