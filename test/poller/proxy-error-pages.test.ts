@@ -3,17 +3,16 @@
 // tasks working, retried with backoff (never failed as protocol_error), and a 429 with
 // Retry-After puts the next attempt no sooner than asked; a strict 2026-07-28 server, and one
 // pinned to 2025-11-25 (a session, the SDK's transport).
-import { createServer, request as forward, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, waitToolsetsAvailable } from '../helpers/fleet-tasks';
+import { startHttpProxy, type HttpProxy, type ProxyAnswer } from '../helpers/http-proxy';
 import { waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
 
-/** What the proxy answers to `tasks/get`; every other request goes through. */
+/** What the proxies answer to `tasks/get`; every other request goes through. */
 let polls: 'through' | 'bad-gateway-page' | 'rate-limited' = 'through';
-const proxies: Server[] = [];
+const proxies: HttpProxy[] = [];
 
 /** nginx's page for a 502, as a load balancer sends it while the server behind restarts. */
 const BAD_GATEWAY_PAGE = `<html>
@@ -24,76 +23,37 @@ const BAD_GATEWAY_PAGE = `<html>
 const RETRY_AFTER_S = 30;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
-/**
- * A proxy in front of `target` that answers `tasks/get` (a poll, of either era: the method is read
- * from the JSON-RPC body) as `polls` says, and passes everything else through.
- */
-async function startProxy(target: URL): Promise<Server> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      if (pollsAnsweredHere(body) && polls === 'bad-gateway-page') {
-        res.writeHead(502, { 'content-type': 'text/html' }).end(BAD_GATEWAY_PAGE);
-        return;
-      }
-      if (pollsAnsweredHere(body) && polls === 'rate-limited') {
-        res
-          .writeHead(429, { 'content-type': 'text/plain', 'retry-after': String(RETRY_AFTER_S) })
-          .end('Too Many Requests');
-        return;
-      }
-      const upstream = forward(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: req.url,
-          method: req.method,
-          headers: req.headers,
-        },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', () => res.destroy());
-      upstream.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
-
-function pollsAnsweredHere(body: Buffer): boolean {
-  if (polls === 'through' || body.length === 0) return false;
-  try {
-    return (JSON.parse(body.toString('utf8')) as { method?: unknown }).method === 'tasks/get';
-  } catch {
-    return false;
+/** A poll (`tasks/get`, of either era) answered as `polls` says; everything else goes through. */
+function answerPolls({ method }: { method?: string }): ProxyAnswer {
+  if (method !== 'tasks/get' || polls === 'through') return 'through';
+  if (polls === 'bad-gateway-page') {
+    return { status: 502, headers: { 'content-type': 'text/html' }, body: BAD_GATEWAY_PAGE };
   }
+  return {
+    status: 429,
+    headers: { 'content-type': 'text/plain', 'retry-after': String(RETRY_AFTER_S) },
+    body: 'Too Many Requests',
+  };
 }
-
-const portOf = (server: Server): number => (server.address() as AddressInfo).port;
 
 beforeAll(async () => {
   // --strict-2026 refuses initialize: every request is the stateless client's.
   const strict = await fleet.demo(['--strict-2026']);
   // The demo server speaks both eras; the poller is pinned to 2025-11-25 on it (a session).
   const both = await fleet.demo();
-  proxies.push(await startProxy(new URL(`${strict.url}/mcp`)));
-  proxies.push(await startProxy(new URL(`${both.url}/mcp`)));
+  proxies.push(await startHttpProxy(new URL(strict.url), answerPolls));
+  proxies.push(await startHttpProxy(new URL(both.url), answerPolls));
   const timeouts = { connectTimeoutMs: 1000, callTimeoutMs: 1900 };
   await fleet.poller(
     {
       strict: {
-        url: `http://127.0.0.1:${portOf(proxies[0])}/mcp`,
+        url: proxies[0].url('/mcp'),
         protocolVersion: '2026-07-28',
         ...timeouts,
         taskToolsets: [{ name: 'pp-2026', contract: 'mcp-tasks', tool: 'demo_task_required' }],
       },
       session: {
-        url: `http://127.0.0.1:${portOf(proxies[1])}/mcp`,
+        url: proxies[1].url('/mcp'),
         protocolVersion: '2025-11-25',
         ...timeouts,
         taskToolsets: [{ name: 'pp-2025', contract: 'mcp-tasks', tool: 'demo_task_required' }],
@@ -107,10 +67,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const proxy of proxies) {
-    proxy.closeAllConnections();
-    await new Promise((resolve) => proxy.close(resolve));
-  }
+  await Promise.all(proxies.map((proxy) => proxy.close()));
 });
 
 interface Row {
