@@ -53,7 +53,11 @@ export class UpstreamConnectionError extends UpstreamError {
   }
 }
 
-/** The server refused the HTTP request without a JSON-RPC answer; a 4xx was not processed. */
+/**
+ * The server (or a proxy in front of it) refused the HTTP request without a JSON-RPC answer; a
+ * 4xx was not processed. An answer to that one exchange: on a 2025-11-25 session it does not end
+ * the session by itself (docs/connections.md, requirement 6), except a 404 (requirement 7).
+ */
 export class UpstreamHttpError extends UpstreamConnectionError {
   override readonly name = 'UpstreamHttpError';
   constructor(
@@ -61,8 +65,9 @@ export class UpstreamHttpError extends UpstreamConnectionError {
     readonly status: number,
     /** The answer's `Retry-After`, in ms from when it came (a 429 or a 503 may carry one). */
     readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
   ) {
-    super(server, `HTTP ${status} from the server`, status >= 500);
+    super(server, `HTTP ${status} from the server`, status >= 500, options);
   }
 }
 

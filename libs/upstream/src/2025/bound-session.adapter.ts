@@ -2,6 +2,7 @@ import type { CallToolResult, ServerCapabilities } from '@modelcontextprotocol/s
 import type { UpstreamConnection } from './upstream.connection';
 import {
   UpstreamConnectionError,
+  UpstreamHttpError,
   UpstreamRequestBrokenError,
   UpstreamSessionExpiredError,
 } from '../upstream.errors';
@@ -9,10 +10,13 @@ import type { RequestOptions, UpstreamSession } from '../upstream.port';
 
 /**
  * A failure after which the connection is not worth keeping (an RPC error or timeout is not, nor
- * one request's broken answer: its connection checks the session's health itself).
+ * one request's broken answer or HTTP error status: connections.md requirement 6; a session the
+ * server lost answers the next request with a 404).
  */
 export function breaksSession(error: unknown): boolean {
-  if (error instanceof UpstreamRequestBrokenError) return false;
+  if (error instanceof UpstreamRequestBrokenError || error instanceof UpstreamHttpError) {
+    return false;
+  }
   return error instanceof UpstreamSessionExpiredError || error instanceof UpstreamConnectionError;
 }
 

@@ -1,6 +1,7 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '@app/config';
 import { describe } from '../failure.classifier';
+import { sessionAnswered } from './session-health.check';
 import type { UpstreamConnection } from './upstream.connection';
 import { UpstreamRpcError, UpstreamTimeoutError } from '../upstream.errors';
 import type { UpstreamLogger } from '../upstream.hooks';
@@ -57,7 +58,7 @@ export class KeepaliveMonitor {
       ) {
         this.pingUnsupported = true;
         this.logger.info({ server: conn.server }, 'upstream has no ping; probing with tools/list');
-      } else {
+      } else if (!sessionAnswered(error)) {
         const kind = error instanceof UpstreamTimeoutError ? 'timed out' : describe(error);
         return this.onFailure(conn, `keepalive failed: ${kind}`);
       }

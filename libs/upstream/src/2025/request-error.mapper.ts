@@ -6,6 +6,7 @@ import { StdioNotConnectedError } from '../transport/process-group-stdio.transpo
 import {
   UpstreamConnectionError,
   UpstreamError,
+  UpstreamHttpError,
   UpstreamProtocolError,
   UpstreamRequestBrokenError,
   UpstreamRpcError,
@@ -54,8 +55,10 @@ export function mapRequestError(error: unknown, context: FailureContext): Upstre
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     const status = typeof error.code === 'number' ? error.code : -1;
     if (status === 404 && context.hadSession) return new UpstreamSessionExpiredError(server);
-    const refused = status >= 400 && status < 500;
-    return new UpstreamConnectionError(server, describe(error), !refused, { cause: error });
+    // An error status answered to this request (a 429, a proxy's 502): this exchange's, not the
+    // session's (requirement 6). The SDK's words, with the body it quotes, stay in the cause.
+    if (status >= 400) return new UpstreamHttpError(server, status, undefined, { cause: error });
+    return new UpstreamConnectionError(server, describe(error), true, { cause: error });
   }
   if (error instanceof StdioNotConnectedError) {
     return new UpstreamConnectionError(server, error.message, false, { cause: error });

@@ -9,6 +9,7 @@ import { UpstreamConnection, type ConnectionOptions } from './upstream.connectio
 import { checkSessionAfterBreak } from './session-health.check';
 import {
   UpstreamConnectionError,
+  UpstreamHttpError,
   UpstreamRequestBrokenError,
   UpstreamSessionExpiredError,
   UpstreamUnavailableError,
@@ -134,15 +135,17 @@ export class ServerSupervisor {
 
   /**
    * Called by sessions when a request failed: a lost session or transport means reconnect. One
-   * request's broken answer does not (its connection already checks the session's health).
+   * request's broken answer or error status does not (requirement 6): a ping checks the session,
+   * and only its failure ends it, with the requests in flight on it. A 429 is not even checked:
+   * the server asked for fewer requests.
    */
   reportFailure(conn: UpstreamConnection, error: unknown): void {
     if (error instanceof UpstreamSessionExpiredError) {
       this.lose(conn, 'the server forgot the session (HTTP 404)', 'session_expired');
+    } else if (error instanceof UpstreamHttpError) {
+      if (error.status !== 429) this.checkSession(conn);
     } else if (error instanceof UpstreamRequestBrokenError) {
-      checkSessionAfterBreak(conn, this.config, (reason) =>
-        this.lose(conn, reason, 'connection_lost'),
-      );
+      this.checkSession(conn);
     } else if (error instanceof UpstreamConnectionError) {
       this.lose(conn, error.message, 'connection_lost');
     }
@@ -277,6 +280,12 @@ export class ServerSupervisor {
   }
 
   /** The pooled connection broke: reconnect at once the first time, then with backoff. */
+  private checkSession(conn: UpstreamConnection): void {
+    checkSessionAfterBreak(conn, this.config, (reason) =>
+      this.lose(conn, reason, 'connection_lost'),
+    );
+  }
+
   private lose(conn: UpstreamConnection, reason: string, kind: string): void {
     if (conn !== this.current || !this.life.started) return;
     this.current = undefined;

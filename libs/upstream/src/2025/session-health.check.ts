@@ -2,13 +2,24 @@ import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '@app/config';
 import { describe } from '../failure.classifier';
 import type { UpstreamConnection } from './upstream.connection';
-import { UpstreamRpcError, UpstreamTimeoutError } from '../upstream.errors';
+import { UpstreamHttpError, UpstreamRpcError, UpstreamTimeoutError } from '../upstream.errors';
 
 const checking = new WeakSet<UpstreamConnection>();
 
 /**
- * After one request's answer broke off: is the session itself still usable? A `ping` answers
- * that; any JSON-RPC answer (even method-not-found) proves the server and the session alive.
+ * Whether a failed ping still shows the session alive: method-not-found is a JSON-RPC answer from
+ * it, and a 429 is the server (or its proxy) asking for fewer requests, which a new session would
+ * only add to (connections.md requirement 6).
+ */
+export function sessionAnswered(error: unknown): boolean {
+  if (error instanceof UpstreamRpcError) return error.code === (ErrorCode.MethodNotFound as number);
+  return error instanceof UpstreamHttpError && error.status === 429;
+}
+
+/**
+ * After one request's answer broke off, or was an HTTP error status: is the session itself still
+ * usable? A `ping` answers that; any JSON-RPC answer (even method-not-found) proves the server
+ * and the session alive.
  * Calls `onDead` with the reason when it is not, so only a session-level failure tears the
  * session down (connections.md requirement 6). One check per connection at a time: a burst of
  * broken streams from one dying server costs one ping.
@@ -26,14 +37,9 @@ export function checkSessionAfterBreak(
     .then(
       () => undefined,
       (error: unknown) => {
-        if (
-          error instanceof UpstreamRpcError &&
-          error.code === (ErrorCode.MethodNotFound as number)
-        ) {
-          return;
-        }
+        if (sessionAnswered(error)) return;
         const kind = error instanceof UpstreamTimeoutError ? 'timed out' : describe(error);
-        if (conn.alive) onDead(`session check after a broken answer failed: ${kind}`);
+        if (conn.alive) onDead(`the session check (ping) after a failed request: ${kind}`);
       },
     )
     .finally(() => checking.delete(conn));
