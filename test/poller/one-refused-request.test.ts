@@ -2,10 +2,16 @@
 // error status answered to one request (a proxy's 502 page, a rate limiter's 429) is that
 // request's failure only. The other requests in flight on the session go on to their answers,
 // and the session is kept: no new `initialize` (before, the session was torn down and every
-// call in flight on it failed as possibly sent).
+// call in flight on it failed as possibly sent). A session the server no longer knows is still
+// replaced when it says so with a 400 instead of a 404.
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates, waitToolsetsAvailable } from '../helpers/fleet-tasks';
-import { startHttpProxy, type HttpProxy, type ProxyAnswer } from '../helpers/http-proxy';
+import {
+  startHttpProxy,
+  type HttpProxy,
+  type ProxiedRequest,
+  type ProxyAnswer,
+} from '../helpers/http-proxy';
 import type { DemoServerProcess } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
@@ -17,16 +23,20 @@ const BAD_GATEWAY_PAGE = '<html><head><title>502 Bad Gateway</title></head></htm
 /** The refusal the proxy gives the first `tools/call` tagged `refusedTag`; then it lets it by. */
 let refusal: ProxyAnswer = 'through';
 let refusedTag: string | undefined;
+/** The session the last request went on, and one the proxy answers 400 as if it were unknown. */
+let lastSession: string | undefined;
+let forgottenSession: string | undefined;
 let demo: DemoServerProcess;
 let proxy: HttpProxy;
 
-function refuseTaggedCallOnce({
-  method,
-  params,
-}: {
-  method?: string;
-  params?: Record<string, unknown>;
-}): ProxyAnswer {
+function refuseTaggedCallOnce({ req, method, params }: ProxiedRequest): ProxyAnswer {
+  const session = req.headers['mcp-session-id'];
+  if (typeof session === 'string') {
+    if (session === forgottenSession) {
+      return { status: 400, headers: { 'content-type': 'text/plain' }, body: 'Bad Request' };
+    }
+    lastSession = session;
+  }
   const tag = (params?.arguments as { tag?: unknown } | undefined)?.tag;
   if (method !== 'tools/call' || refusedTag === undefined || tag !== refusedTag) return 'through';
   refusedTag = undefined;
@@ -110,3 +120,26 @@ it.each(CASES)(
     expect(proxy.methods.filter((method) => method === 'initialize').length).toBe(sessions);
   },
 );
+
+it('a session the server answers 400 for, as if it did not know it, is still replaced', async () => {
+  // Some servers answer an unknown session 400 instead of 404: one request's status alone does
+  // not end the session, but the ping that follows it fails the same way, and that does.
+  const sessions = proxy.methods.filter((method) => method === 'initialize').length;
+  expect(lastSession).toBeDefined();
+  forgottenSession = lastSession;
+  const [id] = await insertFleetTasks(fleet.db, [
+    {
+      toolset: 'held',
+      contract: 'sync-call',
+      server: 'session',
+      input: { duration_ms: 100, tag: 'after-forgotten' },
+    },
+  ]);
+  const ended = await waitUntil(async () => {
+    const state = (await taskStates(fleet.db, [id])).get(id);
+    return state && TERMINAL.includes(state.status) ? state : undefined;
+  }, 'the task ended');
+  expect(ended).toMatchObject({ status: 'completed', error_code: null });
+  expect(proxy.methods.filter((method) => method === 'initialize').length).toBe(sessions + 1);
+  expect(lastSession).not.toBe(forgottenSession);
+});

@@ -10,8 +10,8 @@ import type { RequestOptions, UpstreamSession } from '../upstream.port';
 
 /**
  * A failure after which the connection is not worth keeping (an RPC error or timeout is not, nor
- * one request's broken answer or HTTP error status: connections.md requirement 6; a session the
- * server lost answers the next request with a 404).
+ * one request's broken answer or HTTP error status: its connection checks the session's health
+ * itself, connections.md requirement 6).
  */
 export function breaksSession(error: unknown): boolean {
   if (error instanceof UpstreamRequestBrokenError || error instanceof UpstreamHttpError) {

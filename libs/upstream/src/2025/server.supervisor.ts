@@ -135,18 +135,18 @@ export class ServerSupervisor {
 
   /**
    * Called by sessions when a request failed: a lost session or transport means reconnect. One
-   * request's broken answer or error status does not (requirement 6): a ping checks the session,
-   * and only its failure ends it, with the requests in flight on it. A 429 is not even checked:
-   * the server asked for fewer requests.
+   * request's broken answer or HTTP error status does not (requirement 6): a ping checks the
+   * session (the connection asks for it after an error status), and only its failure ends it,
+   * with the requests in flight on it.
    */
   reportFailure(conn: UpstreamConnection, error: unknown): void {
     if (error instanceof UpstreamSessionExpiredError) {
       this.lose(conn, 'the server forgot the session (HTTP 404)', 'session_expired');
-    } else if (error instanceof UpstreamHttpError) {
-      if (error.status !== 429) this.checkSession(conn);
     } else if (error instanceof UpstreamRequestBrokenError) {
-      this.checkSession(conn);
-    } else if (error instanceof UpstreamConnectionError) {
+      checkSessionAfterBreak(conn, this.config, (reason) =>
+        this.lose(conn, reason, 'connection_lost'),
+      );
+    } else if (error instanceof UpstreamConnectionError && !(error instanceof UpstreamHttpError)) {
       this.lose(conn, error.message, 'connection_lost');
     }
   }
@@ -280,12 +280,6 @@ export class ServerSupervisor {
   }
 
   /** The pooled connection broke: reconnect at once the first time, then with backoff. */
-  private checkSession(conn: UpstreamConnection): void {
-    checkSessionAfterBreak(conn, this.config, (reason) =>
-      this.lose(conn, reason, 'connection_lost'),
-    );
-  }
-
   private lose(conn: UpstreamConnection, reason: string, kind: string): void {
     if (conn !== this.current || !this.life.started) return;
     this.current = undefined;

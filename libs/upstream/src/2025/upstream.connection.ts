@@ -18,6 +18,7 @@ import type { TransportFactory } from '../transport/transport.factory';
 import type { RequestId } from '../transport/signal-isolating.fetch';
 import {
   UpstreamConnectionError,
+  UpstreamHttpError,
   UpstreamRequestBrokenError,
   abortedStepError,
 } from '../upstream.errors';
@@ -36,8 +37,9 @@ export interface ConnectionOptions {
   /** Unexpected end of the transport (child exit, closed stream). Not called after close(). */
   onLost?: (reason: string) => void;
   /**
-   * One request's answer broke off (HTTP); only that request failed. The owner may check the
-   * session's health, and tear it down only if that check fails.
+   * One request's answer broke off, or was an HTTP error status other than 429 (HTTP); only that
+   * request failed. The owner may check the session's health, and tear it down only if that
+   * check fails.
    */
   onRequestBroken?: (reason: string) => void;
   onToolsListChanged?: () => void;
@@ -224,7 +226,13 @@ export class UpstreamConnection {
     } catch (error) {
       if (options.signal?.aborted)
         throw abortedStepError(this.server, options.signal, true, method);
-      throw mapRequestError(error, context());
+      const failure = mapRequestError(error, context());
+      // An error status answers this exchange, not the session: its owner checks the session
+      // (requirement 6), except after a 429, where the server asked for fewer requests.
+      if (failure instanceof UpstreamHttpError && failure.status !== 429) {
+        this.options.onRequestBroken?.(`HTTP ${failure.status} to a request`);
+      }
+      throw failure;
     } finally {
       if (entry) this.inFlight.delete(entry);
       options.signal?.removeEventListener('abort', onCallerAbort);
