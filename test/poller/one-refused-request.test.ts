@@ -23,6 +23,7 @@ const BAD_GATEWAY_PAGE = '<html><head><title>502 Bad Gateway</title></head></htm
 /** The refusal the proxy gives the first `tools/call` tagged `refusedTag`; then it lets it by. */
 let refusal: ProxyAnswer = 'through';
 let refusedTag: string | undefined;
+let refusedAt = 0;
 /** The session the last request went on, and one the proxy answers 400 as if it were unknown. */
 let lastSession: string | undefined;
 let forgottenSession: string | undefined;
@@ -40,6 +41,7 @@ function refuseTaggedCallOnce({ req, method, params }: ProxiedRequest): ProxyAns
   const tag = (params?.arguments as { tag?: unknown } | undefined)?.tag;
   if (method !== 'tools/call' || refusedTag === undefined || tag !== refusedTag) return 'through';
   refusedTag = undefined;
+  refusedAt = Date.now();
   return refusal;
 }
 
@@ -91,7 +93,7 @@ it.each(CASES)(
         toolset: 'held',
         contract: 'sync-call',
         server: 'session',
-        input: { duration_ms: 4000, tag: `held${tag}` },
+        input: { duration_ms: 6000, tag: `held${tag}` },
       },
     ]);
     await waitUntil(
@@ -115,6 +117,8 @@ it.each(CASES)(
       return [...states.values()].every((s) => TERMINAL.includes(s.status)) ? states : undefined;
     }, 'both tasks ended');
     expect(refusedTag).toBeUndefined(); // the proxy did refuse the call
+    // ...while the held call was in flight beside it.
+    expect(ended.get(held)!.completed_at!.getTime()).toBeGreaterThan(refusedAt);
     expect(ended.get(refused)).toMatchObject(refusedEnd);
     expect(ended.get(held)).toMatchObject({ status: 'completed', error_code: null });
     expect(proxy.methods.filter((method) => method === 'initialize').length).toBe(sessions);
