@@ -27,6 +27,8 @@ const HANDLE_WRITE = 'submitted_at = now(), last_success_at = now()';
 const SUBMIT_MARK = 'submit_started_at = now(), submit_attempts';
 
 const TASKS = 12;
+/** DATABASE_STATEMENT_TIMEOUT_MS of the silence case: only it ends a wait for a lost reply. */
+const STATEMENT_BOUND_MS = 2000;
 
 /**
  * One poller whose DATABASE_URL goes through the proxy, 12 ordinary tasks against the demo
@@ -73,26 +75,33 @@ async function loseRepliesTo(
     // `attempt` line) only once its handle write has settled, so every task's submit line is the
     // sign. Not a count of "storing the remote handle failed" lines: on a slow machine the bound
     // can end a wait after the lease did, and the writer then goes straight to its check.
-    const submitted = () =>
-      new Set(
+    const submits = () =>
+      new Map(
         poller.logs
           .filter((l) => l.msg === 'attempt' && l.phase === 'submit')
-          .map((l) => String(l.task_id)),
+          .map((l) => [String(l.task_id), Number(l.ms)]),
       );
     await waitUntil(
-      () => (ids.every((id) => submitted().has(id)) ? true : undefined),
+      () => {
+        const ended = submits();
+        return ids.every((id) => ended.has(id)) ? ended : undefined;
+      },
       () =>
-        `every submit attempt to end (${submitted().size} of ${TASKS}); poller said ${JSON.stringify(poller.logs.slice(-5))}`,
+        `every submit attempt to end (${submits().size} of ${TASKS}); poller said ${JSON.stringify(poller.logs.slice(-5))}`,
       20_000,
     );
-    // Only the bound ended those waits (nothing closed the connection), and a write whose reply
-    // was lost had landed: the poller found its handle stored.
-    const found = poller.logs.filter((l) =>
-      /had been stored by a write whose reply was lost|stored the remote handle after the lease/.test(
-        String(l.msg),
-      ),
-    );
+    // A write whose reply was lost had landed: the poller found its handle stored, after a
+    // wait that only the statement bound ended (nothing closed the connection).
+    const found = poller.logs
+      .filter((l) =>
+        /had been stored by a write whose reply was lost|stored the remote handle after the lease/.test(
+          String(l.msg),
+        ),
+      )
+      .map((l) => String(l.task_id));
     expect(found.length).toBeGreaterThan(0);
+    const ended = submits();
+    for (const id of found) expect(ended.get(id)).toBeGreaterThanOrEqual(STATEMENT_BOUND_MS);
   }
 
   const states = [...(await taskStates(fleet.db, ids)).values()];
@@ -123,5 +132,10 @@ it('row by row (no group commit), a lost reply to a handle write keeps the handl
 it('a lost reply to a committed handle write, then silence: the statement bound ends the wait, the handle is kept', async () => {
   // No close tells the poller anything: only DATABASE_STATEMENT_TIMEOUT_MS ends each wait, and
   // the silent connection must be dropped, not handed out again.
-  await loseRepliesTo(HANDLE_WRITE, 2, { DATABASE_STATEMENT_TIMEOUT_MS: '2000' }, 'silence');
+  await loseRepliesTo(
+    HANDLE_WRITE,
+    2,
+    { DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_BOUND_MS) },
+    'silence',
+  );
 });
