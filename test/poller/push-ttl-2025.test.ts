@@ -36,15 +36,22 @@ it('a pushed 2025-11-25 task its server expires ends upstream_task_lost at its t
   const state = (id: string) => async () => (await taskStates(fleet.db, [id])).get(id)!;
 
   // A session covers its tasks once its stream has delivered a notification. A task whose
-  // question, pushed, comes after 0.5 s proves it: its next poll is then the safety poll, not
+  // question, pushed, comes after 2 s proves it: its next poll is then the safety poll, not
   // one normal interval away. Without that proof a task polled at the normal interval would
-  // find the expired task as fast as the backstop, and this test could not fail.
+  // find the expired task as fast as the backstop, and this test could not fail. Not sooner: the
+  // server drops a notification sent before the session's stream is open, and on a loaded
+  // machine (a CI run's Node 24 pass) the stream of the task session the submit opened took
+  // longer than 0.5 s, so the one question was never pushed and the session never covered.
   const [covering] = await insertFleetTasks(fleet.db, [
     {
       toolset: 'old-task',
       server: 'old',
       contract: 'mcp-tasks',
-      input: { duration_ms: 120_000, input_required_after_ms: 500, input_required_for_ms: 60_000 },
+      input: {
+        duration_ms: 120_000,
+        input_required_after_ms: 2000,
+        input_required_for_ms: 60_000,
+      },
     },
   ]);
   await waitForStatus(state(covering), 'input_required', { timeoutMs: 20_000 });
