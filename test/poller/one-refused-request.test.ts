@@ -12,7 +12,6 @@ import {
   type ProxiedRequest,
   type ProxyAnswer,
 } from '../helpers/http-proxy';
-import type { DemoServerProcess } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
@@ -27,7 +26,8 @@ let refusedAt = 0;
 /** The session the last request went on, and one the proxy answers 400 as if it were unknown. */
 let lastSession: string | undefined;
 let forgottenSession: string | undefined;
-let demo: DemoServerProcess;
+/** The tags of the calls the proxy has seen (demo_stats speaks 2026-07-28, which this server does not). */
+const calledTags = new Set<string>();
 let proxy: HttpProxy;
 
 function refuseTaggedCallOnce({ req, method, params }: ProxiedRequest): ProxyAnswer {
@@ -39,6 +39,7 @@ function refuseTaggedCallOnce({ req, method, params }: ProxiedRequest): ProxyAns
     lastSession = session;
   }
   const tag = (params?.arguments as { tag?: unknown } | undefined)?.tag;
+  if (method === 'tools/call' && typeof tag === 'string') calledTags.add(tag);
   if (method !== 'tools/call' || refusedTag === undefined || tag !== refusedTag) return 'through';
   refusedTag = undefined;
   refusedAt = Date.now();
@@ -46,7 +47,8 @@ function refuseTaggedCallOnce({ req, method, params }: ProxiedRequest): ProxyAns
 }
 
 beforeAll(async () => {
-  demo = await fleet.demo();
+  // A server of that era only: no 2026-07-28 wire to fall back on.
+  const demo = await fleet.demo(['--only-2025']);
   proxy = await startHttpProxy(new URL(demo.url), refuseTaggedCallOnce);
   await fleet.poller(
     {
@@ -97,9 +99,8 @@ it.each(CASES)(
       },
     ]);
     await waitUntil(
-      async () =>
-        ((await demo.stats(`held${tag}`)).by_tag[`held${tag}`]?.submits ?? 0) === 1 || undefined,
-      'the held call in flight at the server',
+      () => calledTags.has(`held${tag}`) || undefined,
+      'the held call sent through the proxy',
     );
     const sessions = proxy.methods.filter((method) => method === 'initialize').length;
     refusal = answer;

@@ -1,8 +1,8 @@
 // Guards docs/connections.md ("MCP 2026-07-28", the answers) and docs/leases.md ("Scheduling
 // after an attempt"): a server behind a proxy that answers its polls with an error page keeps its
 // tasks working, retried with backoff (never failed as protocol_error), and a 429 with
-// Retry-After puts the next attempt no sooner than asked; a strict 2026-07-28 server, and one
-// pinned to 2025-11-25 (a session, the SDK's transport).
+// Retry-After puts the next attempt no sooner than asked; a strict 2026-07-28 server, and one of
+// 2025-11-25 only (a session, the SDK's transport).
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, waitToolsetsAvailable } from '../helpers/fleet-tasks';
 import { startHttpProxy, type HttpProxy, type ProxyAnswer } from '../helpers/http-proxy';
@@ -39,10 +39,10 @@ function answerPolls({ method }: { method?: string }): ProxyAnswer {
 beforeAll(async () => {
   // --strict-2026 refuses initialize: every request is the stateless client's.
   const strict = await fleet.demo(['--strict-2026']);
-  // The demo server speaks both eras; the poller is pinned to 2025-11-25 on it (a session).
-  const both = await fleet.demo();
+  // --only-2025 speaks 2025-11-25 alone; the poller is pinned to it too (a session).
+  const legacy = await fleet.demo(['--only-2025']);
   proxies.push(await startHttpProxy(new URL(strict.url), answerPolls));
-  proxies.push(await startHttpProxy(new URL(both.url), answerPolls));
+  proxies.push(await startHttpProxy(new URL(legacy.url), answerPolls));
   const timeouts = { connectTimeoutMs: 1000, callTimeoutMs: 1900 };
   await fleet.poller(
     {
