@@ -6,15 +6,24 @@
  * BURN_FAIR (`0`: the due-order claim instead of the fair-share claim the poller ships).
  */
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
 import { Phase, TaskSnapshot, TaskStatus } from '@app/common';
-import { ClaimedTask, Database, TaskLease, TaskLeaseRepository } from '@app/persistence';
+import {
+  ClaimOutcome,
+  ClaimedTask,
+  Database,
+  TaskLease,
+  TaskLeaseRepository,
+} from '@app/persistence';
 import { nextParentMessage, runWorker, send } from '../lib/ipc';
 import { Signal } from '../lib/signal';
 
 const DONE: TaskSnapshot = { status: TaskStatus.Completed };
 // Long enough that no lease can expire during a run: a lost lease here would be a bug.
 const LEASE_MS = 120_000;
+/** The poller's least time between two claims (CLAIM_MIN_GAP_MS's default). */
+const CLAIM_GAP_MS = 20;
 
 interface Counters {
   processed: number;
@@ -57,7 +66,7 @@ runWorker(async () => {
     // every principal weight 1; BURN_FAIR=0: the due-order claim.
     fairShare: process.env.BURN_FAIR === '0' ? undefined : { weights: new Map<string, number>() },
   };
-  const claim = (limit: number): Promise<ClaimedTask[]> => leases.claim({ ...request, limit });
+  const claim = (limit: number): Promise<ClaimOutcome> => leases.claimBatch({ ...request, limit });
   await db.query('SELECT 1');
   send({ type: 'ready' });
   await nextParentMessage('go');
@@ -70,12 +79,12 @@ runWorker(async () => {
     finishMs: 0,
     finishes: 0,
   };
-  const timedClaim = async (limit: number): Promise<ClaimedTask[]> => {
+  const timedClaim = async (limit: number): Promise<ClaimOutcome> => {
     const started = performance.now();
-    const tasks = await claim(limit);
+    const outcome = await claim(limit);
     counters.claimMs += performance.now() - started;
     counters.claims++;
-    return tasks;
+    return outcome;
   };
   await burn(timedClaim, leases, slots, batch, counters);
   const endedAt = Date.now();
@@ -102,9 +111,13 @@ class Slots {
     private readonly batch: number,
   ) {}
 
-  /** Claims until a claim finds nothing due; each claimed task goes to `start`. */
+  /**
+   * Claims until a claim finds nothing due; each claimed task goes to `start`. An empty claim
+   * that met another process's claim (`contended`) is not the end: as the poller's engine does,
+   * it claims again once that claim has had the claim gap to commit.
+   */
   async claimAll(
-    claim: (limit: number) => Promise<ClaimedTask[]>,
+    claim: (limit: number) => Promise<ClaimOutcome>,
     start: (task: ClaimedTask) => void,
   ): Promise<void> {
     for (;;) {
@@ -113,8 +126,12 @@ class Slots {
         await this.hasRoom.wait();
         continue;
       }
-      const tasks = await claim(free);
-      if (tasks.length === 0) return;
+      const { tasks, contended } = await claim(free);
+      if (tasks.length === 0) {
+        if (!contended) return;
+        await sleep(CLAIM_GAP_MS);
+        continue;
+      }
       this.held += tasks.length;
       for (const task of tasks) start(task);
     }
@@ -132,7 +149,7 @@ class Slots {
  * BURN_MODE=per-row each is its own statement (one commit per row, the engine as first written).
  */
 async function burn(
-  claim: (limit: number) => Promise<ClaimedTask[]>,
+  claim: (limit: number) => Promise<ClaimOutcome>,
   leases: TaskLeaseRepository,
   slots: number,
   batch: number,

@@ -1,4 +1,4 @@
-// Guards the engine's timing: it claims only into free slots, wakes at the earliest due time it knows (not just the fallback), backs off on claim errors, keys items by claim, and drains under a deadline.
+// Guards the engine's timing: it claims only into free slots, wakes at the earliest due time it knows (not just the fallback), claims again after the gap when a concurrent claim held its rows, backs off on claim errors, keys items by claim, and drains under a deadline.
 import { ClaimedBatch, LeasedWork } from './leased-work';
 import { LeasedWorkEngine } from './leased-work.engine';
 import { SlotCount } from './slot-count';
@@ -12,7 +12,7 @@ interface Item {
 class ScriptedWork implements LeasedWork<Item> {
   due: Item[] = [];
   /** Flags the next claims report, one per claim. */
-  flags: Array<{ again?: boolean; leftBehind?: boolean }> = [];
+  flags: Array<{ again?: boolean; leftBehind?: boolean; contended?: boolean }> = [];
   readonly givenBack: string[] = [];
   earliest: number | null = null;
   /** The `sinceClaimMs` of each earliest-due read. */
@@ -186,6 +186,30 @@ it('gathers wake-ups within the claim gap into one claim at its end, but claims 
   await jest.advanceTimersByTimeAsync(0);
   expect(work.claims.map((c) => c.limit)).toEqual([8, 8, 5, 1]);
   expect(work.claims[3].at).toBe(work.claims[2].at);
+});
+
+it('claims again once the gap has passed when a concurrent claim held its rows, a bounded number of times', async () => {
+  const work = new ScriptedWork();
+  // Nothing known to be due, so without the flag the engine would wait for the fallback.
+  work.flags = [{ contended: true }];
+  const run = start(work, 4, 60_000, 20);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(work.claims).toHaveLength(1);
+  // The other claim committed and left a row due: the retry takes it at the gap's end, not at once.
+  work.due = [item(1)];
+  await jest.advanceTimersByTimeAsync(19);
+  expect(work.claims).toHaveLength(1);
+  await jest.advanceTimersByTimeAsync(1);
+  expect(work.claims.map((c) => c.at - work.claims[0].at)).toEqual([0, 20]);
+  expect(run.inFlight().map((i) => i.token)).toEqual(['lease-1']);
+  // Without the flag a short claim waits for a wake-up again.
+  await jest.advanceTimersByTimeAsync(10_000);
+  expect(work.claims).toHaveLength(2);
+  // A lock held for long: five retries, then the engine waits as after any short claim.
+  work.flags = Array.from({ length: 10 }, () => ({ contended: true }));
+  run.poke();
+  await jest.advanceTimersByTimeAsync(10_000);
+  expect(work.claims).toHaveLength(2 + 1 + 5);
 });
 
 it('gives back a claimed row its capacity rule refuses, and never runs it', async () => {

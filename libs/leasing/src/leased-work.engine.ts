@@ -21,6 +21,18 @@ export interface LeasedWorkEngineOptions<T> {
   now?: () => number;
 }
 
+/**
+ * The least wait before claiming again after a claim that met a concurrent claim's locks, when
+ * `minClaimGapMs` is shorter (0 turns the gap off): long enough for that claim to commit, so a
+ * retry does not spin on its locks while it runs (a claim of 500 takes tens of ms).
+ */
+const CONTENDED_RETRY_MIN_MS = 10;
+/**
+ * Retries in a row after contended claims before waiting for a wake-up as after any short
+ * claim: a lock held for long (an operator's open transaction) must not become a claim every gap.
+ */
+const CONTENDED_RETRIES = 5;
+
 interface InFlight<T> {
   item: T;
   controller: AbortController;
@@ -56,6 +68,10 @@ export class LeasedWorkEngine<T> {
   private lastClaimAt = -Infinity;
   /** The last claim was full: the next one does not wait out the gap. */
   private backlog = false;
+  /** The last claim met a concurrent claim's locks: the next waits at least the retry gap. */
+  private contended = false;
+  /** Claims in a row that met a concurrent claim's locks (bounded by CONTENDED_RETRIES). */
+  private contendedRun = 0;
 
   constructor(private readonly options: LeasedWorkEngineOptions<T>) {
     this.now = options.now ?? Date.now;
@@ -119,7 +135,9 @@ export class LeasedWorkEngine<T> {
     const { capacity, work, log, name } = this.options;
     while (!this.stopping) {
       if (this.dueMaybe && capacity.claimable() > 0) {
-        const gapEndsAt = this.lastClaimAt + (this.options.minClaimGapMs ?? 0);
+        const gap = this.options.minClaimGapMs ?? 0;
+        const gapEndsAt =
+          this.lastClaimAt + (this.contended ? Math.max(gap, CONTENDED_RETRY_MIN_MS) : gap);
         if (!this.backlog && this.now() < gapEndsAt) {
           // A wake-up within the gap: claim at its end, with whatever else fell due meanwhile.
           await this.wake.wait(gapEndsAt - this.now());
@@ -129,10 +147,12 @@ export class LeasedWorkEngine<T> {
         this.dueMaybe = false;
         this.lastClaimAt = this.now();
         try {
-          const again = await this.claimOnce();
+          const next = await this.claimOnce();
           this.backoff.succeeded();
-          this.backlog = again;
-          if (again) {
+          this.backlog = next === 'now';
+          this.contended = next === 'afterGap';
+          if (next !== 'wait') {
+            // 'now' claims at once; 'afterGap' waits out the gap at the top of the loop.
             this.dueMaybe = true;
             continue;
           }
@@ -159,14 +179,22 @@ export class LeasedWorkEngine<T> {
     while (!this.stopping && this.now() < atMs) await this.wake.wait(atMs - this.now());
   }
 
-  /** One claim statement; true when more may be due for this worker now. */
-  private async claimOnce(): Promise<boolean> {
-    const limit = this.options.capacity.claimable();
-    const batch = await this.options.work.claim(limit);
+  /**
+   * One claim statement, and when to claim next: `now` when more may be due for this worker at
+   * once, `afterGap` when a concurrent claim held rows this one would have taken, `wait` for a
+   * wake-up otherwise.
+   */
+  private async claimOnce(): Promise<'now' | 'afterGap' | 'wait'> {
+    const { capacity, work } = this.options;
+    const limit = capacity.claimable();
+    const batch = await work.claim(limit);
     const full = batch.items.length >= limit;
     this.leftBehind = full || batch.leftBehind === true;
     for (const item of batch.items) this.startItem(item);
-    return full || (batch.again === true && this.options.capacity.claimable() > 0);
+    this.contendedRun = batch.contended === true ? this.contendedRun + 1 : 0;
+    if (full || (batch.again === true && capacity.claimable() > 0)) return 'now';
+    const retry = this.contendedRun > 0 && this.contendedRun <= CONTENDED_RETRIES;
+    return retry && capacity.claimable() > 0 ? 'afterGap' : 'wait';
   }
 
   private startItem(item: T): void {

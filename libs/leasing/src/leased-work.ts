@@ -9,6 +9,12 @@ export interface ClaimedBatch<T> {
   again?: boolean;
   /** Due rows were left for lack of room (a full part was skipped): claim when room frees. */
   leftBehind?: boolean;
+  /**
+   * A concurrent claim held rows this one would have taken, so it came back short with rows
+   * maybe still due: the engine claims again once the claim gap has passed (by then that claim
+   * has most likely committed), not at once, which would only meet its locks again.
+   */
+  contended?: boolean;
 }
 
 /**

@@ -5,6 +5,7 @@ export { waitForDatabase } from './database-wait';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
+export type { ClaimOutcome } from './task-claim';
 export { TaskInputRepository } from './task-input.repository';
 export { TaskRepository } from './task.repository';
 export type { CreateResult, NewTask, StatusFilter, QuotaName, SubmitQuota } from './task.types';

@@ -29,7 +29,7 @@ import {
   UPDATE_PROGRESS_SQL,
 } from './sql/lease-write.sql';
 import { pollValues, submittedValues, terminalValues } from './attempt-values';
-import { ClaimDatabase, claimTasks } from './task-claim';
+import { ClaimDatabase, ClaimOutcome, claimTasks } from './task-claim';
 import { WriteBatchOptions } from './write-batcher';
 import { FencedSend, WritePath } from './write-path';
 
@@ -77,7 +77,12 @@ export class TaskLeaseRepository {
    * Leases due rows, then reads the claimed tasks (task-claim.ts): the claim in due order, or by
    * fair share, within this worker's and the fleet's room.
    */
-  claim(request: ClaimRequest): Promise<ClaimedTask[]> {
+  async claim(request: ClaimRequest): Promise<ClaimedTask[]> {
+    return (await this.claimBatch(request)).tasks;
+  }
+
+  /** {@link claim}, and whether a concurrent claim held rows it would have taken (the engine's). */
+  claimBatch(request: ClaimRequest): Promise<ClaimOutcome> {
     return claimTasks(this.db, request);
   }
 

@@ -1,25 +1,32 @@
 // Guards the headroom's side of the claim (docs/leases.md, "Fair share"): the claim is told how
 // many of its rows are open to anyone, and one that the headroom may have cut short claims again
-// as slots free rather than at once.
+// as slots free rather than at once; one that a concurrent claim kept short says so.
 import { PinoLogger } from 'nestjs-pino';
 import { Registry } from 'prom-client';
 import { Phase } from '@app/common';
 import { McpServersConfig, Settings } from '@app/config';
 import { GatewayMetrics } from '@app/metrics';
-import { ClaimRequest, ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
+import {
+  ClaimOutcome,
+  ClaimRequest,
+  ClaimedTask,
+  FleetRepository,
+  TaskLeaseRepository,
+} from '@app/persistence';
 import { TaskRunnerService } from '../running/task-runner.service';
 import { ClaimLoopService } from './claim-loop.service';
 import { ServerSlots } from './server-slots';
 
 const SLOTS = 8;
 
-function loop(fairShare: boolean, headroom: number, answer: number) {
+function loop(fairShare: boolean, headroom: number, answer: number, contended = false) {
   const requests: ClaimRequest[] = [];
   const leases = {
-    claim: (request: ClaimRequest): Promise<ClaimedTask[]> => {
+    claimBatch: (request: ClaimRequest): Promise<ClaimOutcome> => {
       requests.push(request);
-      return Promise.resolve(
-        Array.from(
+      return Promise.resolve({
+        contended,
+        tasks: Array.from(
           { length: answer },
           (_, i) =>
             ({
@@ -30,7 +37,7 @@ function loop(fairShare: boolean, headroom: number, answer: number) {
               lease: { taskId: `task_${i}`, token: `token-${i}` },
             }) as ClaimedTask,
         ),
-      );
+      });
     },
   } as unknown as TaskLeaseRepository;
   const settings = {
@@ -90,4 +97,13 @@ it('without headroom or fair share, every row is open and nothing is held back',
   busy(dueOrder.slots, SLOTS - 2);
   expect((await dueOrder.service.claim(2)).leftBehind).toBe(false);
   expect(dueOrder.requests[0].fairShare).toBeUndefined();
+});
+
+it("a claim that a concurrent claim's locks kept short tells the engine so", async () => {
+  const { service } = loop(true, 2, 1, true);
+  const batch = await service.claim(SLOTS);
+  expect({ contended: batch.contended, leftBehind: batch.leftBehind }).toEqual({
+    contended: true,
+    leftBehind: false,
+  });
 });

@@ -63,7 +63,8 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
    * One claim statement. More may be due now when it filled a server's room (rows of that
    * server were left and others may lie behind them; the next claim skips the now saturated
    * server); rows were left behind when it skipped saturated servers, or may have been when a
-   * server has a fleet-wide cap, or when the headroom held the leader's rows back.
+   * server has a fleet-wide cap, or when the headroom held the leader's rows back. A fair claim
+   * that a concurrent claim's locks kept short is `contended`: the engine claims again after the gap.
    */
   async claim(limit: number): Promise<ClaimedBatch<ClaimedTask>> {
     const excludeServers = this.slots.saturated();
@@ -75,7 +76,7 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
       Math.max(0, this.slots.free() - this.settings.worker.fairShareHeadroom),
     );
     const timer = this.metrics.claimDuration.startTimer();
-    const items = await this.leases.claim({
+    const { tasks: items, contended } = await this.leases.claimBatch({
       workerId: this.workerId,
       limit,
       phases: PHASES,
@@ -105,7 +106,7 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
     // again. One that took fewer found nothing more it could lock, as a claim that is not full.
     const heldBack = fair && open < limit && items.length >= open;
     const leftBehind = excludeServers.length > 0 || this.fleetCaps.size > 0 || heldBack;
-    return { items, again: filledServer, leftBehind };
+    return { items, again: filledServer, leftBehind, contended };
   }
 
   earliestDueMs(sinceClaimMs: number): Promise<number | null> {

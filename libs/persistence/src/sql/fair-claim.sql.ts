@@ -44,10 +44,10 @@ import {
  * - `ranked`: each row ranked `(held + nth) / weight`: `held` is the principal's live leases
  *   fleet-wide, `nth` the row's place in the principal's due order. Ties go to the principal with
  *   fewer rows in the pool, then to the older due time.
- * - `overdue`: the top `$2` by rank, locked `SKIP LOCKED` in rank order. The row must still
- *   be due: a row another claimer leased meanwhile is due only when that lease ends, and
- *   Postgres re-checks this condition on the row's newest version when it takes the lock (as
- *   in CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of one due time the
+ * - `best`, then `overdue`: the top `$2` of the best `2 × $2` by rank, locked `SKIP LOCKED` in
+ *   rank order. The row must still be due: a row another claimer leased meanwhile is due only
+ *   when that lease ends, and Postgres re-checks this condition on the row's newest version when
+ *   it takes the lock (as in CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of one due time the
  *   planner probed the due index for it, once per candidate.
  * - `candidates`, the headroom (docs/leases.md, "Fair share"): of the locked rows, in rank
  *   order after the rescues, the first `$11` (the caller's free slots less
@@ -63,6 +63,16 @@ import {
  *   the claim came back short with the leader's next rows free (test/fairness/headroom.test.ts).
  *   A locked row left out here stays due, its lock ending with the statement, as `due` does with
  *   a server's.
+ *
+ * - `contended` (the answer's last column; one row of nulls beside it when nothing was leased):
+ *   the claim locked fewer rows than its room while rows of `best` were left unlocked, so a
+ *   concurrent claim held them (`SKIP LOCKED`, or Postgres's re-check after that claim's lease
+ *   committed). The ranking is a window, not a walk of the whole backlog as the due-order claim's
+ *   scan is: a small claim beside a larger one ranks the rows the larger one holds and can come
+ *   back empty with rows still due behind them. Told so, the engine claims again once the claim
+ *   gap has passed and the larger claim has committed, instead of waiting for its next wake-up
+ *   (docs/leases.md, "Fair share", Concurrent claimers). Rows the headroom or a server's room
+ *   left out were locked by this claim, so they never set it: no claim loop under a flood.
  *
  * Work-conserving: a principal without due rows takes no place in the ranking, so the others
  * fill every free slot but the headroom. Within a principal, rows go in due order as before.
@@ -129,6 +139,9 @@ ranked AS (
     JOIN principals p ON p.principal = pool.principal
     LEFT JOIN held h ON h.principal = pool.principal
 ),
+best AS (
+  SELECT * FROM ranked ORDER BY rank, backlog, due_at LIMIT 2 * $2
+),
 overdue AS (
   SELECT t.task_id AS id,
          t.server,
@@ -137,7 +150,7 @@ overdue AS (
          ${PHASE} AS phase,
          r.rank,
          r.backlog
-    FROM (SELECT * FROM ranked ORDER BY rank, backlog, due_at LIMIT 2 * $2) r
+    FROM best r
     JOIN task_leases t ON t.task_id = r.id
    WHERE t.lease_token IS NULL
      AND t.next_attempt_at <= now()
@@ -171,5 +184,11 @@ candidates AS (
       OR l.place <= $11::int
       OR l.rank < (SELECT level FROM leader)
 ),
-${roomBound('c.rescued DESC, c.rank, c.backlog, c.due_at')}
-${LEASE_AND_RETURN}`;
+${roomBound('c.rescued DESC, c.rank, c.backlog, c.due_at')},
+leased AS (
+${LEASE_AND_RETURN}
+)
+SELECT leased.*, state.contended
+  FROM (SELECT (SELECT count(*) FROM overdue) < ${ROOM_AFTER_RESCUES}
+               AND (SELECT count(*) FROM best) > (SELECT count(*) FROM overdue) AS contended) state
+  LEFT JOIN leased ON true`;

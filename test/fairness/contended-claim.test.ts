@@ -1,0 +1,116 @@
+// Guards docs/leases.md, "Fair share" (Concurrent claimers): a fair claim that finds its
+// best-ranked rows held by a concurrent claim says so, and only then, so that its worker claims
+// again once that claim has committed instead of leaving its slots idle until the next wake-up.
+import { PoolClient } from 'pg';
+import { Phase } from '@app/common';
+import { ClaimRequest, TaskLeaseRepository } from '@app/persistence';
+import { testPool, useTestDatabase } from '../helpers/db';
+import { dueInOrder, insertTasks } from '../helpers/tasks';
+
+const t = useTestDatabase();
+
+afterEach(async () => {
+  await t.db.query(`DELETE FROM tasks`);
+});
+
+const fair: ClaimRequest = {
+  workerId: 'small',
+  limit: 2,
+  phases: [Phase.Submit],
+  leaseMs: 60_000,
+  deadWorkerAfterMs: 30_000,
+  fairShare: { weights: new Map() },
+};
+
+/** `count` due rows of `user`, due a millisecond apart from a minute ago (rank order = this order). */
+async function seed(user: string, count: number): Promise<string[]> {
+  const ids = await insertTasks(t.db, count, { userId: user });
+  await dueInOrder(t.db, ids, -60_000);
+  return ids;
+}
+
+/**
+ * Leases `ids` as a concurrent claim's statement does (claim.sql.ts, LEASE_AND_RETURN), in a
+ * transaction left open: the rows stay locked, and due in every other snapshot, until `commit`.
+ */
+async function concurrentClaim(ids: string[]): Promise<{ commit: () => Promise<void> }> {
+  const pool = testPool(t.url, 1);
+  const client: PoolClient = await pool.connect();
+  await client.query('BEGIN');
+  await client.query(
+    `UPDATE task_leases
+        SET lease_owner = 'big', lease_token = gen_random_uuid(),
+            lease_expires_at = now() + interval '1 minute', next_attempt_at = now() + interval '1 minute'
+      WHERE task_id = ANY($1::text[])`,
+    [ids],
+  );
+  return {
+    commit: async () => {
+      await client.query('COMMIT');
+      client.release();
+      await pool.end();
+    },
+  };
+}
+
+it('comes back short and contended beside a larger claim, and takes the rows behind once it committed', async () => {
+  const ids = await seed('noisy', 30);
+  // The larger claim holds the first ten: every row the small claim ranks best (twice its limit).
+  const big = await concurrentClaim(ids.slice(0, 10));
+  const leases = new TaskLeaseRepository(t.db);
+  const held = await leases.claimBatch(fair);
+  expect({ taken: held.tasks.length, contended: held.contended }).toEqual({
+    taken: 0,
+    contended: true,
+  });
+  await big.commit();
+  const after = await leases.claimBatch(fair);
+  expect(after.tasks.map((task) => task.id)).toEqual(ids.slice(10, 12));
+  expect(after.contended).toBe(false);
+});
+
+it('takes what it can lock and still says contended when part of its best rows were held', async () => {
+  const ids = await seed('noisy', 30);
+  const big = await concurrentClaim(ids.slice(0, 3));
+  try {
+    const claim = await new TaskLeaseRepository(t.db).claimBatch(fair);
+    expect(claim.tasks.map((task) => task.id)).toEqual([ids[3]]);
+    expect(claim.contended).toBe(true);
+  } finally {
+    await big.commit();
+  }
+});
+
+it('the due-order claim walks past the held rows and is never contended', async () => {
+  const ids = await seed('noisy', 30);
+  const big = await concurrentClaim(ids.slice(0, 10));
+  try {
+    const claim = await new TaskLeaseRepository(t.db).claimBatch({ ...fair, fairShare: undefined });
+    expect(claim.tasks.map((task) => task.id)).toEqual(ids.slice(10, 12));
+    expect(claim.contended).toBe(false);
+  } finally {
+    await big.commit();
+  }
+});
+
+it('is not contended when nothing is due, nor when the headroom held the rows back', async () => {
+  const leases = new TaskLeaseRepository(t.db);
+  expect(await leases.claimBatch(fair)).toEqual({ tasks: [], contended: false });
+  // Two principals, noisy the leader with 5 live leases; quiet has one live and nothing due.
+  // Nothing is open, and noisy's rows rank above its level: the claim locks them and takes none.
+  // A retry would only find the same: no claim loop under a flood.
+  await seed('noisy', 30);
+  const live = [
+    ...(await insertTasks(t.db, 5, { userId: 'noisy' })),
+    ...(await insertTasks(t.db, 1, { userId: 'quiet' })),
+  ];
+  await t.db.query(
+    `UPDATE task_leases
+        SET lease_owner = 'elsewhere', lease_token = gen_random_uuid(),
+            lease_expires_at = now() + interval '1 minute', next_attempt_at = now() + interval '1 minute'
+      WHERE task_id = ANY($1::text[])`,
+    [live],
+  );
+  const claim = await leases.claimBatch({ ...fair, fairShare: { weights: new Map(), open: 0 } });
+  expect(claim).toEqual({ tasks: [], contended: false });
+});
