@@ -1,4 +1,9 @@
-import { createServer, request as forward, type IncomingMessage } from 'node:http';
+import {
+  createServer,
+  request as forward,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -27,12 +32,13 @@ export interface HttpProxy {
 
 /**
  * Starts a proxy to `target` (an origin, e.g. `http://127.0.0.1:4100`): each request's body is
- * read whole, `decide` answers it or lets it through, and answers from the target stream back
- * as they come (an SSE stream stays a stream).
+ * read whole, `decide` answers it or lets it through (a promise holds the request until the
+ * test settles it), and answers from the target stream back as they come (an SSE stream stays
+ * a stream).
  */
 export async function startHttpProxy(
   target: URL,
-  decide: (request: ProxiedRequest) => ProxyAnswer = () => 'through',
+  decide: (request: ProxiedRequest) => ProxyAnswer | Promise<ProxyAnswer> = () => 'through',
 ): Promise<HttpProxy> {
   const methods: string[] = [];
   const server = createServer((req, res) => {
@@ -42,28 +48,36 @@ export async function startHttpProxy(
       const body = Buffer.concat(chunks);
       const request: ProxiedRequest = { req, body, ...jsonRpc(body) };
       if (request.method !== undefined) methods.push(request.method);
-      const answer = decide(request);
-      if (answer !== 'through') {
-        res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '');
-        return;
-      }
-      const upstream = forward(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: req.url,
-          method: req.method,
-          headers: req.headers,
+      Promise.resolve(decide(request)).then(
+        (answer) => {
+          if (answer !== 'through') {
+            res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '');
+            return;
+          }
+          pass(req, body, res);
         },
-        (reply) => {
-          res.writeHead(reply.statusCode ?? 502, reply.headers);
-          reply.pipe(res);
-        },
+        () => res.destroy(),
       );
-      upstream.on('error', () => res.destroy());
-      upstream.end(body);
     });
   });
+  /** Sends `req` on to the target and streams its answer back. */
+  const pass = (req: IncomingMessage, body: Buffer, res: ServerResponse): void => {
+    const upstream = forward(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: req.url,
+        method: req.method,
+        headers: req.headers,
+      },
+      (reply) => {
+        res.writeHead(reply.statusCode ?? 502, reply.headers);
+        reply.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    upstream.end(body);
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {

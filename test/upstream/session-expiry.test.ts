@@ -1,7 +1,11 @@
-// Guards against a Streamable HTTP server that forgot our session: idempotent requests recover once, others are never replayed.
+// Guards against a Streamable HTTP server that forgot our session: idempotent requests recover
+// once, others are never replayed, and the 404 to one request does not fail the others in flight
+// on that session as possibly sent (docs/connections.md, requirement 7).
 import { UpstreamSessionExpiredError, type UpstreamSession } from '@app/upstream';
+import { startHttpProxy, type ProxyAnswer } from '../helpers/http-proxy';
 import { useProcesses } from '../helpers/process-scope';
 import { startDemoServer } from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
 import { adminPost, closePools, demoHttp, openPool } from './mcp-test.helper';
 
 afterEach(closePools);
@@ -50,4 +54,77 @@ describe('Streamable HTTP session expiry', () => {
     await fresh.callTool('demo_slow', { duration_ms: 10, tag: 'once' }, { idempotent: false });
     expect(await syncCalls(fresh, 'once')).toMatchObject({ submits: 1 });
   });
+});
+
+/** What a Streamable HTTP server answers a request on a session it does not know. */
+const SESSION_NOT_FOUND: ProxyAnswer = {
+  status: 404,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32001, message: 'Session not found' },
+  }),
+};
+
+describe('a 404 to one request while another is in flight on the session', () => {
+  // A server that forgot the session (a restart, an expiry) answers each request on it 404 in
+  // its own exchange; one still being answered ends with its result. Before, the first 404
+  // closed the connection and failed the other request locally as possibly sent: a submit beside
+  // it ended `outcome_uncertain` though the server never saw it (a chaos run's a-native tasks).
+  const cases = [
+    ['pooled', 'a 404 too', SESSION_NOT_FOUND],
+    ['task', 'a 404 too', SESSION_NOT_FOUND],
+    ['pooled', 'its result', 'through'],
+    ['task', 'its result', 'through'],
+  ] as const;
+  it.each(cases)(
+    'on the %s session, the other request gets its own answer: %s',
+    async (kind, _label, last) => {
+      // A server of one era only: nothing to fall back on.
+      const demo = await startDemoServer(['--only-2025']);
+      let release: ((answer: ProxyAnswer) => void) | undefined;
+      const proxy = await startHttpProxy(new URL(demo.url), ({ req, method, params }) => {
+        const tag = (params?.arguments as { tag?: unknown } | undefined)?.tag;
+        if (method !== 'tools/call' || req.headers['mcp-session-id'] === undefined)
+          return 'through';
+        if (tag === 'held') return new Promise<ProxyAnswer>((resolve) => (release = resolve));
+        return tag === 'forgotten' ? SESSION_NOT_FOUND : 'through';
+      });
+      try {
+        const { pool } = openPool([demoHttp('demo', proxy.url(''))]);
+        const session =
+          kind === 'pooled' ? await pool.session('demo') : await pool.taskSession('demo');
+        const first = session.sessionId;
+        const held = session
+          .callTool('demo_slow', { duration_ms: 10, tag: 'held' }, { idempotent: false })
+          .then(
+            () => 'answered',
+            (error: unknown) => error,
+          );
+        const releaseHeld = await waitUntil(() => release, 'the held call at the proxy');
+        const expired = await session
+          .callTool('demo_slow', { duration_ms: 10, tag: 'forgotten' }, { idempotent: false })
+          .catch((error: unknown) => error);
+        expect(expired).toBeInstanceOf(UpstreamSessionExpiredError);
+
+        releaseHeld(last);
+        const outcome = await held;
+        if (last === 'through') {
+          expect(outcome).toBe('answered');
+        } else {
+          expect(outcome).toBeInstanceOf(UpstreamSessionExpiredError);
+          expect((outcome as UpstreamSessionExpiredError).maybeSent).toBe(false);
+        }
+        // The session was replaced all the same: the next call goes on a new one.
+        const next =
+          kind === 'pooled' ? await pool.session('demo') : await pool.taskSession('demo');
+        await next.callTool('demo_slow', { duration_ms: 10, tag: 'after' }, { idempotent: false });
+        expect(next.sessionId).toBeDefined();
+        expect(next.sessionId).not.toBe(first);
+      } finally {
+        await proxy.close();
+      }
+    },
+  );
 });

@@ -133,7 +133,7 @@ export class UpstreamPool implements UpstreamPort {
     const conn = await untilAborted(supervisor.taskConnectionReady(), signal, server, 'connect');
     if (conn === supervisor.currentConnection) return this.sessions.get(server)!;
     return new BoundSessionAdapter(conn, (broken, error) => {
-      if (breaksSession(error)) supervisor.dropTaskConnection(broken);
+      if (breaksSession(error)) supervisor.dropTaskConnection(broken, error);
     });
   }
 

@@ -51,6 +51,8 @@ export class ServerSupervisor {
   private readonly keepalive: KeepaliveMonitor;
   private taskConnection?: UpstreamConnection;
   private taskConnecting?: Promise<UpstreamConnection>;
+  /** Sessions the server forgot, still waiting for the requests in flight on them to settle. */
+  private readonly retired = new Set<UpstreamConnection>();
 
   constructor(private readonly deps: SupervisorDeps) {
     this.server = deps.config.name;
@@ -141,7 +143,8 @@ export class ServerSupervisor {
    */
   reportFailure(conn: UpstreamConnection, error: unknown): void {
     if (error instanceof UpstreamSessionExpiredError) {
-      this.lose(conn, 'the server forgot the session (HTTP 404)', 'session_expired');
+      // Retired, not closed: the other requests in flight get their own answers (requirement 7).
+      this.lose(conn, 'the server forgot the session (HTTP 404)', 'session_expired', true);
     } else if (error instanceof UpstreamRequestBrokenError) {
       checkSessionAfterBreak(conn, this.config, (reason) =>
         this.lose(conn, reason, 'connection_lost'),
@@ -165,11 +168,26 @@ export class ServerSupervisor {
     return this.taskConnecting;
   }
 
-  /** Drops a broken task connection (without DELETE: the tasks bound to it may live on). */
-  dropTaskConnection(conn: UpstreamConnection): void {
+  /**
+   * Drops a broken task connection (without DELETE: the tasks bound to it may live on). After
+   * `error`, a 404 that says the server forgot the session, it is retired instead of closed: the
+   * other requests in flight on it get their own answers (requirement 7).
+   */
+  dropTaskConnection(conn: UpstreamConnection, error?: unknown): void {
     if (this.taskConnection !== conn) return;
     this.taskConnection = undefined;
-    void conn.close('task session lost', false);
+    if (error instanceof UpstreamSessionExpiredError) {
+      this.retire(conn, 'the server forgot the task session (HTTP 404)');
+    } else {
+      void conn.close('task session lost', false);
+    }
+  }
+
+  /** Retires `conn` (UpstreamConnection.retire), kept so that closing the pool closes it too. */
+  private retire(conn: UpstreamConnection, reason: string): void {
+    for (const old of this.retired) if (old.closed) this.retired.delete(old);
+    this.retired.add(conn);
+    conn.retire(reason);
   }
 
   /**
@@ -194,11 +212,14 @@ export class ServerSupervisor {
   private async closeConnections(reason: string): Promise<void> {
     const pooled = [this.current, this.attemptConnection];
     const task = this.taskConnection;
+    const retired = [...this.retired];
     this.current = undefined;
     this.taskConnection = undefined;
+    this.retired.clear();
     await Promise.all([
       ...pooled.map((conn) => conn?.close(reason, true)),
       task?.close(reason, false),
+      ...retired.map((conn) => conn.close(reason, false)),
     ]);
   }
 
@@ -280,11 +301,12 @@ export class ServerSupervisor {
   }
 
   /** The pooled connection broke: reconnect at once the first time, then with backoff. */
-  private lose(conn: UpstreamConnection, reason: string, kind: string): void {
+  private lose(conn: UpstreamConnection, reason: string, kind: string, retire = false): void {
     if (conn !== this.current || !this.life.started) return;
     this.current = undefined;
     this.keepalive.stop();
-    void conn.close(reason, false);
+    if (retire) this.retire(conn, reason);
+    else void conn.close(reason, false);
     this.life.lost(reason, kind);
   }
 

@@ -80,6 +80,8 @@ export class UpstreamConnection {
   private transport?: Transport;
   private readonly inFlight = new Set<InFlight>();
   private closedReason?: string;
+  /** Set by {@link retire}: no new requests; closes once the last one in flight settles. */
+  private retiredReason?: string;
   private transportClosed = false;
   private closing?: Promise<void>;
   private pushGone = false;
@@ -127,9 +129,10 @@ export class UpstreamConnection {
     return this.inFlight.size;
   }
 
-  /** Usable for new requests: not closed and, for stdio, the child still runs. */
+  /** Usable for new requests: not closed or retired and, for stdio, the child still runs. */
   get alive(): boolean {
-    if (this.closedReason !== undefined || this.transportClosed) return false;
+    if (this.closedReason !== undefined || this.retiredReason !== undefined) return false;
+    if (this.transportClosed) return false;
     return !(this.transport instanceof ProcessGroupStdioTransport) || this.transport.alive;
   }
 
@@ -187,7 +190,7 @@ export class UpstreamConnection {
     if (!this.alive) {
       throw new UpstreamConnectionError(
         this.server,
-        `not connected (${this.closedReason ?? 'transport closed'})`,
+        `not connected (${this.closedReason ?? this.retiredReason ?? 'transport closed'})`,
         false,
       );
     }
@@ -229,7 +232,8 @@ export class UpstreamConnection {
       const failure = mapRequestError(error, context());
       // An error status answers this exchange, not the session: its owner checks the session
       // (requirement 6), except after a 429, where the server asked for fewer requests.
-      if (failure instanceof UpstreamHttpError && failure.status !== 429) {
+      // A retired session needs no check: it is already replaced.
+      if (failure instanceof UpstreamHttpError && failure.status !== 429 && !this.retiredReason) {
         this.options.onRequestBroken?.(`HTTP ${failure.status} to a request`);
       }
       throw failure;
@@ -238,7 +242,31 @@ export class UpstreamConnection {
       options.signal?.removeEventListener('abort', onCallerAbort);
       this.lastActivity = Date.now();
       this.options.metrics.onCallDuration?.(this.server, method, (Date.now() - started) / 1000);
+      if (this.retiredReason !== undefined && this.inFlight.size === 0) {
+        void this.close(this.retiredReason, false);
+      }
     }
+  }
+
+  /**
+   * The session ended on the server's word (HTTP 404: it no longer knows the session;
+   * requirement 7): no new request goes on this connection, and the requests in flight on it
+   * are not failed here, as {@link close} would fail them, as possibly sent. Each gets its own
+   * answer instead: a 404 too when the server forgot the session before it arrived (not sent,
+   * so a submit is tried again), or its result or broken stream when it was already being
+   * answered. The connection closes, without DELETE, once the last of them settles; each is
+   * bounded by its own deadline.
+   */
+  retire(reason: string): void {
+    if (this.closing || this.retiredReason !== undefined) return;
+    this.retiredReason = reason;
+    this.pushEnded(`the session ended (${reason})`);
+    if (this.inFlight.size === 0) void this.close(reason, false);
+  }
+
+  /** Closed, or closing: {@link close} was called (directly or by a retired connection). */
+  get closed(): boolean {
+    return this.closing !== undefined;
   }
 
   /**
@@ -310,7 +338,10 @@ export class UpstreamConnection {
       entry.fail(new UpstreamRequestBrokenError(this.server, detail, { cause: error }));
       entry.abandon();
     }
-    this.options.onRequestBroken?.(`an HTTP response stream broke (${detail})`);
+    // A retired session needs no check: it is already replaced.
+    if (this.retiredReason === undefined) {
+      this.options.onRequestBroken?.(`an HTTP response stream broke (${detail})`);
+    }
   }
 
   /** The server stream that carries pushed task statuses is gone; told once. */
@@ -324,7 +355,7 @@ export class UpstreamConnection {
   private handleTransportClosed(): void {
     this.pushEnded('the transport closed');
     this.transportClosed = true;
-    if (this.closedReason !== undefined) return;
+    if (this.closedReason !== undefined || this.retiredReason !== undefined) return;
     const reason =
       this.transport instanceof ProcessGroupStdioTransport
         ? 'the stdio server exited'
