@@ -42,6 +42,17 @@ export interface PersistedState {
   counters: Counters;
 }
 
+type CounterGroup = Exclude<keyof Counters, 'tags'>;
+
+/** One change in the state file's journal (state-file.repository.ts): absolute values, not deltas. */
+export type StateRecord =
+  | { job: JobRecord }
+  | { counters: CounterGroup; values: Counters[CounterGroup] }
+  | { tag: string; entry: Counters['tags'][string] };
+
+/** The journal is folded into a new snapshot once it is this long, or twice the jobs if more. */
+const COMPACT_AFTER_RECORDS = 1000;
+
 function emptyCounters(): Counters {
   return {
     ordinary: { submits: 0, status_calls: 0, cancels: 0 },
@@ -81,19 +92,21 @@ export class JobRegistry {
   private readonly traces: ReceivedTrace[] = [];
 
   constructor(
-    private readonly stateFile?: StateFileRepository<PersistedState>,
+    private readonly stateFile?: StateFileRepository<PersistedState, StateRecord>,
     private readonly clock: () => number = Date.now,
   ) {
-    const state = stateFile?.load();
-    if (state) {
-      for (const job of state.jobs) {
-        // A sync call cannot outlive the process that held it: it ended, uncounted, at the restart.
-        if (job.contract === 'sync' && !job.syncEnd)
-          job.syncEnd = { status: 'failed', at: clock() };
-        this.jobs.set(job.id, job);
-      }
-      this.counters = { ...emptyCounters(), ...state.counters };
+    if (!stateFile) return;
+    const { snapshot, records } = stateFile.load();
+    if (snapshot) {
+      for (const job of snapshot.jobs) this.jobs.set(job.id, job);
+      this.counters = { ...emptyCounters(), ...snapshot.counters };
     }
+    for (const record of records) this.replay(record);
+    for (const job of this.jobs.values()) {
+      // A sync call cannot outlive the process that held it: it ended, uncounted, at the restart.
+      if (job.contract === 'sync' && !job.syncEnd) job.syncEnd = { status: 'failed', at: clock() };
+    }
+    if (snapshot || records.length > 0) this.save();
   }
 
   now(): number {
@@ -108,8 +121,11 @@ export class JobRegistry {
       args,
     };
     this.jobs.set(job.id, job);
-    if (args.tag !== undefined) this.tagEntry(args.tag).last_job = job.id;
-    this.save();
+    this.record({ job });
+    if (args.tag !== undefined) {
+      this.tagEntry(args.tag).last_job = job.id;
+      this.recordTag(args.tag);
+    }
     return job;
   }
 
@@ -127,7 +143,7 @@ export class JobRegistry {
   cancel(job: JobRecord): JobPhase {
     if (!isTerminalStatus(this.phase(job).status)) {
       job.cancelledAt = this.clock();
-      this.save();
+      this.record({ job });
     }
     return this.phase(job);
   }
@@ -135,18 +151,19 @@ export class JobRegistry {
   endSync(job: JobRecord, status: 'completed' | 'failed' | 'cancelled'): void {
     job.syncEnd = { status, at: this.clock() };
     this.counters.sync[status] += 1;
-    this.save();
+    this.record({ job });
+    this.record({ counters: 'sync', values: this.counters.sync });
   }
 
   count<C extends Exclude<keyof Counters, 'tags'>>(contract: C, key: keyof Counters[C]): void {
     (this.counters[contract] as Record<keyof Counters[C], number>)[key] += 1;
-    this.save();
+    this.record({ counters: contract, values: this.counters[contract] });
   }
 
   countTag(tag: string | undefined, key: 'submits' | 'cancels'): void {
     if (tag === undefined) return;
     this.tagEntry(tag)[key] += 1;
-    this.save();
+    this.recordTag(tag);
   }
 
   /**
@@ -156,7 +173,7 @@ export class JobRegistry {
   noteTagTask(tag: string | undefined, id: string): void {
     if (tag === undefined) return;
     this.tagEntry(tag).last_job = id;
-    this.save();
+    this.recordTag(tag);
   }
 
   /** Counts an answer the 2026 side accepted for input key `key`: at most one per key is right. */
@@ -165,7 +182,7 @@ export class JobRegistry {
     const entry = this.tagEntry(tag);
     const answers = (entry.answers ??= Object.create(null) as Record<string, number>);
     answers[key] = (answers[key] ?? 0) + 1;
-    this.save();
+    this.recordTag(tag);
   }
 
   /** `stateOf` names the state of a tag's latest task that is not a job (the 2026 side's). */
@@ -203,9 +220,36 @@ export class JobRegistry {
     };
   }
 
-  /** Writes the whole state; called after every change (the demo's job counts are small). */
+  /** Writes the whole state as the state file's snapshot (at start and at shutdown). */
   save(): void {
-    this.stateFile?.save({ version: 1, jobs: [...this.jobs.values()], counters: this.counters });
+    this.stateFile?.compact({ version: 1, jobs: [...this.jobs.values()], counters: this.counters });
+  }
+
+  /** Appends one change to the state file's journal, folding it into a snapshot when long. */
+  private record(change: StateRecord): void {
+    const file = this.stateFile;
+    if (!file) return;
+    file.append(change);
+    if (file.journalLength > Math.max(COMPACT_AFTER_RECORDS, 2 * this.jobs.size)) this.save();
+  }
+
+  private recordTag(tag: string): void {
+    this.record({ tag, entry: this.tagEntry(tag) });
+  }
+
+  /** Applies one journal record over the snapshot (a record replayed twice changes nothing). */
+  private replay(change: StateRecord): void {
+    if ('job' in change) {
+      this.jobs.set(change.job.id, change.job);
+    } else if ('counters' in change) {
+      this.counters = { ...this.counters, [change.counters]: change.values };
+    } else {
+      const entry = this.tagEntry(change.tag);
+      const { answers, ...rest } = change.entry;
+      Object.assign(entry, rest);
+      // Keys are caller-chosen: kept on an object without a prototype, as countTagAnswer makes.
+      if (answers) entry.answers = Object.assign(Object.create(null), answers) as typeof answers;
+    }
   }
 
   /** A demo_slow call began: it is held open until {@link heldCallEnded}. */

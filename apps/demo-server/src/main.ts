@@ -3,7 +3,7 @@ import { CliUsageError, parseCliOptions, type DemoOptions } from './cli-options.
 import type { DemoContext } from './demo-context.interface';
 import { createDemoServer } from './demo-server.factory';
 import { DemoTaskStore } from './demo-task.store';
-import { JobRegistry, type PersistedState } from './job.registry';
+import { JobRegistry, type PersistedState, type StateRecord } from './job.registry';
 import { TaskListen2026 } from './push/task-listen-2026';
 import { TaskPush2025 } from './push/task-push-2025';
 import { Task2026Store } from './mcp-2026/task-2026.store';
@@ -37,7 +37,7 @@ function parseOrExit(): DemoOptions {
 async function main(): Promise<void> {
   const options = parseOrExit();
   const stateFile = options.stateFile
-    ? new StateFileRepository<PersistedState>(options.stateFile)
+    ? new StateFileRepository<PersistedState, StateRecord>(options.stateFile)
     : undefined;
   const registry = new JobRegistry(stateFile);
   const context: DemoContext = {
