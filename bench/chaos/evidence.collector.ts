@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readStateFile } from '../../apps/demo-server/src/job.registry';
 import { demoStats } from '../../test/helpers/processes';
 import { ChaosCluster } from './chaos-cluster';
 import {
@@ -34,8 +34,9 @@ export async function collectEvidence(
       submitsByTag.set(tag, (submitsByTag.get(tag) ?? 0) + entry.submits);
       cancelsByTag.set(tag, (cancelsByTag.get(tag) ?? 0) + entry.cancels);
     }
-    const state = JSON.parse(readFileSync(upstream.stateFile, 'utf8')) as { jobs: UpstreamJob[] };
-    upstreamJobs.push(...state.jobs);
+    // Snapshot and journal, as the server itself reads them (docs/demo-server.md, --state-file).
+    const state = readStateFile(upstream.stateFile);
+    upstreamJobs.push(...((state?.jobs ?? []) as UpstreamJob[]));
   }
   return {
     driven: run.driver.tasks,

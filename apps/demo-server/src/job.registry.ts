@@ -6,7 +6,7 @@ import {
   type JobPhase,
   type JobTimelineInput,
 } from './job-timeline.util';
-import type { StateFileRepository } from './state-file.repository';
+import { StateFileRepository } from './state-file.repository';
 
 export type JobContract = 'ordinary' | 'tasks' | 'sync';
 
@@ -97,11 +97,7 @@ export class JobRegistry {
   ) {
     if (!stateFile) return;
     const { snapshot, records } = stateFile.load();
-    if (snapshot) {
-      for (const job of snapshot.jobs) this.jobs.set(job.id, job);
-      this.counters = { ...emptyCounters(), ...snapshot.counters };
-    }
-    for (const record of records) this.replay(record);
+    this.restore(snapshot, records);
     for (const job of this.jobs.values()) {
       // A sync call cannot outlive the process that held it: it ended, uncounted, at the restart.
       if (job.contract === 'sync' && !job.syncEnd) job.syncEnd = { status: 'failed', at: clock() };
@@ -222,7 +218,21 @@ export class JobRegistry {
 
   /** Writes the whole state as the state file's snapshot (at start and at shutdown). */
   save(): void {
-    this.stateFile?.compact({ version: 1, jobs: [...this.jobs.values()], counters: this.counters });
+    this.stateFile?.compact(this.persisted());
+  }
+
+  /** The whole state, as the snapshot holds it. */
+  persisted(): PersistedState {
+    return { version: 1, jobs: [...this.jobs.values()], counters: this.counters };
+  }
+
+  /** Takes over a state file's snapshot, then its journal's changes in order. */
+  restore(snapshot: PersistedState | undefined, records: readonly StateRecord[]): void {
+    if (snapshot) {
+      for (const job of snapshot.jobs) this.jobs.set(job.id, job);
+      this.counters = { ...emptyCounters(), ...snapshot.counters };
+    }
+    for (const record of records) this.replay(record);
   }
 
   /** Appends one change to the state file's journal, folding it into a snapshot when long. */
@@ -275,4 +285,17 @@ export class JobRegistry {
     }
     return tags[tag];
   }
+}
+
+/**
+ * A state file's state as a server started on it now would see it (snapshot, then journal),
+ * read without writing: for a reader beside a running server (the chaos run's evidence). Sync
+ * calls still running are left as they are. Undefined when there is no state file yet.
+ */
+export function readStateFile(path: string): PersistedState | undefined {
+  const { snapshot, records } = new StateFileRepository<PersistedState, StateRecord>(path).load();
+  if (!snapshot && records.length === 0) return undefined;
+  const registry = new JobRegistry();
+  registry.restore(snapshot, records);
+  return registry.persisted();
 }

@@ -1,10 +1,11 @@
 // Guards the demo server's state file (docs/demo-server.md, `--state-file`): a change is one
 // journal line, a restart replays the journal over the snapshot, a line cut short by a kill is
-// ignored only when it is the last, and a long journal is folded into the snapshot.
+// ignored only when it is the last, a long journal is folded into the snapshot, and a reader
+// beside a running server sees the journal's changes without writing.
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JobRegistry, type PersistedState, type StateRecord } from './job.registry';
+import { JobRegistry, readStateFile, type PersistedState, type StateRecord } from './job.registry';
 import { StateFileRepository } from './state-file.repository';
 
 function stateFile(): string {
@@ -74,4 +75,18 @@ it('keeps a tag named like a prototype key as a tag', () => {
   expect(again.stats('__proto__').by_tag).toEqual({
     ['__proto__']: expect.objectContaining({ submits: 1, answers: { ['__proto__']: 1 } }),
   });
+});
+
+it('a reader beside the running server sees snapshot and journal, and writes nothing', () => {
+  const path = stateFile();
+  expect(readStateFile(path)).toBeUndefined();
+  const registry = new JobRegistry(open(path));
+  const job = registry.create('ordinary', { duration_ms: 60_000 });
+  registry.count('ordinary', 'submits');
+  const journal = readFileSync(`${path}.journal`, 'utf8');
+  const state = readStateFile(path);
+  expect(state?.jobs.map((j) => j.id)).toEqual([job.id]);
+  expect(state?.counters.ordinary.submits).toBe(1);
+  expect(readFileSync(`${path}.journal`, 'utf8')).toBe(journal);
+  expect(() => readFileSync(path)).toThrow(/ENOENT/);
 });
