@@ -3,9 +3,9 @@
 // again once that claim has committed instead of leaving its slots idle until the next wake-up.
 import { PoolClient } from 'pg';
 import { Phase } from '@app/common';
-import { ClaimRequest, TaskLeaseRepository } from '@app/persistence';
+import { ClaimRequest, Queryable, TaskLeaseRepository } from '@app/persistence';
 import { testPool, useTestDatabase } from '../helpers/db';
-import { dueInOrder, insertTasks } from '../helpers/tasks';
+import { dueInOrder, insertTasks, leaseLive } from '../helpers/tasks';
 
 const t = useTestDatabase();
 
@@ -30,20 +30,17 @@ async function seed(user: string, count: number): Promise<string[]> {
 }
 
 /**
- * Leases `ids` as a concurrent claim's statement does (claim.sql.ts, LEASE_AND_RETURN), in a
- * transaction left open: the rows stay locked, and due in every other snapshot, until `commit`.
+ * Leases `ids` as a concurrent claim's statement does, in a transaction left open: the rows stay
+ * locked, and due in every other snapshot, until `commit`.
  */
 async function concurrentClaim(ids: string[]): Promise<{ commit: () => Promise<void> }> {
   const pool = testPool(t.url, 1);
   const client: PoolClient = await pool.connect();
   await client.query('BEGIN');
-  await client.query(
-    `UPDATE task_leases
-        SET lease_owner = 'big', lease_token = gen_random_uuid(),
-            lease_expires_at = now() + interval '1 minute', next_attempt_at = now() + interval '1 minute'
-      WHERE task_id = ANY($1::text[])`,
-    [ids],
-  );
+  const inTransaction: Queryable = {
+    query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows,
+  };
+  await leaseLive(inTransaction, ids, 'big');
   return {
     commit: async () => {
       await client.query('COMMIT');
@@ -104,13 +101,7 @@ it('is not contended when nothing is due, nor when the headroom held the rows ba
     ...(await insertTasks(t.db, 5, { userId: 'noisy' })),
     ...(await insertTasks(t.db, 1, { userId: 'quiet' })),
   ];
-  await t.db.query(
-    `UPDATE task_leases
-        SET lease_owner = 'elsewhere', lease_token = gen_random_uuid(),
-            lease_expires_at = now() + interval '1 minute', next_attempt_at = now() + interval '1 minute'
-      WHERE task_id = ANY($1::text[])`,
-    [live],
-  );
+  await leaseLive(t.db, live, 'elsewhere');
   const claim = await leases.claimBatch({ ...fair, fairShare: { weights: new Map(), open: 0 } });
   expect(claim).toEqual({ tasks: [], contended: false });
 });

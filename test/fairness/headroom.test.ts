@@ -3,7 +3,7 @@
 import { Phase } from '@app/common';
 import { ClaimRequest, TaskLeaseRepository } from '@app/persistence';
 import { useTestDatabase } from '../helpers/db';
-import { dueInOrder, insertTasks } from '../helpers/tasks';
+import { dueInOrder, insertTasks, leaseLive } from '../helpers/tasks';
 
 const t = useTestDatabase();
 
@@ -28,15 +28,7 @@ async function seed(user: string, due: number, held: number, dueInMs: number): P
     await dueInOrder(t.db, await insertTasks(t.db, due, { userId: user }), dueInMs);
   }
   if (held === 0) return;
-  const ids = await insertTasks(t.db, held, { userId: user });
-  // Leased as a claim leases (claim.sql.ts, LEASE_AND_RETURN): live for a minute.
-  await t.db.query(
-    `UPDATE task_leases
-        SET lease_owner = 'elsewhere', lease_token = gen_random_uuid(),
-            lease_expires_at = now() + interval '1 minute', next_attempt_at = now() + interval '1 minute'
-      WHERE task_id = ANY($1::text[])`,
-    [ids],
-  );
+  await leaseLive(t.db, await insertTasks(t.db, held, { userId: user }), 'elsewhere');
 }
 
 /** One fair claim with `open` open rows; how many rows of each principal it took. */

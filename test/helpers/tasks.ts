@@ -75,3 +75,18 @@ export async function dueInOrder(db: Queryable, ids: string[], dueInMs: number):
     [ids, dueInMs],
   );
 }
+
+/**
+ * Leases `ids` to `owner` as a claim leases them (claim.sql.ts, LEASE_AND_RETURN): a live lease
+ * of a minute. Run inside an open transaction, the rows stay locked until it ends, as a
+ * concurrent claim's statement holds them.
+ */
+export async function leaseLive(db: Queryable, ids: string[], owner: string): Promise<void> {
+  await db.query(
+    `UPDATE task_leases
+        SET lease_owner = $2, lease_token = gen_random_uuid(),
+            lease_expires_at = now() + interval '1 minute', next_attempt_at = now() + interval '1 minute'
+      WHERE task_id = ANY($1::text[])`,
+    [ids, owner],
+  );
+}
