@@ -128,3 +128,27 @@ describe('a 404 to one request while another is in flight on the session', () =>
     },
   );
 });
+
+describe('a task session the server forgot along with the pooled one', () => {
+  // A restarted server forgets every session. The pooled one meets the 404 first (its keepalive
+  // or next call) and is replaced; before, the task session stayed until a submit on it was
+  // answered 404 and had to wait out a retry (a chaos run: 21 s after an upstream restart).
+  it('is found by a ping when the pooled session is replaced, before a submit meets it', async () => {
+    const demo = await startDemoServer(['--only-2025']);
+    const { pool, recorder } = openPool([demoHttp('demo', demo.url)]);
+    const stale = (await pool.taskSession('demo')).sessionId;
+    expect(stale).toBeDefined();
+    expect(await adminPost(demo.url, '/admin/forget-sessions')).toEqual({ forgotten: 2 });
+
+    await (await pool.session('demo')).request('tools/list', {}, { idempotent: true });
+    expect(recorder.reconnects).toEqual([{ server: 'demo', reason: 'session_expired' }]);
+
+    // No request went on the task session: only the supervisor's check can have replaced it.
+    const fresh = await waitUntil(async () => {
+      const session = await pool.taskSession('demo');
+      return session.sessionId !== stale ? session : undefined;
+    }, 'a new task session');
+    await fresh.callTool('demo_slow', { duration_ms: 10, tag: 'first' }, { idempotent: false });
+    expect(await syncCalls(await pool.session('demo'), 'first')).toMatchObject({ submits: 1 });
+  });
+});

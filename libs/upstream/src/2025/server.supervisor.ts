@@ -183,6 +183,23 @@ export class ServerSupervisor {
     }
   }
 
+  /**
+   * A new pooled session: does the task session opened before it still hold? A server that
+   * forgot one session (a restart) forgot the other, and the task session would otherwise be
+   * found stale only by the next submit on it, which then fails "not sent" and waits out a retry
+   * (requirement 7). A `ping` answers: its 404 retires the task session, so the next submit opens
+   * a new one. Any other failure leaves it alone: native tasks bound to a session the server
+   * still knows must not lose it, and its own requests tell a dead one.
+   */
+  private checkTaskSession(): void {
+    const conn = this.taskConnection;
+    if (!conn?.alive) return;
+    const timeoutMs = Math.min(this.config.callTimeoutMs, this.config.connectTimeoutMs);
+    void conn.request('ping', {}, { idempotent: true, timeoutMs }).catch((error: unknown) => {
+      if (error instanceof UpstreamSessionExpiredError) this.dropTaskConnection(conn, error);
+    });
+  }
+
   /** Retires `conn` (UpstreamConnection.retire), kept so that closing the pool closes it too. */
   private retire(conn: UpstreamConnection, reason: string): void {
     for (const old of this.retired) if (old.closed) this.retired.delete(old);
@@ -286,6 +303,7 @@ export class ServerSupervisor {
       this.capabilities = conn.capabilities;
       this.life.succeeded(`connected, ${tools.length} tools`);
       this.keepalive.watch(conn);
+      this.checkTaskSession();
       this.deps.onToolsChanged(this.status());
     } catch (error) {
       // A pooled session never carries native tasks, so its DELETE is allowed.
