@@ -1,4 +1,4 @@
-import { readStateFile } from '../../apps/demo-server/src/job.registry';
+import { readStateFile } from '../../apps/demo-server/src/state-file.reader';
 import { demoStats } from '../../test/helpers/processes';
 import { ChaosCluster } from './chaos-cluster';
 import {

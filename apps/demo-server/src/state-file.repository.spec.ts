@@ -5,7 +5,8 @@
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JobRegistry, readStateFile, type PersistedState, type StateRecord } from './job.registry';
+import { JobRegistry, type PersistedState, type StateRecord } from './job.registry';
+import { readStateFile } from './state-file.reader';
 import { StateFileRepository } from './state-file.repository';
 
 function stateFile(): string {
