@@ -151,4 +151,45 @@ describe('a task session the server forgot along with the pooled one', () => {
     await fresh.callTool('demo_slow', { duration_ms: 10, tag: 'first' }, { idempotent: false });
     expect(await syncCalls(await pool.session('demo'), 'first')).toMatchObject({ submits: 1 });
   });
+
+  it('is kept when the ping goes unanswered: tasks may still be bound to it', async () => {
+    const demo = await startDemoServer(['--only-2025']);
+    const ids: { task?: string; pooled?: string } = {};
+    const held: Array<(answer: ProxyAnswer) => void> = [];
+    const proxy = await startHttpProxy(new URL(demo.url), ({ req, method }) => {
+      const id = req.headers['mcp-session-id'];
+      // The pooled session alone is forgotten; the ping on the task session gets no answer in
+      // time (an error status would be requirement 6's own check of the session).
+      if (method === 'tools/list' && id === ids.pooled) return SESSION_NOT_FOUND;
+      if (method === 'ping' && id === ids.task) {
+        return new Promise<ProxyAnswer>((resolve) => held.push(resolve));
+      }
+      return 'through';
+    });
+    try {
+      const { pool, recorder } = openPool([
+        demoHttp('demo', proxy.url(''), { callTimeoutMs: 500 }),
+      ]);
+      const task = await pool.taskSession('demo');
+      ids.task = task.sessionId;
+      ids.pooled = (await pool.session('demo')).sessionId;
+      await (await pool.session('demo')).request('tools/list', {}, { idempotent: true });
+      expect(recorder.reconnects).toEqual([{ server: 'demo', reason: 'session_expired' }]);
+
+      await waitUntil(
+        () =>
+          recorder.logs.find(
+            (line) => line.msg === 'upstream task session check failed; the session is kept',
+          ),
+        'the task session check',
+      );
+      const same = await pool.taskSession('demo');
+      expect(same.sessionId).toBe(ids.task);
+      await same.callTool('demo_slow', { duration_ms: 10, tag: 'kept' }, { idempotent: false });
+      expect(await syncCalls(await pool.session('demo'), 'kept')).toMatchObject({ submits: 1 });
+    } finally {
+      for (const release of held) release('through');
+      await proxy.close();
+    }
+  });
 });
