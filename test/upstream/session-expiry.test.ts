@@ -167,8 +167,10 @@ describe('a task session the server forgot along with the pooled one', () => {
       return 'through';
     });
     try {
+      // The ping's deadline, min(callTimeoutMs, connectTimeoutMs): short, yet long enough for
+      // every other request of the test on a loaded machine.
       const { pool, recorder } = openPool([
-        demoHttp('demo', proxy.url(''), { callTimeoutMs: 500 }),
+        demoHttp('demo', proxy.url(''), { callTimeoutMs: 2000 }),
       ]);
       const task = await pool.taskSession('demo');
       ids.task = task.sessionId;

@@ -188,8 +188,9 @@ export class ServerSupervisor {
    * forgot one session (a restart) forgot the other, and the task session would otherwise be
    * found stale only by the next submit on it, which then fails "not sent" and waits out a retry
    * (requirement 7). A `ping` answers: its 404 retires the task session, so the next submit opens
-   * a new one. Any other failure leaves it alone: native tasks bound to a session the server
-   * still knows must not lose it, and its own requests tell a dead one.
+   * a new one. A timeout or a lost connection leaves it alone: native tasks bound to a session
+   * the server still knows must not lose it, and its own requests tell a dead one. An error
+   * status goes to the connection's own check of the session (requirement 6), as on any request.
    */
   private checkTaskSession(): void {
     const conn = this.taskConnection;
