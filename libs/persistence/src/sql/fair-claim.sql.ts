@@ -16,7 +16,10 @@
  * 648 ms against 893 ms. What is left is the walk of the principals, the live-lease count per
  * principal and the ranking's sorts: the burn-down runs at 0.84–0.89× the due-order claim
  * (bench/lease-engine.bench.ts), and a claim of 50 costs p99 9.6 ms with 1M rows in the table
- * against 8.8 ms with 10k (bench/claim-growth.bench.ts).
+ * against 8.8 ms with 10k (bench/claim-growth.bench.ts). With 40,000 rows due it ran at about 0.8×
+ * the due-order claim: `overdue`'s join of the best-ranked rows is planned as a hash join over a
+ * scan of the whole table (docs/benchmarks.md, "The fair claim at a larger backlog: 0.8× the
+ * due-order claim", with a fix that was tried and why it was not kept).
  */
 import {
   DUE_NOT_RESCUED,
