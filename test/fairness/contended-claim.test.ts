@@ -55,12 +55,17 @@ it('comes back short and contended beside a larger claim, and takes the rows beh
   // The larger claim holds the first ten: every row the small claim ranks best (twice its limit).
   const big = await concurrentClaim(ids.slice(0, 10));
   const leases = new TaskLeaseRepository(t.db);
-  const held = await leases.claimBatch(fair);
+  let held;
+  try {
+    held = await leases.claimBatch(fair);
+  } finally {
+    // Committed even when the claim fails: an open transaction would hold the rows past the test.
+    await big.commit();
+  }
   expect({ taken: held.tasks.length, contended: held.contended }).toEqual({
     taken: 0,
     contended: true,
   });
-  await big.commit();
   const after = await leases.claimBatch(fair);
   expect(after.tasks.map((task) => task.id)).toEqual(ids.slice(10, 12));
   expect(after.contended).toBe(false);

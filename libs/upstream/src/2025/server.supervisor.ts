@@ -6,7 +6,7 @@ import { KeepaliveMonitor } from './keepalive.monitor';
 import { readToolCatalog } from '../tool-catalog.reader';
 import type { TransportFactory } from '../transport/transport.factory';
 import { UpstreamConnection, type ConnectionOptions } from './upstream.connection';
-import { checkSessionAfterBreak, sessionAnswered } from './session-health.check';
+import { checkSessionAfterBreak, pingSession } from './session-health.check';
 import {
   UpstreamConnectionError,
   UpstreamHttpError,
@@ -195,21 +195,17 @@ export class ServerSupervisor {
   private checkTaskSession(): void {
     const conn = this.taskConnection;
     if (!conn?.alive) return;
-    const timeoutMs = Math.min(this.config.callTimeoutMs, this.config.connectTimeoutMs);
-    void conn.request('ping', {}, { idempotent: true, timeoutMs }).then(
-      () => undefined,
-      (error: unknown) => {
-        if (sessionAnswered(error)) return;
-        const forgotten = error instanceof UpstreamSessionExpiredError;
-        this.deps.logger.info(
-          { server: this.server, err: describe(error) },
-          forgotten
-            ? 'upstream task session forgotten by the server; replaced at the next submit'
-            : 'upstream task session check failed; the session is kept',
-        );
-        if (forgotten) this.dropTaskConnection(conn, error);
-      },
-    );
+    void pingSession(conn, this.config).then((failure) => {
+      if (failure === undefined) return;
+      const forgotten = failure instanceof UpstreamSessionExpiredError;
+      this.deps.logger.info(
+        { server: this.server, err: describe(failure) },
+        forgotten
+          ? 'upstream task session forgotten by the server; replaced at the next submit'
+          : 'upstream task session check failed; the session is kept',
+      );
+      if (forgotten) this.dropTaskConnection(conn, failure);
+    });
   }
 
   /** Retires `conn` (UpstreamConnection.retire), kept so that closing the pool closes it too. */

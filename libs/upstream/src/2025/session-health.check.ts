@@ -17,9 +17,26 @@ export function sessionAnswered(error: unknown): boolean {
 }
 
 /**
+ * One `ping` of `conn` within a session check's deadline (the shorter of a call's and a
+ * connect's): resolves undefined when the session answered (any JSON-RPC answer, see
+ * {@link sessionAnswered}), else with the failure. Never rejects.
+ */
+export async function pingSession(
+  conn: UpstreamConnection,
+  config: Pick<ServerConfig, 'callTimeoutMs' | 'connectTimeoutMs'>,
+): Promise<unknown> {
+  const timeoutMs = Math.min(config.callTimeoutMs, config.connectTimeoutMs);
+  try {
+    await conn.request('ping', {}, { idempotent: true, timeoutMs });
+    return undefined;
+  } catch (error) {
+    return sessionAnswered(error) ? undefined : error;
+  }
+}
+
+/**
  * After one request's answer broke off, or was an HTTP error status: is the session itself still
- * usable? A `ping` answers that; any JSON-RPC answer (even method-not-found) proves the server
- * and the session alive.
+ * usable? A `ping` answers that ({@link pingSession}).
  * Calls `onDead` with the reason when it is not, so only a session-level failure tears the
  * session down (connections.md requirement 6). One check per connection at a time: a burst of
  * broken streams from one dying server costs one ping.
@@ -31,16 +48,11 @@ export function checkSessionAfterBreak(
 ): void {
   if (checking.has(conn) || !conn.alive) return;
   checking.add(conn);
-  const timeoutMs = Math.min(config.callTimeoutMs, config.connectTimeoutMs);
-  conn
-    .request('ping', {}, { idempotent: true, timeoutMs })
-    .then(
-      () => undefined,
-      (error: unknown) => {
-        if (sessionAnswered(error)) return;
-        const kind = error instanceof UpstreamTimeoutError ? 'timed out' : describe(error);
-        if (conn.alive) onDead(`the session check (ping) after a failed request: ${kind}`);
-      },
-    )
+  void pingSession(conn, config)
+    .then((failure) => {
+      if (failure === undefined) return;
+      const kind = failure instanceof UpstreamTimeoutError ? 'timed out' : describe(failure);
+      if (conn.alive) onDead(`the session check (ping) after a failed request: ${kind}`);
+    })
     .finally(() => checking.delete(conn));
 }
