@@ -1,12 +1,13 @@
 /**
- * Lease engine vs graphile-worker: burn down N due rows with a no-op driver (claim → no-op →
+ * Lease engine vs graphile-worker: burn down N due rows with a no-op attempt (claim → no-op →
  * finish) and let graphile-worker 0.17.3 drain N no-op jobs on the same Postgres, in the same
  * run, configurations interleaved round by round so drift hits all of them alike. The lease
- * engine runs the path the poller ships (TaskLeaseRepository built with the poller's group
- * commit, the fair-share claim, the event outbox on), and again with one of those costs removed
- * at a time (fair share off, outbox off, group commit off), so the table shows where the time
- * goes.
+ * engine runs the path the poller ships (the poller's claim loop and slots, TaskLeaseRepository
+ * built with the poller's group commit, the fair-share claim, the event outbox on), and again
+ * with one of those costs removed at a time (fair share off, outbox off, group commit off), so
+ * the table shows where the time goes.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { makeWorkerUtils } from 'graphile-worker';
 import { BenchDatabase, createBenchDatabase } from './lib/bench-db';
 import { loadTasks } from './lib/load-tasks';
@@ -26,19 +27,21 @@ interface Config {
   outboxOff?: boolean;
 }
 
+/** WORKER_SLOTS of each lease process: the engine claims as many rows as it has free slots. */
 const SLOTS = 1000;
-const BATCH = 500;
+/** The poller's variables for the shipped path (their defaults but the slots). */
+const SHIPPED = { WORKER_SLOTS: String(SLOTS) };
 
 const CONFIGS: Config[] = [
-  // The path the poller ships: the fair-share claim (CLAIM_FAIR_SHARE's default), each task's end
-  // written by `finish` through the batcher (WRITE_BATCH_WINDOW_MS 3, WRITE_BATCH_MAX 200), the
-  // event outbox's trigger on.
+  // The path the poller ships: its claim loop, the fair-share claim (CLAIM_FAIR_SHARE's default)
+  // with its headroom, each task's end written by `finish` through the batcher
+  // (WRITE_BATCH_WINDOW_MS 3, WRITE_BATCH_MAX 200), the event outbox's trigger on.
   ...[1, 2, 4].map((processes) => ({
     key: `lease-shipped-${processes}`,
     label: `lease engine as shipped (fair claim, group commit, outbox), ${processes} process${processes > 1 ? 'es' : ''}`,
     kind: 'lease' as const,
     processes,
-    env: { BURN_MODE: 'shipped', BURN_SLOTS: String(SLOTS), BURN_BATCH: String(BATCH) },
+    env: SHIPPED,
   })),
   // The shipped path with one cost removed, same processes and rows, same round.
   {
@@ -46,19 +49,14 @@ const CONFIGS: Config[] = [
     label: 'lease engine as shipped but the due-order claim (fair share off), 2 processes',
     kind: 'lease',
     processes: 2,
-    env: {
-      BURN_MODE: 'shipped',
-      BURN_SLOTS: String(SLOTS),
-      BURN_BATCH: String(BATCH),
-      BURN_FAIR: '0',
-    },
+    env: { ...SHIPPED, CLAIM_FAIR_SHARE: 'false' },
   },
   {
     key: 'lease-no-outbox-2',
     label: 'lease engine as shipped but the outbox trigger off (no events), 2 processes',
     kind: 'lease',
     processes: 2,
-    env: { BURN_MODE: 'shipped', BURN_SLOTS: String(SLOTS), BURN_BATCH: String(BATCH) },
+    env: SHIPPED,
     outboxOff: true,
   },
   {
@@ -66,7 +64,7 @@ const CONFIGS: Config[] = [
     label: 'lease engine as shipped but one terminal write per row (no group commit), 2 processes',
     kind: 'lease',
     processes: 2,
-    env: { BURN_MODE: 'per-row', BURN_SLOTS: '64', BURN_BATCH: '64' },
+    env: { WORKER_SLOTS: '64', WRITE_BATCH_WINDOW_MS: '0' },
     slow: true,
   },
   {
@@ -126,8 +124,8 @@ export const leaseEngineBench: Benchmark = {
         rows,
         rowsForSlowConfigurations: slowRows,
         leaseWorker: {
+          loop: "the poller's (ClaimLoopService, ServerSlots), claiming as many rows as slots are free",
           slots: SLOTS,
-          claimBatch: BATCH,
           writeBatchWindowMs: 3,
           writeBatchMax: 200,
           poolPerProcess: 10,
@@ -141,7 +139,7 @@ export const leaseEngineBench: Benchmark = {
           failJobBatchDelay: 0,
         },
         timing:
-          'lease: from the go signal (rows already loaded) to the last process finding nothing due; ' +
+          "lease: from the go signal (rows already loaded) to the last task's end written; " +
           'graphile-worker: from its first job to an empty jobs table',
       },
       rows: summarize(rounds),
@@ -160,10 +158,12 @@ async function burnLease(bench: BenchDatabase, config: Config, rows: number): Pr
   if (config.outboxOff) await trigger(false);
   let done: DoneMessage[];
   try {
-    done = await runWorkers('workers/lease-burn.worker.js', config.processes, {
-      ...config.env,
-      DATABASE_URL: bench.url,
-    });
+    done = await runWorkers(
+      'workers/lease-burn.worker.js',
+      config.processes,
+      { ...config.env, DATABASE_URL: bench.url },
+      () => allEnded(bench, config.key),
+    );
   } finally {
     if (config.outboxOff) await trigger(true);
   }
@@ -179,6 +179,23 @@ async function burnLease(bench: BenchDatabase, config: Config, rows: number): Pr
   }
   if (process.env.BENCH_VERBOSE) console.log(JSON.stringify(done));
   return rate(rows, done);
+}
+
+/**
+ * Resolves once no row has a lease row left (a task's end deletes it), asked every 20 ms: the
+ * workers' engines, like pollers, do not know when the backlog is gone (a worker whose last claim
+ * came back short waits for a wake-up), so the benchmark tells them to stop.
+ */
+async function allEnded(bench: BenchDatabase, key: string): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const left = await bench.db.query<{ any: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM task_leases) AS any',
+    );
+    if (!left[0].any) return;
+    if (Date.now() > deadline) throw new Error(`${key}: rows still leased after 300 s`);
+    await sleep(20);
+  }
 }
 
 async function drainGraphile(

@@ -12,6 +12,7 @@ export interface WorkerProcess {
   ready: Promise<void>;
   done: Promise<DoneMessage>;
   go(): void;
+  stop(): void;
 }
 
 /**
@@ -44,20 +45,39 @@ export function spawnWorker(script: string, env: NodeJS.ProcessEnv): WorkerProce
   // Both are awaited later; a rejection before that must not crash the runner as unhandled.
   ready.catch(() => undefined);
   done.catch(() => undefined);
-  return { child, ready, done, go: () => child.send({ type: 'go' }) };
+  return {
+    child,
+    ready,
+    done,
+    go: () => child.send({ type: 'go' }),
+    stop: () => child.send({ type: 'stop' }),
+  };
 }
 
-/** Starts `count` workers, waits until all are ready, starts them together, awaits them all. */
+/**
+ * Starts `count` workers, waits until all are ready, starts them together, awaits them all. With
+ * `stopWhen`, the workers run until it resolves (or one of them ends or fails), then each is told
+ * to stop.
+ */
 export async function runWorkers(
   script: string,
   count: number,
   env: NodeJS.ProcessEnv,
+  stopWhen?: () => Promise<void>,
 ): Promise<DoneMessage[]> {
   const workers = Array.from({ length: count }, () => spawnWorker(script, env));
   try {
     await Promise.all(workers.map((worker) => worker.ready));
     for (const worker of workers) worker.go();
-    const results = await Promise.all(workers.map((worker) => worker.done));
+    const allDone = Promise.all(workers.map((worker) => worker.done));
+    // Awaited below unless `stopWhen` fails first: then the workers are killed, and their end
+    // must not surface as an unhandled rejection.
+    allDone.catch(() => undefined);
+    if (stopWhen) {
+      await Promise.race([stopWhen(), allDone]);
+      for (const worker of workers) if (worker.child.connected) worker.stop();
+    }
+    const results = await allDone;
     // A worker exits by itself after reporting (a CPU profile is written at exit).
     await Promise.all(workers.map((worker) => exited(worker.child, 15_000)));
     return results;
