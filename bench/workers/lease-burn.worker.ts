@@ -43,7 +43,7 @@ runWorker(async () => {
   });
   const pool = new Pool({
     connectionString: settings.database.url,
-    // The poller's pool (DATABASE_POOL_SIZE's default).
+    // The poller's pool: DATABASE_POOL_SIZE (10 unless the benchmark's environment sets it).
     max: settings.database.poolSize,
     application_name: 'bench-lease',
     // jit=off as on the apps' connections (libs/persistence/src/data-source.ts).
