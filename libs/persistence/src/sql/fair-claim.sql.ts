@@ -38,12 +38,13 @@ import {
  *   has), with its weight ($9/$10; 1 when not listed). `task_leases.principal` is that
  *   coalesce, stored when the task is inserted.
  * - `pool`: a prefix of each principal's claimable due rows in due order: its first
- *   `4 × $2 × weight / Σweight + 1` (its share of this claim four times over, from the same
- *   index under LATERAL), together with the first `2 × $2` due rows of all principals (today's
- *   scan, which keeps the claim work-conserving when a principal has fewer rows than its share).
- *   Both are prefixes of a principal's due order, so their union is too. The spare rows serve
- *   concurrent claimers: one that finds the best-ranked rows locked takes the next ones by rank,
- *   and still in proportion (with twice the share, 3:1 drifted to 3.2:1 with four claimers).
+ *   `2 × $2 × weight / Σweight + 4`, rounded up (its share of this claim twice over and four
+ *   more, from the same index under LATERAL), together with the first `$2` due rows of all
+ *   principals (the due-order claim's scan, which keeps the claim work-conserving when a
+ *   principal has fewer rows than its share). Both are prefixes of a principal's due order, so
+ *   their union is too. The spare rows serve concurrent claimers: one that finds the best-ranked
+ *   rows locked takes the next ones by rank, and still in proportion (with twice the share, 3:1
+ *   drifted to 3.2:1 with four claimers).
  * - `ranked`: each row ranked `(held + nth) / weight`: `held` is the principal's live leases
  *   fleet-wide, `nth` the row's place in the principal's due order. Ties go to the principal with
  *   fewer rows in the pool, then to the older due time.
