@@ -24,7 +24,7 @@
  *   started. Each part was found by a chaos run ending a live worker's stdio task
  *   `upstream_task_lost` after a Postgres restart or failover.
  * - Rescues first (leases.md, "Rescues first"): rows whose lease expired (a crashed or stalled
- *   worker's claims) are locked before any other due row, from `tasks_leased_idx` (only the
+ *   worker's claims) are locked before any other due row, from `task_leases_leased_idx` (only the
  *   rows holding a lease, a few per slot of the fleet), and the ordinary scan fills what room is
  *   left with the rows holding no live-or-expired lease. Without it a rescued row waits behind
  *   every older overdue row, which on a survivor that is behind is longer than the poll

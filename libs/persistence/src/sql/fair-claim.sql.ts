@@ -48,11 +48,12 @@ import {
  * - `ranked`: each row ranked `(held + nth) / weight`: `held` is the principal's live leases
  *   fleet-wide, `nth` the row's place in the principal's due order. Ties go to the principal with
  *   fewer rows in the pool, then to the older due time.
- * - `best`, then `overdue`: the top `$2` of the best `2 × $2` by rank, locked `SKIP LOCKED` in
- *   rank order. The row must still be due: a row another claimer leased meanwhile is due only
- *   when that lease ends, and Postgres re-checks this condition on the row's newest version when
- *   it takes the lock (as in CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of
- *   one due time the planner probed the due index for it, once per candidate.
+ * - `best`, then `overdue`: of the best `2 × $2` by rank, as many as the rescues left room for
+ *   (`$2` less the rescues), locked `SKIP LOCKED` in rank order. The row must still be due: a
+ *   row another claimer leased meanwhile is due only when that lease ends, and Postgres
+ *   re-checks this condition on the row's newest version when it takes the lock (as in
+ *   CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of one due time the
+ *   planner probed the due index for it, once per candidate.
  * - `candidates`, the headroom (docs/leases.md, "Fair share"): of the locked rows, in rank
  *   order after the rescues, the first `$11` (the caller's free slots less
  *   FAIR_SHARE_HEADROOM) go to anyone; a later one only when its rank is below the `leader`

@@ -30,13 +30,15 @@ const DUE_PHASE = `CASE WHEN cancel_requested THEN 'cancel' WHEN queued THEN 'su
 /**
  * Backlog gauges: due rows per phase and the age of the oldest, the rows without a lease that
  * are due and the leases that expired (rescues). Bounded by a LIMIT so a huge backlog costs at
- * most 100,000 index entries per sample per table (the gauge then reads 100,000: the alert fires
- * long before that).
+ * most 100,000 index entries per index read (two of `task_leases`, one of
+ * `webhook_deliveries`); past that a phase's gauge reads about 100,000 (up to twice that when
+ * both reads find its rows), and the alert fires long before.
  *
  * The `deliver` phase reads `webhook_deliveries` and counts differently: every pending delivery
  * (due now or waiting for its next retry), aged from the event's creation. A retry is scheduled
  * in the future, so "due now" would stay near 0 for a receiver that has been down for hours;
- * the age of the oldest undelivered event is what a subscriber feels (operations.md).
+ * the age of the oldest undelivered event is what a subscriber feels (operations.md). Past
+ * 100,000 pending deliveries the oldest is taken among the 100,000 read, in no set order.
  */
 export const BACKLOG_SAMPLE_SQL = `
 SELECT phase, count(*) AS backlog,

@@ -7,7 +7,9 @@
 
 /**
  * Non-terminal tasks created at least $3 seconds ago, oldest first, with how long each has been
- * untouched (`idle_seconds`: no claim, no write) and whether a poller holds it now.
+ * untouched (`idle_seconds`: since its `tasks` row was last written, by the submit, a poll's
+ * answer, an error or a status change; a claim writes only the lease row and does not count)
+ * and whether a poller holds it now.
  */
 export const LIST_STUCK_TASKS_SQL = `
 SELECT id, status, server, toolset, contract,

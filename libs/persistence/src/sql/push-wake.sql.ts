@@ -11,7 +11,8 @@
  * Wakes tasks: one without a lease is due now (its next claim polls it); one under a lease gets
  * `answers_waiting`, so the holder's poll write makes it due at once instead of after its
  * interval (the holder may have read the upstream before the change). `$1` task IDs. Returns
- * how many rows changed, to NOTIFY the fleet only when something became due.
+ * how many rows without a lease became due (not the leased rows marked), to NOTIFY the fleet
+ * only when something did.
  */
 export const WAKE_TASKS_SQL = `
 WITH locked AS (
