@@ -125,6 +125,38 @@ describe('admin routes need an admin principal', () => {
   });
 });
 
+describe('admin parameters are refused as on every other route', () => {
+  it('answers 400 naming a malformed or repeated query parameter, or a malformed ID', async () => {
+    const get = (path: string) => request(api.url).get(path).set('Authorization', adminAuth);
+    const cases: Array<[string, string, string]> = [
+      // A repeated filter used to reach the query as an array and match nothing, silently.
+      ['/v1/admin/stuck-tasks?server=demo&server=other', 'server', 'must be given once'],
+      ['/v1/admin/stuck-tasks?status=done', 'status', 'must be queued, working or input_required'],
+      ['/v1/admin/stuck-tasks?limit=10&limit=20', 'limit', 'must be given once'],
+      ['/v1/admin/dead-letters?limit=-1', 'limit', 'must be a non-negative integer'],
+      ['/v1/admin/actions?limit=ten', 'limit', 'must be a non-negative integer'],
+    ];
+    for (const [path, name, message] of cases) {
+      const answer = await get(path);
+      expect({ path, status: answer.status }).toEqual({ path, status: 400 });
+      expect(answer.body).toMatchObject({ errors: [{ path: name, message }] });
+    }
+    const badId = await request(api.url)
+      .post('/v1/admin/tasks/not-a-task-id/redrive')
+      .set('Authorization', adminAuth)
+      .send({});
+    expect(badId.status).toBe(400);
+    expect(badId.body).toMatchObject({ errors: [{ path: 'task_id' }] });
+    // The body's reason is still a 422, as any invalid body is.
+    const badReason = await request(api.url)
+      .post('/v1/admin/webhook-deliveries/1/replay')
+      .set('Authorization', adminAuth)
+      .send({ reason: '' });
+    expect(badReason.status).toBe(422);
+    expect(badReason.body).toMatchObject({ errors: [{ path: '/reason' }] });
+  });
+});
+
 describe('stuck tasks and re-drive', () => {
   it('lists a backed-off task by status, age and server, and a re-drive runs it now', async () => {
     const id = await submit(TOOLSET, { duration_ms: 3_000 });

@@ -1877,11 +1877,12 @@ export interface operations {
     };
     listStuckTasks: {
         parameters: {
-            query: {
-                status: string;
-                server: string;
-                older_than_seconds: string;
-                limit: string;
+            query?: {
+                limit?: number;
+                older_than_seconds?: number;
+                /** @description Only tasks of this upstream server */
+                server?: string;
+                status?: "queued" | "working" | "input_required";
             };
             header?: never;
             path?: never;
@@ -1896,7 +1897,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `unknown-parameter`: The query string names a parameter the route does not take (each one in `errors`) */
+            /** @description `bad-request`: malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON; `unknown-parameter`: a query parameter the route does not take */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1936,15 +1937,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description Invalid parameter or body (each path listed) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDto"];
-                };
-            };
             /** @description The database could not serve the request in time (busy or unreachable); retry */
             503: {
                 headers: {
@@ -1976,7 +1968,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `unknown-parameter`: The query string names a parameter the route does not take (each one in `errors`) */
+            /** @description `bad-request`: malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON; `unknown-parameter`: a query parameter the route does not take */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2034,7 +2026,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description Invalid parameter or body (each path listed) */
+            /** @description Invalid body: the reason (its path listed) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2074,7 +2066,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `unknown-parameter`: The query string names a parameter the route does not take (each one in `errors`) */
+            /** @description `bad-request`: malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON; `unknown-parameter`: a query parameter the route does not take */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2132,7 +2124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description Invalid parameter or body (each path listed) */
+            /** @description Invalid body: the reason (its path listed) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2156,8 +2148,8 @@ export interface operations {
     };
     listDeadLetters: {
         parameters: {
-            query: {
-                limit: string;
+            query?: {
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -2172,7 +2164,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `unknown-parameter`: The query string names a parameter the route does not take (each one in `errors`) */
+            /** @description `bad-request`: malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON; `unknown-parameter`: a query parameter the route does not take */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2206,15 +2198,6 @@ export interface operations {
                 headers: {
                     /** @description The path's methods */
                     Allow?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDto"];
-                };
-            };
-            /** @description Invalid parameter or body (each path listed) */
-            422: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2252,7 +2235,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `unknown-parameter`: The query string names a parameter the route does not take (each one in `errors`) */
+            /** @description `bad-request`: malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON; `unknown-parameter`: a query parameter the route does not take */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2310,7 +2293,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description Invalid parameter or body (each path listed) */
+            /** @description Invalid body: the reason (its path listed) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2334,8 +2317,8 @@ export interface operations {
     };
     listOperatorActions: {
         parameters: {
-            query: {
-                limit: string;
+            query?: {
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -2350,7 +2333,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `unknown-parameter`: The query string names a parameter the route does not take (each one in `errors`) */
+            /** @description `bad-request`: malformed parameters (thread or task ID, status, limit, cursor, Idempotency-Key) or a body that is not valid JSON; `unknown-parameter`: a query parameter the route does not take */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2384,15 +2367,6 @@ export interface operations {
                 headers: {
                     /** @description The path's methods */
                     Allow?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDto"];
-                };
-            };
-            /** @description Invalid parameter or body (each path listed) */
-            422: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {

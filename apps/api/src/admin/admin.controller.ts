@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { TASK_ID_PATTERN } from '@app/common';
 import { Settings, SETTINGS } from '@app/config';
 import {
@@ -14,6 +14,7 @@ import { ApiProblems } from '../problem/api-problems.decorator';
 import {
   Forbidden,
   InvalidArguments,
+  MalformedRequest,
   NotFound,
   OperatorConflict,
   Refusal,
@@ -27,7 +28,13 @@ const REFUSED = [
   409,
   'Refused: a poller holds a live lease on the task, or it is already terminal, or the delivery is not dead-lettered',
 ] as const;
-const INVALID = [422, 'Invalid parameter or body (each path listed)'] as const;
+const INVALID_BODY = [422, 'Invalid body: the reason (its path listed)'] as const;
+/** `limit` of the admin lists: a non-negative integer, 50 when absent. */
+const LIMIT_QUERY = ApiQuery({
+  name: 'limit',
+  required: false,
+  schema: { type: 'integer', minimum: 0, default: 50 },
+});
 
 /** The answer to an operator write: what happened and the action log row recording it. */
 interface ActionAnswer {
@@ -58,21 +65,35 @@ export class AdminController {
   @Get('stuck-tasks')
   @ApiOperation({ summary: 'Non-terminal tasks older than older_than_seconds (default 300)' })
   @ApiOkResponse({ description: '{"items": [...]}' })
-  @ApiProblems(401, FORBIDDEN, INVALID)
+  @ApiQuery({ name: 'status', required: false, enum: [...STATUSES] })
+  @ApiQuery({
+    name: 'server',
+    required: false,
+    schema: { type: 'string' },
+    description: 'Only tasks of this upstream server',
+  })
+  @ApiQuery({
+    name: 'older_than_seconds',
+    required: false,
+    schema: { type: 'integer', minimum: 0, default: 300 },
+  })
+  @LIMIT_QUERY
+  @ApiProblems(400, 401, FORBIDDEN)
   async stuck(
     @CurrentUser() user: string,
-    @Query('status') status?: string,
-    @Query('server') server?: string,
-    @Query('older_than_seconds') olderThan?: string,
-    @Query('limit') limit?: string,
+    @Query('status') status?: unknown,
+    @Query('server') server?: unknown,
+    @Query('older_than_seconds') olderThan?: unknown,
+    @Query('limit') limit?: unknown,
   ): Promise<{ items: StuckTaskRow[] }> {
     this.mustBeAdmin(user);
-    if (status !== undefined && !STATUSES.has(status)) {
-      throw invalid('status', 'must be queued, working or input_required');
+    const wanted = once('status', status);
+    if (wanted !== undefined && !STATUSES.has(wanted)) {
+      throw malformed('status', 'must be queued, working or input_required');
     }
     const items = await this.operator.listStuck({
-      status,
-      server,
+      status: wanted,
+      server: once('server', server),
       olderThanSeconds: intParam('older_than_seconds', olderThan, 300),
       limit: intParam('limit', limit, 50),
     });
@@ -83,7 +104,7 @@ export class AdminController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Make a task due now (409 while a poller holds it)' })
   @ApiOkResponse({ description: '{"outcome": "ok", "action_id": "…"}' })
-  @ApiProblems(401, FORBIDDEN, 404, REFUSED, INVALID)
+  @ApiProblems(400, 401, FORBIDDEN, 404, REFUSED, INVALID_BODY)
   async redrive(
     @CurrentUser() user: string,
     @Param('task_id') taskId: string,
@@ -98,7 +119,7 @@ export class AdminController {
   @HttpCode(200)
   @ApiOperation({ summary: 'End a task failed_by_operator (409 while a poller holds it)' })
   @ApiOkResponse({ description: '{"outcome": "ok", "action_id": "…"}' })
-  @ApiProblems(401, FORBIDDEN, 404, REFUSED, INVALID)
+  @ApiProblems(400, 401, FORBIDDEN, 404, REFUSED, INVALID_BODY)
   async fail(
     @CurrentUser() user: string,
     @Param('task_id') taskId: string,
@@ -112,10 +133,11 @@ export class AdminController {
   @Get('dead-letters')
   @ApiOperation({ summary: 'Dead-lettered webhook deliveries, newest first' })
   @ApiOkResponse({ description: '{"items": [...]}' })
-  @ApiProblems(401, FORBIDDEN, INVALID)
+  @LIMIT_QUERY
+  @ApiProblems(400, 401, FORBIDDEN)
   async deadLetters(
     @CurrentUser() user: string,
-    @Query('limit') limit?: string,
+    @Query('limit') limit?: unknown,
   ): Promise<{ items: DeadDeliveryRow[] }> {
     this.mustBeAdmin(user);
     return { items: await this.operator.listDeadDeliveries(intParam('limit', limit, 50)) };
@@ -125,24 +147,25 @@ export class AdminController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Queue a dead-lettered delivery again, due now' })
   @ApiOkResponse({ description: '{"outcome": "ok", "action_id": "…"}' })
-  @ApiProblems(401, FORBIDDEN, 404, REFUSED, INVALID)
+  @ApiProblems(400, 401, FORBIDDEN, 404, REFUSED, INVALID_BODY)
   async replay(
     @CurrentUser() user: string,
     @Param('id') id: string,
     @Body() body: unknown,
   ): Promise<ActionAnswer> {
     this.mustBeAdmin(user);
-    if (!DELIVERY_ID.test(id)) throw invalid('id', 'must be a delivery ID (a positive integer)');
+    if (!DELIVERY_ID.test(id)) throw malformed('id', 'must be a delivery ID (a positive integer)');
     return answer(await this.operator.replayDelivery(actor(user), id, reasonOf(body, false)));
   }
 
   @Get('actions')
   @ApiOperation({ summary: 'The operator action log, newest first' })
   @ApiOkResponse({ description: '{"items": [...]}' })
-  @ApiProblems(401, FORBIDDEN, INVALID)
+  @LIMIT_QUERY
+  @ApiProblems(400, 401, FORBIDDEN)
   async actions(
     @CurrentUser() user: string,
-    @Query('limit') limit?: string,
+    @Query('limit') limit?: unknown,
   ): Promise<{ items: OperatorActionRow[] }> {
     this.mustBeAdmin(user);
     return { items: await this.operator.listActions(intParam('limit', limit, 50)) };
@@ -169,7 +192,7 @@ function answer(result: OperatorResult): ActionAnswer {
 }
 
 function taskIdOf(value: string): string {
-  if (!TASK_ID_PATTERN.test(value)) throw invalid('task_id', 'must be a task ID');
+  if (!TASK_ID_PATTERN.test(value)) throw malformed('task_id', 'must be a task ID');
   return value;
 }
 
@@ -178,17 +201,33 @@ function reasonOf(body: unknown, required: boolean): string | null {
     body !== null && typeof body === 'object' ? (body as { reason?: unknown }).reason : undefined;
   if (reason === undefined && !required) return null;
   if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_REASON_CHARS) {
-    throw invalid('/reason', `must be a string of 1 to ${MAX_REASON_CHARS} characters`);
+    throw new InvalidArguments('Invalid /reason.', [
+      {
+        path: '/reason',
+        message: `must be a string of 1 to ${MAX_REASON_CHARS} characters`,
+      },
+    ]);
   }
   return reason;
 }
 
-function intParam(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^[0-9]{1,9}$/.test(value)) throw invalid(name, 'must be a non-negative integer');
-  return Number(value);
+function intParam(name: string, value: unknown, fallback: number): number {
+  const text = once(name, value);
+  if (text === undefined) return fallback;
+  if (!/^[0-9]{1,9}$/.test(text)) throw malformed(name, 'must be a non-negative integer');
+  return Number(text);
 }
 
-function invalid(path: string, message: string): Refusal {
-  return new InvalidArguments(`Invalid ${path}.`, [{ path, message }]);
+/**
+ * A query parameter given at most once: Express reads a repeated one (`?server=a&server=b`) as
+ * an array, which is refused rather than read as one value (docs/api.md, "Errors").
+ */
+function once(name: string, value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  throw malformed(name, 'must be given once');
+}
+
+/** A malformed query or path parameter: a 400, as on every other route (docs/api.md). */
+function malformed(path: string, message: string): Refusal {
+  return new MalformedRequest(`Invalid ${path}.`, [{ path, message }]);
 }
