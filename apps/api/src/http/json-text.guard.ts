@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { InvalidArguments, Refusal } from '../refusals/refusal';
+import { pointerToken } from './json-pointer';
 
 /** Deeper JSON is refused: recursive code further on (hashing, schema validation, JSON.stringify,
  * Postgres' jsonb) would overflow its stack long before a depth check inside it could stop it. */
@@ -29,7 +30,7 @@ export function bodyTextProblem(body: unknown): Refusal | undefined {
       ]);
     }
     for (const [key, value] of Object.entries(node as object)) {
-      const child = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      const child = `${path}/${pointerToken(key)}`;
       if (UNSTORABLE.test(key) || (typeof value === 'string' && UNSTORABLE.test(value))) {
         return unstorable(child);
       }

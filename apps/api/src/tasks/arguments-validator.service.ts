@@ -8,6 +8,7 @@ import Ajv, {
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { ProblemFieldError } from '../problem/problem.exception';
+import { pointerToken } from '../http/json-pointer';
 
 /** A 422 lists at most this many failures: enough to fix a request, bounded for huge arrays. */
 const MAX_ERRORS = 50;
@@ -144,8 +145,8 @@ function toFieldError(error: ErrorObject): ProblemFieldError {
   const missing = (error.params as { missingProperty?: unknown }).missingProperty;
   const extra = (error.params as { additionalProperty?: unknown }).additionalProperty;
   let path = `/arguments${error.instancePath}`;
-  if (typeof missing === 'string') path += `/${escape(missing)}`;
-  else if (typeof extra === 'string') path += `/${escape(extra)}`;
+  if (typeof missing === 'string') path += `/${pointerToken(missing)}`;
+  else if (typeof extra === 'string') path += `/${pointerToken(extra)}`;
   const message =
     error.keyword === 'required'
       ? 'is required'
@@ -153,8 +154,4 @@ function toFieldError(error: ErrorObject): ProblemFieldError {
         ? 'is not allowed'
         : (error.message ?? 'is invalid');
   return { path, message };
-}
-
-function escape(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

@@ -3,6 +3,7 @@ import { isRecord, METADATA_MAX_BYTES } from '@app/common';
 import { MAX_JSON_DEPTH } from '../http/json-text.guard';
 import { ProblemFieldError } from '../problem/problem.exception';
 import { InvalidArguments } from '../refusals/refusal';
+import { pointerToken } from '../http/json-pointer';
 
 /** A validated submit body. */
 export interface SubmitRequest {
@@ -96,5 +97,5 @@ export function jsonDepth(value: unknown): number {
 }
 
 function pointer(key: string): string {
-  return `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  return `/${pointerToken(key)}`;
 }

@@ -15,6 +15,7 @@ import {
   PayloadTooLarge,
   TaskChanged,
 } from '../refusals/refusal';
+import { pointerToken } from '../http/json-pointer';
 
 const NOT_FOUND = 'No such task.';
 const ELICIT_ACTIONS = ['accept', 'decline', 'cancel'];
@@ -165,5 +166,5 @@ function parseBody(body: unknown): Record<string, unknown> {
 }
 
 function pointer(key: string): string {
-  return `/responses/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  return `/responses/${pointerToken(key)}`;
 }

@@ -9,6 +9,7 @@ import {
   WebhookDestinationError,
 } from '@app/webhooks';
 import { InvalidArguments, LimitReached, Refusal } from '../refusals/refusal';
+import { pointerToken } from '../http/json-pointer';
 
 /** Each event fans out to every subscription of its user; ten bounds that fan-out. */
 export const MAX_WEBHOOKS_PER_USER = 10;
@@ -37,7 +38,7 @@ export class WebhookSubscriptionsService {
     } catch (error) {
       if (error instanceof WebhookDestinationError) {
         throw new InvalidArguments('The webhook URL is not allowed.', [
-          { path: 'url', message: error.message },
+          { path: '/url', message: error.message },
         ]);
       }
       throw error;
@@ -55,20 +56,21 @@ export class WebhookSubscriptionsService {
     const errors: Array<{ path: string; message: string }> = [];
     const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     if (typeof b.url !== 'string' || b.url.length === 0) {
-      errors.push({ path: 'url', message: 'is required and must be a string' });
+      errors.push({ path: '/url', message: 'is required and must be a string' });
     }
     const description = b.description ?? null;
     if (description !== null && typeof description !== 'string') {
-      errors.push({ path: 'description', message: 'must be a string' });
+      errors.push({ path: '/description', message: 'must be a string' });
     } else if (typeof description === 'string' && description.length > MAX_DESCRIPTION_CHARS) {
       errors.push({
-        path: 'description',
+        path: '/description',
         message: `must be at most ${MAX_DESCRIPTION_CHARS} characters`,
       });
     }
     for (const key of Object.keys(b)) {
-      if (key !== 'url' && key !== 'description')
-        errors.push({ path: key, message: 'is not allowed' });
+      if (key !== 'url' && key !== 'description') {
+        errors.push({ path: `/${pointerToken(key)}`, message: 'is not allowed' });
+      }
     }
     if (errors.length > 0) throw new InvalidArguments('The webhook is invalid.', errors);
     return { url: b.url as string, description: description as string | null };
