@@ -1,6 +1,7 @@
 import { isRecord } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { encodeHeaderValue } from '@app/wire';
+import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
 import { STATELESS_PROTOCOL_VERSION, envelope } from './stateless-http.client';
 
 /** What a listen stream reports; each callback is the owner's, and none may throw into it. */
@@ -22,18 +23,25 @@ export interface TaskListen {
  * `subscriptions/listen` with `notifications.taskIds` on a 2026-07-28 server (docs/connections.md,
  * "Push"): one POST whose answer is an SSE stream, read as it arrives. The acknowledgement must
  * come within the server's `connectTimeoutMs`; after that the stream has no deadline and stays
- * open until either side closes it. Anything else the stream carries is skipped.
+ * open until either side closes it. Anything else the stream carries is skipped. Its events
+ * are bounded one by one by the server's `maxMessageBytes`, as every upstream answer is
+ * (docs/connections.md, "Message size"): a longer one ends the stream, and the owner listens again.
  */
 export class TaskListenStream implements TaskListen {
   private readonly abort = new AbortController();
   private ended = false;
 
+  private readonly fetchImpl: typeof fetch;
+
   constructor(
     private readonly config: ServerConfig,
     private readonly taskIds: readonly string[],
     private readonly handlers: TaskListenHandlers,
-    private readonly fetchImpl: typeof fetch = fetch,
-  ) {}
+    base: typeof fetch = fetch,
+  ) {
+    // The one body wrapper of every upstream request: the message bound and the traceparent.
+    this.fetchImpl = signalIsolatingFetch(base, undefined, config.maxMessageBytes) as typeof fetch;
+  }
 
   start(): void {
     this.run().then(
