@@ -11,7 +11,7 @@ import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol
 import { parseSettings } from '@app/config';
 import { recordingFetch, sdkClient } from '../helpers/mcp-client';
 import { waitUntil } from '../helpers/wait';
-import { useFrontDoor } from './front-door-harness';
+import { postMcp2026, useFrontDoor } from './front-door-harness';
 
 const HOLD_MS = 4000;
 const CLIENT_TIMEOUT_MS = 8000;
@@ -57,7 +57,7 @@ it('a tool longer than the client timeout: answered before it, never cancelled, 
   const text = (held.content[0] as { text: string }).text;
   expect(text).toContain(named.task_id);
   expect(text).toContain('gateway_task_get');
-  expect(text).toContain('tasks/get');
+  expect(text).toContain(`tasks/get (and tasks/result) with taskId "${named.task_id}"`);
   expect(text).toContain(`/v1/threads/long-call/tasks/${named.task_id}`);
   expect(named.result_path).toBe(`/v1/threads/long-call/tasks/${named.task_id}`);
 
@@ -95,4 +95,28 @@ it('a tool longer than the client timeout: answered before it, never cancelled, 
   const methods = recorder.sent.map((s) => s.message.method);
   expect(methods).not.toContain('notifications/cancelled');
   expect(methods).not.toContain('tasks/cancel');
+}, 60_000);
+
+it('a 2026-07-28 call held past the hold is told to read the task by tasks/get, which it has', async () => {
+  // tasks/result is gone from 2026-07-28 (-32601): the answer must not send the client there.
+  const held = await postMcp2026(
+    fd.api.url,
+    fd.keys.alice,
+    'tools/call',
+    { name: 'report', arguments: { duration_ms: TOOL_MS, result: { report: 'held 2026' } } },
+    { declare: false },
+  );
+  expect(held.status).toBe(200);
+  const result = held.body.result as {
+    structuredContent: { task_id: string; status: string };
+    content: Array<{ text: string }>;
+  };
+  expect(result.structuredContent.status).toBe('working');
+  const text = result.content[0].text;
+  expect(text).toContain(`tasks/get with taskId "${result.structuredContent.task_id}"`);
+  expect(text).not.toContain('tasks/result');
+  const missing = await postMcp2026(fd.api.url, fd.keys.alice, 'tasks/result', {
+    taskId: result.structuredContent.task_id,
+  });
+  expect(missing.body.error).toMatchObject({ code: -32601 });
 }, 60_000);

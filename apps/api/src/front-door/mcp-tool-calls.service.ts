@@ -12,6 +12,9 @@ import { McpToolsService } from './mcp-tools.service';
 import { McpWaitSlots } from './mcp-wait-slots';
 import { waitRelayingQuestions } from './task-questions.relay';
 
+/** How a client of the call's era reads a task by its ID, as the held call's answer names it. */
+export type TaskReadMethods = 'tasks/get (and tasks/result)' | 'tasks/get';
+
 /**
  * What a `tools/call` does in either era, short of the era's own wrapping: create the task, hold
  * a call without a task until the task ends, and the companion tools.
@@ -47,9 +50,11 @@ export class McpToolCalls {
    * accepts an SSE answer, as requests of this call. A task still running when the hold ends
    * (the limit, the replica shutting down, or the client giving up) goes on: the answer is a
    * result naming it and how to reach it. A client giving up cancels the task too only where the
-   * toolset's `mcp.clientCancel` is `task` (docs/mcp.md, "Held calls").
+   * toolset's `mcp.clientCancel` is `task` (docs/mcp.md, "Held calls"). `readBy` is how the
+   * era's client reads a task: `tasks/get` and `tasks/result` on 2025-11-25, `tasks/get` alone
+   * on 2026-07-28 (its result inlined; `tasks/result` is gone there).
    */
-  async hold(call: McpCall, entry: CatalogEntry): Promise<ToolResult> {
+  async hold(call: McpCall, entry: CatalogEntry, readBy: TaskReadMethods): Promise<ToolResult> {
     const release = this.slots.acquire(call.principal.userId, 'heldCalls', call.abort);
     try {
       const task = await this.create(call, entry);
@@ -74,7 +79,7 @@ export class McpToolCalls {
         : this.access.closing
           ? 'the gateway replica holding this call is shutting down'
           : `it has run longer than this call may be held (${Math.round(this.settings.mcp.maxHoldMs / 1000)} s)`;
-      return this.stillRunning(ended, why);
+      return this.stillRunning(ended, why, readBy);
     } finally {
       release();
     }
@@ -84,13 +89,17 @@ export class McpToolCalls {
    * The answer to a held call whose task goes on: a result, not an error (nothing failed), that
    * names the task and every way to reach it, in text for a model and in `structuredContent`.
    */
-  private async stillRunning(row: TaskRow, why: string): Promise<ToolResult> {
+  private async stillRunning(
+    row: TaskRow,
+    why: string,
+    readBy: TaskReadMethods,
+  ): Promise<ToolResult> {
     const getTool = COMPANION_TOOLS.get.name;
     const offered = (await this.tools.find(getTool))?.kind === 'companion';
     const path = `/v1/threads/${row.threadId}/tasks/${row.id}`;
     const ways = [
       ...(offered ? [`call ${getTool} with {"task_id": "${row.id}"}`] : []),
-      `tasks/get (and tasks/result) with taskId "${row.id}"`,
+      `${readBy} with taskId "${row.id}"`,
       `GET ${path} on the gateway's HTTP API`,
     ];
     const status = mcpStatus(row);

@@ -109,7 +109,7 @@ export class Mcp2025Handler {
     if (!asTask && tool.mode === 'required') {
       throw methodNotFound(`Tool ${name} requires task augmentation (params.task)`);
     }
-    if (!asTask) return this.calls.hold(call, tool.entry);
+    if (!asTask) return this.calls.hold(call, tool.entry, 'tasks/get (and tasks/result)');
     const task = await this.calls.create(call, tool.entry);
     return { task: legacyTask(task, this.access.timing) };
   }

@@ -110,7 +110,7 @@ export class Mcp2026Handler {
       } = detailedTask(row, this.access.timing);
       return { ...task, resultType: 'task' };
     }
-    return { ...COMPLETE, ...(await this.calls.hold(call, tool.entry)) };
+    return { ...COMPLETE, ...(await this.calls.hold(call, tool.entry, 'tasks/get')) };
   }
 
   private async row(call: Call2026) {
