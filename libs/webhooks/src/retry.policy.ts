@@ -11,7 +11,7 @@ export interface RetryPolicy {
 }
 
 /**
- * 15 s doubling to a 4 h cap inside 24 h: about 16 attempts, the first few minutes apart (a
+ * 15 s doubling to a 4 h cap inside 24 h: about 15 attempts, the first few minutes apart (a
  * receiver restarting), then hours apart (a receiver down for the night). Close to Standard
  * Webhooks' suggested schedule, which also spans about a day.
  */
