@@ -241,6 +241,16 @@ describeWithBrowser('the console in Chromium', () => {
     }, 'the webhook of the input_required event');
     expect(hooked).toEqual({ previous_status: expect.any(String), answer_url: link });
 
+    // An answer to a key the link does not grant is refused, the key named as a JSON Pointer.
+    const outside = await request(stack.api.url)
+      .post('/console/answer')
+      .send({
+        token: new URL(link).searchParams.get('token'),
+        responses: { 'a/b~c': { action: 'decline' } },
+      });
+    expect(outside.status).toBe(422);
+    expect(outside.body).toMatchObject({ errors: [{ path: '/responses/a~1b~0c' }] });
+
     const response = await page.goto(link);
     expect(response?.status()).toBe(200);
     const text = await page.locator('body').innerText();

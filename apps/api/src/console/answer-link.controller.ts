@@ -24,6 +24,7 @@ import { answerView } from './task-view';
 import { setPageHeaders } from './page-headers';
 import { Question } from './question-form';
 import { Gone, InvalidArguments, MalformedRequest, NotFound } from '../refusals/refusal';
+import { pointerToken } from '../http/json-pointer';
 
 const INVALID = 'This answer link is not valid.';
 
@@ -72,7 +73,10 @@ export class AnswerLinkController {
       const outside = Object.keys(responses).filter((key) => !keys.includes(key));
       if (outside.length > 0) {
         throw new InvalidArguments('Some answers do not fit.', [
-          { path: `/responses/${outside[0]}`, message: 'is not a question of this link' },
+          {
+            path: `/responses/${pointerToken(outside[0])}`,
+            message: 'is not a question of this link',
+          },
         ]);
       }
     }
