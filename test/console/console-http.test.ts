@@ -163,8 +163,8 @@ it('serves pages with a strict CSP and no framing, and answers bad input with pr
     [input, { responses: {} }, 422],
     [input, [], 422],
     [input, { responses: { confirm: { action: 'accept' } } }, 409],
-    ['/console/api/admin/tasks/nope/redrive', {}, 422],
-    ['/console/api/admin/webhook-deliveries/x/replay', {}, 422],
+    ['/console/api/admin/tasks/nope/redrive', {}, 400],
+    ['/console/api/admin/webhook-deliveries/x/replay', {}, 400],
     ['/console/answer', { token: 'a1.e30.AAAA', responses: {} }, 404],
   ];
   for (const [path, body, status] of changes) {
