@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeWorkerUtils } from 'graphile-worker';
+import { parseSettings } from '@app/config';
 import { BenchDatabase, createBenchDatabase } from './lib/bench-db';
 import { loadTasks } from './lib/load-tasks';
 import { DoneMessage, runWorkers } from './lib/spawn';
@@ -31,6 +32,26 @@ interface Config {
 const SLOTS = 1000;
 /** The poller's variables for the shipped path (their defaults but the slots). */
 const SHIPPED = { WORKER_SLOTS: String(SLOTS) };
+/** Every terminal write alone, at the poller's default 64 slots. */
+const PER_ROW = { WORKER_SLOTS: '64', WRITE_BATCH_WINDOW_MS: '0' };
+
+/**
+ * What a lease process runs with, read the way the worker reads it (the poller's settings from
+ * the benchmark's environment and `env`), so the report cannot drift from the defaults.
+ */
+function workerSettings(env: NodeJS.ProcessEnv): Record<string, number> {
+  const { worker, database } = parseSettings({
+    ...process.env,
+    ...env,
+    DATABASE_URL: 'postgres://unused',
+  });
+  return {
+    slots: worker.slots,
+    writeBatchWindowMs: worker.writeBatchWindowMs,
+    writeBatchMax: worker.writeBatchMax,
+    poolPerProcess: database.poolSize,
+  };
+}
 
 const CONFIGS: Config[] = [
   // The path the poller ships: its claim loop, the fair-share claim (CLAIM_FAIR_SHARE's default)
@@ -64,7 +85,7 @@ const CONFIGS: Config[] = [
     label: 'lease engine as shipped but one terminal write per row (no group commit), 2 processes',
     kind: 'lease',
     processes: 2,
-    env: { WORKER_SLOTS: '64', WRITE_BATCH_WINDOW_MS: '0' },
+    env: PER_ROW,
     slow: true,
   },
   {
@@ -125,12 +146,9 @@ export const leaseEngineBench: Benchmark = {
         rowsForSlowConfigurations: slowRows,
         leaseWorker: {
           loop: "the poller's (ClaimLoopService, ServerSlots), claiming as many rows as slots are free",
-          slots: SLOTS,
-          writeBatchWindowMs: 3,
-          writeBatchMax: 200,
-          poolPerProcess: 10,
+          ...workerSettings(SHIPPED),
         },
-        perRowWorker: { slots: 64, writeBatchWindowMs: 0, poolPerProcess: 10 },
+        perRowWorker: workerSettings(PER_ROW),
         graphileBatched: {
           concurrency: 24,
           maxPoolSize: 25,
