@@ -39,10 +39,12 @@ it('NUL in a result, progress, question, error or transient error text is stored
       server: 'demo',
       input: {
         fault: 'nul_text',
-        duration_ms: 3000,
+        // The question lasts from 0.3 s to the end (6 s): 200 ms polls see it even on a host
+        // that starves the poller for a few seconds (a 1.5 s window was missed once in CI).
+        duration_ms: 6000,
         progress: true,
         input_required_after_ms: 300,
-        input_required_for_ms: 1500,
+        input_required_for_ms: 5700,
         poll_after_seconds: 0.2,
         result: { answer: 42 },
       },
