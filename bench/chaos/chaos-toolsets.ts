@@ -124,8 +124,9 @@ function binding(toolset: ChaosToolset): Record<string, unknown> {
     };
   }
   if (toolset.contract === 'mcp-tasks') return { ...base, tool: 'demo_task_required' };
-  // 30 s, not hours: a held call whose HTTP upstream crashes mid-call is not failed by the
-  // connection layer and waits out this timeout (docs/chaos.md, "Findings"); the run must drain.
+  // 30 s, not hours: the run must drain. A held call whose HTTP upstream crashes mid-call once
+  // waited out this timeout; the connection layer now fails it when its answer stream breaks
+  // (docs/chaos.md, "Findings").
   return { ...base, tool: 'demo_slow', callTimeoutMs: HELD_CALL_TIMEOUT_MS };
 }
 
