@@ -23,7 +23,8 @@ describe.each(transports)('ordinary contract over %s', (_name, open) => {
   it('runs submit → running → completed with the result, and counts once', async () => {
     const client = await open();
     const submitted = await callStructured(client, 'demo_submit', {
-      duration_ms: 300,
+      // 2 s: the status read right after the submit must still find it running on a slow host.
+      duration_ms: 2000,
       result: { answer: 42 },
       tag: 'life',
       poll_after_seconds: 0.5,

@@ -63,10 +63,10 @@ describe('ordinary: the contract followed', () => {
 
   it('input_required → working → completed', async () => {
     const { seen, last } = await runToEnd({
-      // A 2 s question, so a poll on a loaded machine still lands inside it.
-      duration_ms: 3000,
+      // A 3 s question and 2.9 s of work after it, so polls on a starved machine land in both.
+      duration_ms: 6000,
       input_required_after_ms: 100,
-      input_required_for_ms: 2000,
+      input_required_for_ms: 3000,
     });
     const asking = seen.find((snapshot) => snapshot.status === TaskStatus.InputRequired);
     // Shown in the one shape; this toolset names no inputTool, so it cannot be answered.

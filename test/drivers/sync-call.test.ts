@@ -17,10 +17,11 @@ const demo = useDemoDriver(SLOW);
 describe('sync-call', () => {
   it('completes with the result and reports progress while held', async () => {
     const progress: TaskProgress[] = [];
+    // 1.5 s, so a demo server stalled for a second still sends three notifications or more.
     const ctx = taskContext(
       demo.server,
       SLOW,
-      { duration_ms: 600, result: { ok: true } },
+      { duration_ms: 1500, result: { ok: true } },
       undefined,
       {
         onProgress: (update) => progress.push(update),
@@ -34,9 +35,9 @@ describe('sync-call', () => {
     });
     expect(progress.length).toBeGreaterThanOrEqual(3);
     expect(progress.at(-1)).toMatchObject({
-      current: 600,
-      total: 600,
-      message: expect.stringMatching(/ of 600 ms$/),
+      current: 1500,
+      total: 1500,
+      message: expect.stringMatching(/ of 1500 ms$/),
     });
   });
 

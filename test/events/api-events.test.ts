@@ -272,7 +272,7 @@ describe('a task on a strict 2026-07-28 server', () => {
       .post('/v1/threads/chat-strict/tasks')
       .set('Authorization', `Bearer ${sara}`)
       // Working long enough after the answer that the poller sees it working again.
-      .send({ toolset: 'asks', arguments: { resume_ms: 1500 } })
+      .send({ toolset: 'asks', arguments: { resume_ms: 5000 } })
       .expect(201);
     const taskId = submitted.body.task_id as string;
     const statusEvents = () => stream.events.filter((e) => e.event !== 'task.progress');

@@ -80,7 +80,8 @@ it('a poller and an API whose connections all go silent recover within a few sta
     Array.from({ length: 6 }, (_, i) => ({
       toolset: TOOLSET,
       server: 'demo',
-      input: { duration_ms: 1500, tag: `before-${i}` },
+      // 5 s: long enough that the wait below sees one working on a slow host.
+      input: { duration_ms: 5000, tag: `before-${i}` },
     })),
   );
   await waitUntil(async () => {

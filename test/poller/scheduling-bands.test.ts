@@ -5,10 +5,11 @@ import { demoServerEntry, startDemoServer, writeServersFile } from '../helpers/p
 import { waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
-// Half the fleet tests' backoff: the clamp still falls inside the five errors observed
-// (100 * 2^4 > 1000), and the failing tasks reach six errors in half the time.
-const BASE = 100;
-const MAX = 1000;
+// The clamp falls inside the five errors observed (250 * 2^4 > 2000). Each error count is seen
+// only while its backoff runs, the six failing tasks in step: the first lasts 200 to 300 ms, so
+// a stall of this process or of Postgres of a few tenths of a second does not skip it.
+const BASE = 250;
+const MAX = 2000;
 const POLL = 300;
 const MIN = 100;
 
