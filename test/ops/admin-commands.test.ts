@@ -159,7 +159,8 @@ describe('admin parameters are refused as on every other route', () => {
 
 describe('stuck tasks and re-drive', () => {
   it('lists a backed-off task by status, age and server, and a re-drive runs it now', async () => {
-    const id = await submit(TOOLSET, { duration_ms: 3_000 });
+    // 8 s: still working when the wait below sees it and the push-back finds it between polls.
+    const id = await submit(TOOLSET, { duration_ms: 8_000 });
     // Wait until it is working (submitted upstream), then make it look an hour away.
     await waitUntil(
       async () => ((await taskRow(id)).status === 'working' ? true : undefined),

@@ -153,7 +153,8 @@ it('a second SIGTERM exits at once, without waiting for the drain', async () => 
   );
   const second = Date.now();
   poller.child.kill('SIGTERM');
-  expect(await waitForExit(poller.child, 3000)).toBe(true);
-  expect(Date.now() - second).toBeLessThan(3000);
+  // Far inside the 60 s drain, with room for a slow host.
+  expect(await waitForExit(poller.child, 10_000)).toBe(true);
+  expect(Date.now() - second).toBeLessThan(10_000);
   expect(poller.child.exitCode).toBe(1);
 });

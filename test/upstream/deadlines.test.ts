@@ -29,7 +29,8 @@ describe('deadlines', () => {
     const status = await waitForState(pool, 'hung-init', 'parked');
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(380);
-    expect(elapsed).toBeLessThan(3000);
+    // Not the 600 s initialize: a bound with room for a slow spawn (one took 2.7 s in CI).
+    expect(elapsed).toBeLessThan(10_000);
     expect(status.reason).toMatch(/within 400 ms/);
     expect(recorder.transitions('hung-init', 'parked')).toHaveLength(1);
     // Still open: the torn-down attempt alone must have released its child and pipes.

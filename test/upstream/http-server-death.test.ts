@@ -31,7 +31,8 @@ it('fails an in-flight call at once when the HTTP server dies, then reconnects',
   const error = await call;
   expect(error).toBeInstanceOf(UpstreamConnectionError);
   expect((error as UpstreamConnectionError).maybeSent).toBe(true);
-  expect(Date.now() - killedAt).toBeLessThan(5_000);
+  // Its timeout is 600 s: anything near the kill shows the drop was noticed, not waited out.
+  expect(Date.now() - killedAt).toBeLessThan(20_000);
   await waitUntil(
     () => recorder.reconnects.find((r) => r.server === 'mortal'),
     'the supervisor to reconnect',

@@ -41,7 +41,8 @@ describe('stdio process lifecycle', () => {
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UpstreamConnectionError);
     expect((error as UpstreamConnectionError).maybeSent).toBe(true);
-    expect(Date.now() - started).toBeLessThan(3000);
+    // Far inside its 30 s timeout, with room for a slow host.
+    expect(Date.now() - started).toBeLessThan(15_000);
 
     const again = await pool.session('crashy');
     const echo = await again.callTool('demo_echo', { text: 'back' }, { idempotent: true });
@@ -62,7 +63,7 @@ describe('stdio process lifecycle', () => {
       .callTool('demo_echo', { text: 'x' }, { idempotent: true, timeoutMs: 30_000 })
       .catch((caught: unknown) => caught);
     // Far inside its 30 s timeout: the dead child was noticed, not waited out.
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as UpstreamError).maybeSent).toBe(false);
     await waitForState(pool, 'victim', 'ready');

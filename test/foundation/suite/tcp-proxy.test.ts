@@ -89,9 +89,9 @@ test('cutAll ends open connections; refuseNew refuses; retarget moves new connec
 });
 
 test('blackhole: open connections forward nothing either way and stay open; new ones work', async () => {
-  // Each statement of these clients gives up after 2 s: the only way a silence ends here.
+  // Each statement of these clients gives up after 5 s: the only way a silence ends here.
   const open = async () => {
-    const client = new Client({ connectionString: viaProxy(database.url), query_timeout: 2000 });
+    const client = new Client({ connectionString: viaProxy(database.url), query_timeout: 5000 });
     client.on('error', () => undefined);
     const ended = { yes: false };
     client.on('end', () => (ended.yes = true));
@@ -109,7 +109,8 @@ test('blackhole: open connections forward nothing either way and stay open; new 
   const answering = await open();
   const asking = await open();
   // Sent before the blackhole, answered by the server after it: the answer must not get through.
-  const inFlight = answering.client.query('SELECT pg_sleep(1)');
+  // 3 s, so the wait below sees it running on a slow host, and done before the 5 s timeout.
+  const inFlight = answering.client.query('SELECT pg_sleep(3)');
   await waitUntil(
     async () => ((await activity(answering.pid))?.state === 'active' ? true : undefined),
     'the sleep running on the server',
@@ -119,7 +120,7 @@ test('blackhole: open connections forward nothing either way and stay open; new 
   const sentAfter = asking.client.query('SELECT 2 AS two');
   await expect(inFlight).rejects.toThrow('Query read timeout');
   await expect(sentAfter).rejects.toThrow('Query read timeout');
-  expect(await activity(answering.pid)).toEqual({ state: 'idle', query: 'SELECT pg_sleep(1)' });
+  expect(await activity(answering.pid)).toEqual({ state: 'idle', query: 'SELECT pg_sleep(3)' });
   expect(await activity(asking.pid)).toEqual({
     state: 'idle',
     query: 'SELECT pg_backend_pid() AS pid',
