@@ -94,7 +94,8 @@ it('a task created on a replica that dies, with a poller killed mid-task, comple
       method: 'tools/call',
       params: {
         name: 'report',
-        arguments: { duration_ms: 4000, result: { survived: true } },
+        // 12 s: still working after the replica's death, a new client and the poller's kill.
+        arguments: { duration_ms: 12_000, result: { survived: true } },
         task: {},
       },
     },
