@@ -4,11 +4,11 @@ import { Settings, SETTINGS } from '@app/config';
 import { bearerToken } from '../auth/bearer-first.middleware';
 import { Principal, TokenVerifier } from '../auth/token-verifier.service';
 import { Forbidden, Unauthenticated } from '../refusals/refusal';
+import { parsedUrl, resourceMetadataUrl, servesResourceMetadataAt } from './resource-metadata';
 
 /** A `Host` header worth naming back: a DNS name or an IP literal, with an optional port. */
 const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
 /** Why a request was refused before any JSON-RPC ran (answered as a problem). */
 export type TransportRefusal = Forbidden | Unauthenticated;
 
@@ -96,8 +96,12 @@ export class McpRequestGuard {
     const resource = this.resourceMetadata(req)?.resource;
     const base = typeof resource === 'string' ? parsedUrl(resource) : null;
     if (!base) return 'Bearer';
-    const metadata = `${base.origin}/.well-known/oauth-protected-resource${base.pathname}`;
-    return `Bearer resource_metadata="${metadata}"`;
+    return `Bearer resource_metadata="${resourceMetadataUrl(base)}"`;
+  }
+
+  /** Whether the metadata is served where a request's path has `suffix` after the prefix. */
+  servesMetadataAt(suffix: string): boolean {
+    return servesResourceMetadataAt(suffix, this.settings.mcp.publicUrl);
   }
 
   /** `/mcp`'s own URL: MCP_PUBLIC_URL, else from the request's `Host`, which must make a URL. */
@@ -110,13 +114,5 @@ export class McpRequestGuard {
   /** Whether a value is a refusal rather than a principal. */
   static isRefusal(value: Principal | Unauthenticated): value is Unauthenticated {
     return value instanceof Unauthenticated;
-  }
-}
-
-function parsedUrl(text: string): URL | null {
-  try {
-    return new URL(text);
-  } catch {
-    return null;
   }
 }

@@ -21,6 +21,7 @@ import { LEGACY_VERSIONS, Mcp2025Handler } from './2025/mcp-2025.handler';
 import { Mcp2026Handler } from './2026/mcp-2026.handler';
 import { McpCall } from './mcp-call.context';
 import { McpRequestGuard } from './mcp-request-guard.service';
+import { RESOURCE_METADATA_PREFIX } from './resource-metadata';
 import { refusalError } from './refusal-errors';
 import {
   JsonRpcId,
@@ -61,9 +62,14 @@ export class McpController {
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
-  @Get('.well-known/oauth-protected-resource/mcp')
+  /**
+   * The protected-resource metadata, at `/mcp`'s own well-known path and at MCP_PUBLIC_URL's
+   * (RFC 9728 puts the resource's path after the prefix; a bare prefix is a resource at `/`).
+   */
+  @Get(['.well-known/oauth-protected-resource', '.well-known/oauth-protected-resource/*resource'])
   resourceMetadata(@Req() req: Request, @Res() res: Response): void {
-    const document = this.guard.resourceMetadata(req);
+    const suffix = req.path.slice(RESOURCE_METADATA_PREFIX.length);
+    const document = this.guard.servesMetadataAt(suffix) ? this.guard.resourceMetadata(req) : null;
     if (!document) return this.refuse(res, new NotFound('Not found.'));
     res.json(document);
   }
