@@ -9,6 +9,7 @@ import { parsedUrl, resourceMetadataUrl, servesResourceMetadataAt } from './reso
 /** A `Host` header worth naming back: a DNS name or an IP literal, with an optional port. */
 const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
 /** Why a request was refused before any JSON-RPC ran (answered as a problem). */
 export type TransportRefusal = Forbidden | Unauthenticated;
 

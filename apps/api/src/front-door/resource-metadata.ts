@@ -6,6 +6,7 @@
 /** The well-known prefix of protected-resource metadata (RFC 9728, section 3). */
 export const RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource';
 
+/** The URL `text` spells, or null when it spells none. */
 export function parsedUrl(text: string): URL | null {
   try {
     return new URL(text);
