@@ -38,3 +38,15 @@ it.each(['', '/tools', '/other/mcp', '/tools/mcp/more'])(
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   },
 );
+
+it('answers another method 405 with the methods the path routes, as any route', async () => {
+  const res = await request(api.url).post('/.well-known/oauth-protected-resource/tools/mcp');
+  expect(res.status).toBe(405);
+  expect(String(res.headers.allow).split(', ')).toContain('GET');
+});
+
+it('refuses a path that is not percent-encoding with a 400 problem, as any route', async () => {
+  const res = await request(api.url).get('/.well-known/oauth-protected-resource/%FF');
+  expect(res.status).toBe(400);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+});

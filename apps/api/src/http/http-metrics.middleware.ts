@@ -6,6 +6,15 @@ import { GatewayMetrics } from '@app/metrics';
 export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
+ * Nest's catch-all (`/{*path}`, its wildcard for "every path"), which is no route of the app's
+ * own. A route of the app's with a wildcard of its own name (the protected-resource metadata's
+ * `*resource`) is one: it has its methods and its label.
+ */
+export function isCatchAllRoute(path: string): boolean {
+  return path.includes('{*path}') || path === '*';
+}
+
+/**
  * Probes and scrapes are not user traffic: counted, the kubelet's readiness checks every few
  * seconds would dilute the error ratio and the latency percentiles the alerts read.
  */
@@ -32,8 +41,7 @@ export function timeRequest(
 /** The route pattern Express matched (`/v1/threads/:thread_id/tasks`), never the raw path. */
 function routeOf(req: Request): string {
   const route = (req.route as { path?: unknown } | undefined)?.path;
-  // Nest mounts its not-found handler on a catch-all route (`/{*path}`): that is no route.
-  return typeof route === 'string' && !route.includes('*') ? route : UNMATCHED_ROUTE;
+  return typeof route === 'string' && !isCatchAllRoute(route) ? route : UNMATCHED_ROUTE;
 }
 
 /**

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '@app/persistence';
+import { isCatchAllRoute } from '../http/http-metrics.middleware';
 import { isRefusal } from '../refusals/refusal';
 import { ProblemAnswer, problemBody } from './problem.exception';
 import { refusalProblem } from './refusal-problems';
@@ -97,8 +98,7 @@ export class ProblemFilter implements ExceptionFilter {
     const router = this.adapterHost.httpAdapter.getInstance<ExpressLike>().router;
     const methods = new Set<string>();
     for (const layer of router?.stack ?? []) {
-      // Skip the catch-all that Nest's not-found handler is mounted on.
-      if (!layer.route || layer.route.path.includes('*') || typeof layer.match !== 'function')
+      if (!layer.route || isCatchAllRoute(layer.route.path) || typeof layer.match !== 'function')
         continue;
       try {
         if (layer.match(req.path))
