@@ -139,7 +139,15 @@ export class EnvSchema {
   @IsOptional() @IsString() MCP_ALLOWED_ORIGINS?: string = undefined;
   @IsOptional() @Matches(/^[A-Za-z0-9._:-]{1,128}$/) MCP_DEFAULT_THREAD: string = 'mcp';
   @IsOptional()
-  @IsUrl({ protocols: ['http', 'https'], require_tld: false })
+  // The resource identifier of RFC 9728: scheme, host and path, no query, fragment or userinfo.
+  @IsUrl({
+    protocols: ['http', 'https'],
+    require_tld: false,
+    require_protocol: true,
+    allow_query_components: false,
+    allow_fragments: false,
+    disallow_auth: true,
+  })
   MCP_PUBLIC_URL?: string = undefined;
   @IsOptional() @Matches(/^[A-Za-z0-9._:@-]{1,255}$/) MCP_ANONYMOUS_USER?: string = undefined;
 

@@ -74,6 +74,14 @@ describe('environment', () => {
       'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be a boolean value',
     ],
     [{ DATABASE_URL: `mysql://u:${SECRET}@h/db` }, 'DATABASE_URL must be a URL address'],
+    // MCP_PUBLIC_URL is a resource identifier (RFC 9728): scheme, host and path only.
+    [{ MCP_PUBLIC_URL: 'gateway.example/tools/mcp' }, 'MCP_PUBLIC_URL must be a URL address'],
+    [{ MCP_PUBLIC_URL: 'https://gateway.example/mcp?x=1' }, 'MCP_PUBLIC_URL must be a URL address'],
+    [{ MCP_PUBLIC_URL: 'https://gateway.example/mcp#top' }, 'MCP_PUBLIC_URL must be a URL address'],
+    [
+      { MCP_PUBLIC_URL: `https://u:${SECRET}@gateway.example/mcp` },
+      'MCP_PUBLIC_URL must be a URL address',
+    ],
     [
       { AUTH_JWT_SECRET: 'short', AUTH_ISSUER: 'https://iss.test', AUTH_AUDIENCE: 'aud-x' },
       'AUTH_JWT_SECRET: must be at least 32 characters',
