@@ -37,8 +37,10 @@ describe.each(transports)('demo_slow over %s', (_name, open) => {
     const values = seen.map(({ progress }) => progress.progress);
     expect(values).toEqual([...values].sort((a, b) => a - b));
     const gaps = seen.slice(1).map((entry, i) => entry.at - seen[i].at);
-    // 200 ms promised; the three or more notifications above already show they are periodic,
-    // so this only catches a stall (headroom for a loaded 2-core machine).
+    // 200 ms promised: the median gap, which one stall of a loaded host does not decide.
+    const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)];
+    expect(median).toBeLessThanOrEqual(200);
+    // And no gap near the call's length: a stall shows here, a missing cadence above.
     expect(Math.max(...gaps)).toBeLessThan(2000);
   });
 

@@ -8,7 +8,7 @@ import { useFleet } from '../helpers/fleet';
 import { SseClient } from '../helpers/sse';
 
 const RECHECK_MS = 300;
-// Twice the revoke test's bound below, so a stalled API cannot end that stream by its age first.
+// Over twice the revoke test's bound below, so a stalled API cannot end that stream by age first.
 const MAX_AGE_MS = 8000;
 
 const fleet = useFleet();
@@ -56,8 +56,8 @@ it('ends a stream soon after its API key is revoked', async () => {
 });
 
 it('ends a stream once its JWT expires', async () => {
-  // `exp` a second ago: inside the 5 s clock tolerance for about four more seconds, time enough
-  // to open the stream on a slow host.
+  // `exp` a second ago (in whole seconds): inside the 5 s clock tolerance for three to four more
+  // seconds, time enough to open the stream on a slow host.
   const token = signJwt('jay', { exp: Math.floor(Date.now() / 1000) - 1 });
   const { client, ended } = await open(token, 'exp');
   await waitUntil(ended, 'the stream to end after the expiry', 10_000);

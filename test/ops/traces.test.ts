@@ -182,9 +182,10 @@ it('one trace: the API submit, a submit on one poller, a poll on another, and th
   );
   const seenSpans = new Set(seen.map((t) => t.header!.split('-')[2]));
   expect(seenSpans.has(upstreamSubmit!.spanId)).toBe(true);
-  // A poll of the second poller that the upstream saw. Its span may be exported after those the
-  // wait above found: in one CI run on a slow host that snapshot held only poll spans the
-  // upstream had not seen (an attempt may end before it sends), so this waits for the exports.
+  // A poll of the second poller that the upstream saw, looked for among all the spans exported by
+  // now, not in the snapshot taken above: in one CI run on a slow host that snapshot held only
+  // poll spans the upstream had not seen (an attempt may end before it sends). The wait for the
+  // attempt spans above has them all by now; the wait here only names what is missing.
   await waitUntil(
     () =>
       inTrace().some(

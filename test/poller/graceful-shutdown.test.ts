@@ -48,8 +48,7 @@ it('releases stuck claims due now with no error count; the other poller takes th
     Array.from({ length: 30 }, (_, i) => ({
       toolset: 'demo-ordinary',
       server: 'demo',
-      // 8 s: all 30 must be seen working at once, and still be running when the upstream freezes.
-      input: { duration_ms: 8000, tag: `term-${i}` },
+      input: { duration_ms: 3000, tag: `term-${i}` },
     })),
   );
   await waitUntil(

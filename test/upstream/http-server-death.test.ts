@@ -12,7 +12,10 @@ useProcesses({ perTest: true });
 
 it('fails an in-flight call at once when the HTTP server dies, then reconnects', async () => {
   const server = await startDemoServer();
-  const { pool, recorder } = openPool([demoHttp('mortal', server.url)]);
+  // No timer under 60 s: the bound below then tells the drop noticed from a timeout waited out.
+  const { pool, recorder } = openPool([
+    demoHttp('mortal', server.url, { connectTimeoutMs: 60_000 }),
+  ]);
   const session = await pool.session('mortal');
   let progressed = false;
   const call = session
@@ -31,7 +34,8 @@ it('fails an in-flight call at once when the HTTP server dies, then reconnects',
   const error = await call;
   expect(error).toBeInstanceOf(UpstreamConnectionError);
   expect((error as UpstreamConnectionError).maybeSent).toBe(true);
-  // Its timeout is 600 s: anything near the kill shows the drop was noticed, not waited out.
+  // Its timeout is 600 s and the connect timeout 60 s: an end near the kill shows the drop was
+  // noticed, not waited out.
   expect(Date.now() - killedAt).toBeLessThan(20_000);
   await waitUntil(
     () => recorder.reconnects.find((r) => r.server === 'mortal'),

@@ -25,7 +25,8 @@ const processes = useProcesses({ perTest: true });
 
 describe('stdio process lifecycle', () => {
   it('fails a call at once when the server crashes mid-call, then respawns', async () => {
-    const { pool, recorder } = openPool([demoStdio('crashy')]);
+    // No timer under 30 s: the bound below then tells a crash noticed from a timeout waited out.
+    const { pool, recorder } = openPool([demoStdio('crashy', [], { connectTimeoutMs: 60_000 })]);
     const session = await pool.session('crashy');
     const [firstPid] = childPids();
     const started = Date.now();
@@ -41,7 +42,7 @@ describe('stdio process lifecycle', () => {
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UpstreamConnectionError);
     expect((error as UpstreamConnectionError).maybeSent).toBe(true);
-    // Far inside its 30 s timeout, with room for a slow host.
+    // Far inside its 30 s timeout (and the 60 s connect timeout), with room for a slow host.
     expect(Date.now() - started).toBeLessThan(15_000);
 
     const again = await pool.session('crashy');
@@ -53,7 +54,8 @@ describe('stdio process lifecycle', () => {
   });
 
   it('fails a call on a dead child at once instead of waiting for its timeout', async () => {
-    const { pool, recorder } = openPool([demoStdio('victim')]);
+    // No timer under 30 s, as above: a reconnect waited out would take 60 s.
+    const { pool, recorder } = openPool([demoStdio('victim', [], { connectTimeoutMs: 60_000 })]);
     const session = await pool.session('victim');
     const [pid] = childPids();
     process.kill(pid, 'SIGKILL');
