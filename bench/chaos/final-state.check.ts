@@ -29,9 +29,9 @@ export interface FinalStateReport {
 
 /**
  * Every task ends in the state its arguments scripted, or in the honest answer a fault forced:
- * - `failed/outcome_uncertain` (toolsets without retryOnCrash) when a fault hit the task between
- *   its first claim and its end: its claim holder was killed or paused, Postgres restarted, or
- *   its upstream crashed or hung;
+ * - `failed/outcome_uncertain` (toolsets without retryOnCrash, or a retryOnCrash task whose
+ *   cancel was requested) when a fault hit the task between its first claim and its end: its
+ *   claim holder was killed or paused, Postgres restarted, or its upstream crashed or hung;
  * - `failed/upstream_task_lost` for a native task whose holder died: the HTTP upstream that
  *   restarted (native tasks live in its memory), or the poller owning its stdio child.
  */
