@@ -150,14 +150,22 @@ describeWithBrowser('the console in Chromium', () => {
   async function answerLink(token: string, thread: string, taskId: string): Promise<string> {
     const sse = await SseClient.open(`${stack.api.url}/v1/threads/${thread}/events`, token);
     try {
-      return await waitUntil(() => {
-        const event = sse.events.find(
-          (e) =>
-            e.event === 'task.input_required' &&
-            (e.data.task as { task_id: string }).task_id === taskId,
-        );
-        return event ? ((event.data.data as { answer_url?: string }).answer_url ?? '') : undefined;
-      }, `the input_required event of ${taskId}`);
+      // Up to 60 s, as the toolsets' wait above: a CI run on a slow host timed out here at 15 s,
+      // waiting for the submit and the first poll (the log kept nothing of why).
+      return await waitUntil(
+        () => {
+          const event = sse.events.find(
+            (e) =>
+              e.event === 'task.input_required' &&
+              (e.data.task as { task_id: string }).task_id === taskId,
+          );
+          return event
+            ? ((event.data.data as { answer_url?: string }).answer_url ?? '')
+            : undefined;
+        },
+        `the input_required event of ${taskId}`,
+        60_000,
+      );
     } finally {
       sse.close();
     }
