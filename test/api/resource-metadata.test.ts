@@ -1,5 +1,6 @@
 // Guards MCP_PUBLIC_URL: behind a proxy that publishes `/mcp` under another path, the 401 names
 // the metadata at that path (RFC 9728) and the API serves it there, as well as at its own path.
+import { discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
 import request from 'supertest';
 import { ISSUER, useApi } from '../helpers/api';
 
@@ -49,4 +50,11 @@ it('refuses a path that is not percent-encoding with a 400 problem, as any route
   const res = await request(api.url).get('/.well-known/oauth-protected-resource/%FF');
   expect(res.status).toBe(400);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+});
+
+it("is found by the MCP SDK's own discovery at the public path, through a proxy that passes it on", async () => {
+  // The SDK forms the well-known URL from the server URL itself (no challenge read): as a client
+  // that reaches the API at /tools/mcp would, through a proxy that keeps the path.
+  const found = await discoverOAuthProtectedResourceMetadata(new URL(`${api.url}/tools/mcp`));
+  expect(found).toMatchObject({ resource: PUBLIC_URL, authorization_servers: [ISSUER] });
 });
