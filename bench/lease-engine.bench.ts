@@ -105,6 +105,9 @@ const CONFIGS: Config[] = [
   },
 ];
 
+/** The configurations whose claim statements the table breaks out. */
+const CLAIM_BREAKDOWN = ['lease-shipped-1', 'lease-shipped-2', 'lease-due-order-2'];
+
 type Round = Record<string, number>;
 
 export const leaseEngineBench: Benchmark = {
@@ -123,10 +126,16 @@ export const leaseEngineBench: Benchmark = {
           const round: Round = {};
           for (const config of CONFIGS) {
             const n = config.slow ? slowRows : rows;
-            round[config.key] =
-              config.kind === 'lease'
-                ? await burnLease(bench, config, n)
-                : await drainGraphile(bench, config, n, (specs) => utils.addJobs(specs));
+            if (config.kind === 'lease') {
+              const burn = await burnLease(bench, config, n);
+              round[config.key] = burn.rate;
+              round[`${config.key}:claimShare`] = burn.claimShare;
+              round[`${config.key}:claimUs`] = burn.claimUsPerRow;
+            } else {
+              round[config.key] = await drainGraphile(bench, config, n, (specs) =>
+                utils.addJobs(specs),
+              );
+            }
             ctx.log(
               `run ${run + 1}/${ctx.runs} ${config.key}: ${Math.round(round[config.key])} rows/s`,
             );
@@ -166,7 +175,16 @@ export const leaseEngineBench: Benchmark = {
   },
 };
 
-async function burnLease(bench: BenchDatabase, config: Config, rows: number): Promise<number> {
+/** A lease run: its rate, and how much of it its claim statements took. */
+interface LeaseBurn {
+  rate: number;
+  /** The claim statements' wall time over the processes' run time (each process claims serially). */
+  claimShare: number;
+  /** The claiming's wall time per claimed row, µs. */
+  claimUsPerRow: number;
+}
+
+async function burnLease(bench: BenchDatabase, config: Config, rows: number): Promise<LeaseBurn> {
   await bench.db.query('TRUNCATE tasks CASCADE');
   // Due over the last minute, in random order, like a backlog that built up.
   await loadTasks(bench.db, { count: rows, status: 'working', dueFromMs: -60_000, dueToMs: 0 });
@@ -196,7 +214,13 @@ async function burnLease(bench: BenchDatabase, config: Config, rows: number): Pr
     );
   }
   if (process.env.BENCH_VERBOSE) console.log(JSON.stringify(done));
-  return rate(rows, done);
+  const claimMs = done.reduce((sum, d) => sum + (d.claimMs ?? 0), 0);
+  const spanMs = Math.max(1, span(done));
+  return {
+    rate: rate(rows, done),
+    claimShare: claimMs / (config.processes * spanMs),
+    claimUsPerRow: (claimMs * 1000) / rows,
+  };
 }
 
 /**
@@ -241,10 +265,13 @@ async function settle(bench: BenchDatabase, table: string): Promise<void> {
   await bench.db.query('CHECKPOINT');
 }
 
+/** From the first worker's start to the last one's end, ms. */
+function span(done: DoneMessage[]): number {
+  return Math.max(...done.map((d) => d.endedAt)) - Math.min(...done.map((d) => d.startedAt));
+}
+
 function rate(rows: number, done: DoneMessage[]): number {
-  const start = Math.min(...done.map((d) => d.startedAt));
-  const end = Math.max(...done.map((d) => d.endedAt));
-  return (rows * 1000) / Math.max(1, end - start);
+  return (rows * 1000) / Math.max(1, span(done));
 }
 
 function summarize(rounds: Round[]): ResultRow[] {
@@ -265,6 +292,21 @@ function summarize(rounds: Round[]): ResultRow[] {
   const fairRatio = med((r) => r['lease-shipped-2'] / r['lease-due-order-2']);
   const outboxRatio = med((r) => r['lease-shipped-2'] / r['lease-no-outbox-2']);
   const groupRatio = med((r) => r['lease-per-row-2'] / r['lease-shipped-2']);
+  // Where a lease process's time goes: each claims serially, so a share near 1 means the run
+  // waited on its claim statements, and the time per claimed row tells the fair claim's cost
+  // from the due-order claim's (docs/benchmarks.md, "Claims in the lease-engine run").
+  const claimRows: ResultRow[] = CLAIM_BREAKDOWN.flatMap((key) => [
+    {
+      metric: `${key}: share of each process's time spent claiming`,
+      value: round(med((r) => r[`${key}:claimShare`])),
+      unit: '×',
+    },
+    {
+      metric: `${key}: claiming's wall time per claimed row`,
+      value: round(med((r) => r[`${key}:claimUs`])),
+      unit: 'µs',
+    },
+  ]);
   result.push(
     {
       metric: 'ratio: best of lease-shipped-1/2/4 / graphile-worker batched',
@@ -297,6 +339,7 @@ function summarize(rounds: Round[]): ResultRow[] {
       value: round(groupRatio),
       unit: '×',
     },
+    ...claimRows,
   );
   return result;
 }
