@@ -105,7 +105,7 @@ const CONFIGS: Config[] = [
   },
 ];
 
-/** The configurations whose claim statements the table breaks out. */
+/** The configurations whose claims the table breaks out. */
 const CLAIM_BREAKDOWN = ['lease-shipped-1', 'lease-shipped-2', 'lease-due-order-2'];
 
 type Round = Record<string, number>;
@@ -175,12 +175,12 @@ export const leaseEngineBench: Benchmark = {
   },
 };
 
-/** A lease run: its rate, and how much of it its claim statements took. */
+/** A lease run: its rate, and how much of it its claims took. */
 interface LeaseBurn {
   rate: number;
-  /** The claim statements' wall time over the processes' run time (each process claims serially). */
+  /** The claims' wall time over the processes' run time (each process claims one at a time). */
   claimShare: number;
-  /** The claiming's wall time per claimed row, µs. */
+  /** The claims' wall time per claimed row, µs. */
   claimUsPerRow: number;
 }
 
@@ -292,9 +292,10 @@ function summarize(rounds: Round[]): ResultRow[] {
   const fairRatio = med((r) => r['lease-shipped-2'] / r['lease-due-order-2']);
   const outboxRatio = med((r) => r['lease-shipped-2'] / r['lease-no-outbox-2']);
   const groupRatio = med((r) => r['lease-per-row-2'] / r['lease-shipped-2']);
-  // Where a lease process's time goes: each claims serially, so a share near 1 means the run
-  // waited on its claim statements, and the time per claimed row tells the fair claim's cost
-  // from the due-order claim's (docs/benchmarks.md, "Claims in the lease-engine run").
+  // Where a lease process's time goes: each claims one statement at a time, so a share near 1
+  // means the run waited on its claims. The time per claimed row compares the two claims; it is
+  // wall time, which with both cores busy includes a claim's wait for one (docs/benchmarks.md,
+  // "Claims in the lease-engine run").
   const claimRows: ResultRow[] = CLAIM_BREAKDOWN.flatMap((key) => [
     {
       metric: `${key}: share of each process's time spent claiming`,
