@@ -16,7 +16,7 @@ import { DoneMessage, runWorkers } from './lib/spawn';
 import { median, round } from './lib/stats';
 import { Benchmark, ResultRow } from './lib/types';
 
-interface Config {
+export interface Config {
   key: string;
   label: string;
   kind: 'lease' | 'graphile';
@@ -26,12 +26,14 @@ interface Config {
   slow?: boolean;
   /** The `tasks_after_update` trigger (the event outbox) disabled for the run. */
   outboxOff?: boolean;
+  /** A lease worker of another build (its absolute path); this build's by default. */
+  worker?: string;
 }
 
 /** WORKER_SLOTS of each lease process: the engine claims as many rows as it has free slots. */
 const SLOTS = 1000;
 /** The poller's variables for the shipped path (their defaults but the slots). */
-const SHIPPED = { WORKER_SLOTS: String(SLOTS) };
+export const SHIPPED = { WORKER_SLOTS: String(SLOTS) };
 /** Every terminal write alone, at the poller's default 64 slots. */
 const PER_ROW = { WORKER_SLOTS: '64', WRITE_BATCH_WINDOW_MS: '0' };
 
@@ -176,7 +178,7 @@ export const leaseEngineBench: Benchmark = {
 };
 
 /** A lease run: its rate, and how much of it its claims took. */
-interface LeaseBurn {
+export interface LeaseBurn {
   rate: number;
   /** The claims' wall time over the processes' run time (each process claims one at a time). */
   claimShare: number;
@@ -184,7 +186,11 @@ interface LeaseBurn {
   claimUsPerRow: number;
 }
 
-async function burnLease(bench: BenchDatabase, config: Config, rows: number): Promise<LeaseBurn> {
+export async function burnLease(
+  bench: BenchDatabase,
+  config: Config,
+  rows: number,
+): Promise<LeaseBurn> {
   await bench.db.query('TRUNCATE tasks CASCADE');
   // Due over the last minute, in random order, like a backlog that built up.
   await loadTasks(bench.db, { count: rows, status: 'working', dueFromMs: -60_000, dueToMs: 0 });
@@ -195,7 +201,7 @@ async function burnLease(bench: BenchDatabase, config: Config, rows: number): Pr
   let done: DoneMessage[];
   try {
     done = await runWorkers(
-      'workers/lease-burn.worker.js',
+      config.worker ?? 'workers/lease-burn.worker.js',
       config.processes,
       { ...config.env, DATABASE_URL: bench.url },
       () => allEnded(bench, config.key),
@@ -217,7 +223,7 @@ async function burnLease(bench: BenchDatabase, config: Config, rows: number): Pr
   const claimMs = done.reduce((sum, d) => sum + (d.claimMs ?? 0), 0);
   const spanMs = Math.max(1, span(done));
   return {
-    rate: rate(rows, done),
+    rate: (rows * 1000) / spanMs,
     claimShare: claimMs / (config.processes * spanMs),
     claimUsPerRow: (claimMs * 1000) / rows,
   };

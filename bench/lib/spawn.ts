@@ -1,5 +1,5 @@
 import { ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { WorkerMessage } from './ipc';
 
 /** dist/bench, where the compiled worker scripts live (this file is dist/bench/lib/spawn.js). */
@@ -16,12 +16,13 @@ export interface WorkerProcess {
 }
 
 /**
- * Forks `dist/bench/<script>` with an IPC channel. With BENCH_CPU_PROF=<dir> the worker runs
- * under `node --cpu-prof` so a slow configuration can be profiled without code changes.
+ * Forks `dist/bench/<script>` (or `script` itself when it is an absolute path: another build's
+ * worker) with an IPC channel. With BENCH_CPU_PROF=<dir> the worker runs under `node --cpu-prof`
+ * so a slow configuration can be profiled without code changes.
  */
 export function spawnWorker(script: string, env: NodeJS.ProcessEnv): WorkerProcess {
   const profileDir = process.env.BENCH_CPU_PROF;
-  const child = fork(join(BENCH_DIST, script), [], {
+  const child = fork(resolve(BENCH_DIST, script), [], {
     env: { ...process.env, ...env },
     execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
