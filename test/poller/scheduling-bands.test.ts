@@ -6,9 +6,8 @@ import { waitUntil } from '../helpers/wait';
 
 const fleet = useFleet();
 // The clamp falls inside the five errors observed (250 * 2^4 > 2000). Each error count is seen
-// only while its backoff runs, the six failing tasks in step: the first lasts 200 to 300 ms
-// (80 to 120 ms with a base of 100), so a short stall of this process or of Postgres is less
-// likely to skip it.
+// only while its backoff runs, the six failing tasks in step: the first lasts 200 to 300 ms, so
+// a short stall of this process or of Postgres is less likely to skip it.
 const BASE = 250;
 const MAX = 2000;
 const POLL = 300;
