@@ -39,13 +39,14 @@ module.exports = {
   // on one host and 210 to 215 s on another (2026-12-02, 82 to 87 % busy). On a slow host
   // (2026-12-02, start costs 2.2 times the fast one's) 4 workers took 453 s and 5 took 598 s:
   // there the CPU is the limit, and a fifth worker only adds contention. On 2026-12-05 (an AMD
-  // EPYC host, 4 workers 85 % busy) 4 workers took 238 s and 5 took 226 s, all passing. Five
-  // workers' processes with pools of 10 peaked at 97 client connections of the machine's
-  // max_connections of 100 (on 2026-12-02 five and six failed a test with "too many
-  // clients"), so every app the tests start keeps 5 (TEST_POOL_SIZE in
-  // test/helpers/global-setup.ts). A run starts about 85 pollers, 47 APIs, 25 CLIs and 160 demo
-  // servers; what each start costs is `npm run bench -- --only start-cost` (docs/benchmarks.md,
-  // "Process start").
+  // EPYC host, 4 workers 85 % busy) 4 workers took 238 s and 5 took 226 s, all passing; on
+  // 2026-12-06 (an AMD EPYC host of the slow kind, 99 % busy either way) 4 took 567 s and 5 took
+  // 561 s, the same CPU (docs/testing.md, "How long it takes"). Five workers' processes with
+  // pools of 10 peaked at 97 client connections of the machine's max_connections of 100 (on
+  // 2026-12-02 five and six failed a test with "too many clients"), so every app the tests start
+  // keeps 5 (TEST_POOL_SIZE in test/helpers/global-setup.ts). A run starts about 120 pollers, 74
+  // APIs, 46 CLIs and 217 demo servers (counted on 2026-12-06); what each start costs is
+  // `npm run bench -- --only start-cost` (docs/benchmarks.md, "Process start").
   maxWorkers: 5,
   // Longest files first, also in a fresh clone with no duration cache (see the file).
   testSequencer: '<rootDir>/test/helpers/slow-first.sequencer.js',
