@@ -10,6 +10,7 @@
 // next start of the same build skips that work too. It also works on Node 20, which has no
 // compile cache. Anything unexpected (an old Node, a folder it may not use, a cache V8 rejects)
 // leaves it to run the bundle as a plain `require`, as it would without a cache.
+import { isAscii } from 'node:buffer';
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { tmpdir } from 'node:os';
@@ -58,7 +59,7 @@ function run(): void {
     sourceBytes: source.length,
   };
   const cachedData = readCache(cache);
-  const script = new vm.Script(wrap(source.toString('utf8')), {
+  const script = new vm.Script(wrap(readSource(source)), {
     filename: BUNDLE,
     cachedData,
   });
@@ -77,6 +78,15 @@ function run(): void {
     BUNDLE,
     __dirname,
   );
+}
+
+/**
+ * The bundle's text. An ASCII bundle (scripts/ascii-source.ts) is read as Latin-1, the same text:
+ * V8 then holds one byte a character instead of two, and Node 20 decodes it in less than half the
+ * time UTF-8 takes.
+ */
+function readSource(source: Buffer): string {
+  return isAscii(source) ? source.toString('latin1') : source.toString('utf8');
 }
 
 /** node:module's compile cache, which @types/node 20 does not describe. */

@@ -6,8 +6,11 @@
 // its own, and a start of a build that ran before reuses the compiled code instead of compiling
 // 2 to 8 MB again; docs/benchmarks.md ("Process start") has the figures. tsc's unbundled entry
 // (dist/apps/<app>/src/main.js) is left in place and runs the same program.
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
+import { isAscii } from 'node:buffer';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { escapeNonAscii } from './ascii-source';
 
 const DIST = join(__dirname, '..');
 
@@ -37,6 +40,31 @@ const EXTERNAL = [
   'load-esm',
 ];
 
+/** Each input file's ASCII text when it had other characters, kept across the four builds. */
+const escapedFiles = new Map<string, Promise<string | undefined>>();
+
+/**
+ * Makes the bundles ASCII (scripts/ascii-source.ts says why): a file with other characters is
+ * handed to esbuild with them escaped, or as it is when that cannot be done safely (the bundle
+ * then stays UTF-8, and the loader reads it so).
+ */
+const asciiSource: Plugin = {
+  name: 'ascii-source',
+  setup(bundle) {
+    bundle.onLoad({ filter: /\.[cm]?js$/ }, async ({ path }) => {
+      let escaped = escapedFiles.get(path);
+      if (!escaped) {
+        escaped = readFile(path).then((bytes) =>
+          isAscii(bytes) ? undefined : escapeNonAscii(bytes.toString('utf8'), path),
+        );
+        escapedFiles.set(path, escaped);
+      }
+      const contents = await escaped;
+      return contents === undefined ? undefined : { contents, loader: 'js' };
+    });
+  },
+};
+
 async function main(): Promise<void> {
   await Promise.all(
     BUNDLED_APPS.map(async (app) => {
@@ -52,6 +80,7 @@ async function main(): Promise<void> {
         // Chained to tsc's maps, so `node --enable-source-maps` points at the TypeScript.
         sourcemap: 'linked',
         external: EXTERNAL,
+        plugins: [asciiSource],
         // `import()` of a built-in (the OTLP exporter's http, node:crypto) becomes `require`.
         // The loader runs the bundle through node:vm, and on Node 20 a script compiled from
         // kept code has no dynamic-import callback: its `import()` would fail.

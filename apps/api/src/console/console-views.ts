@@ -39,7 +39,7 @@ export function page(title: string, ctx: PageContext | null, body: SafeHtml): st
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         ${ctx ? html`<meta name="csrf-token" content="${ctx.csrfToken}" />` : ''}
-        <title>${title} · Task console</title>
+        <title>${title} &middot; Task console</title>
         <link rel="stylesheet" href="/console/assets/console.css?v=${CONSOLE_ASSET_VERSION}" />
         <script src="/console/assets/console.js?v=${CONSOLE_ASSET_VERSION}" defer></script>
       </head>
@@ -56,8 +56,8 @@ export function page(title: string, ctx: PageContext | null, body: SafeHtml): st
 export function signInView(): SafeHtml {
   return html`<form id="sign-in" class="card" novalidate>
     <p>
-      Paste an API key (<code>mtg_…</code>) or, in a JWT deployment, a token. It is exchanged for a
-      session cookie and not kept by this page.
+      Paste an API key (<code>mtg_&hellip;</code>) or, in a JWT deployment, a token. It is exchanged
+      for a session cookie and not kept by this page.
     </p>
     <label for="token">API key or token</label>
     <input type="password" id="token" name="token" autocomplete="off" required />
@@ -81,7 +81,7 @@ export function taskListView(
 ): SafeHtml {
   const next = nextCursor
     ? html`<a class="next" href="/console/tasks?${query({ ...filters, cursor: nextCursor })}"
-        >Next page →</a
+        >Next page &rarr;</a
       >`
     : '';
   return html`<form class="filters" method="get" action="/console/tasks">
