@@ -33,10 +33,15 @@ it('releases stuck claims due now with no error count; the other poller takes th
   );
   // The staying poller's own polls hang on the frozen upstream too: room for 64 calls keeps that
   // server unsaturated on it (what is measured is the wake-up, not the per-server cap), and a
-  // 20 s call deadline keeps its own timeouts out of the error counts checked below.
+  // 20 s call deadline keeps its own timeouts out of the error counts checked below. So does an
+  // 8 s connect deadline (the two fit its 30 s lease): resumed from its pause, it may reconnect
+  // to the frozen upstream and poll a released task before those counts are read (a slow host's
+  // CI run counted "connect and initialize did not finish within 1000 ms" on one).
   const stayingEntry = demoServerEntry(demo.url, 'demo-ordinary', { maxConcurrentCalls: 64 });
   const staying = await fleet.poller(
-    writeServersFile({ demo: { ...stayingEntry, callTimeoutMs: 20_000 } }),
+    writeServersFile({
+      demo: { ...stayingEntry, callTimeoutMs: 20_000, connectTimeoutMs: 8_000 },
+    }),
     {
       // No fallback claim within the test: it learns of the released rows from NOTIFY (or a
       // due time of its own), not from a periodic sweep.
