@@ -26,31 +26,16 @@ const LINE_TERMINATORS = new Set([0x2028, 0x2029]);
  * line terminator in a literal (a line continuation), text TypeScript's parser reports errors in.
  */
 export function escapeNonAscii(text: string, fileName: string): string | undefined {
-  const source = ts.createSourceFile(
-    fileName,
-    text,
-    { languageVersion: ts.ScriptTarget.Latest, jsDocParsingMode: ts.JSDocParsingMode.ParseNone },
-    true,
-    ts.ScriptKind.JS,
-  );
+  const source = parseJs(text, fileName);
   if (parseErrors(source) > 0) return undefined;
-  const tokens: { start: number; end: number; kind: ts.SyntaxKind; tagged: boolean }[] = [];
-  const visit = (node: ts.Node): void => {
-    const children = node.getChildren(source);
-    if (children.length === 0) {
-      if (node.kind !== ts.SyntaxKind.EndOfFileToken) {
-        tokens.push({
-          start: node.getStart(source),
-          end: node.end,
-          kind: node.kind,
-          tagged: isTaggedTemplatePart(node),
-        });
-      }
-      return;
-    }
-    for (const child of children) visit(child);
-  };
-  visit(source);
+  const tokens = leaves(source)
+    .filter((node) => node.kind !== ts.SyntaxKind.EndOfFileToken)
+    .map((node) => ({
+      start: node.getStart(source),
+      end: node.end,
+      kind: node.kind,
+      tagged: isTaggedTemplatePart(node),
+    }));
 
   let out = '';
   let copiedTo = 0;
@@ -145,13 +130,7 @@ function parseErrors(source: ts.SourceFile): number {
  * same names (regular expressions are compared by kind only).
  */
 function sameTokens(before: ts.SourceFile, escapedText: string, fileName: string): boolean {
-  const after = ts.createSourceFile(
-    fileName,
-    escapedText,
-    { languageVersion: ts.ScriptTarget.Latest, jsDocParsingMode: ts.JSDocParsingMode.ParseNone },
-    true,
-    ts.ScriptKind.JS,
-  );
+  const after = parseJs(escapedText, fileName);
   if (parseErrors(after) > 0) return false;
   const left = leaves(before);
   const right = leaves(after);
@@ -167,6 +146,18 @@ function sameTokens(before: ts.SourceFile, escapedText: string, fileName: string
   });
 }
 
+/** A JavaScript file's syntax tree, parents set, JSDoc comments left as comments. */
+function parseJs(text: string, fileName: string): ts.SourceFile {
+  return ts.createSourceFile(
+    fileName,
+    text,
+    { languageVersion: ts.ScriptTarget.Latest, jsDocParsingMode: ts.JSDocParsingMode.ParseNone },
+    true,
+    ts.ScriptKind.JS,
+  );
+}
+
+/** The tree's leaves in source order: its tokens, literals and identifiers. */
 function leaves(source: ts.SourceFile): ts.Node[] {
   const found: ts.Node[] = [];
   const visit = (node: ts.Node): void => {
