@@ -26,6 +26,11 @@ export interface TcpProxy {
   /** While refusing, a new connection is closed as soon as it is accepted. */
   refuseNew(refusing: boolean): void;
   /**
+   * Lets the next `count` new connections through and refuses every one after them, until
+   * `refuseNew(false)`: a database lost right after a client's first connections.
+   */
+  refuseAfter(count: number): void;
+  /**
    * Arms a lost reply: the next time a client sends a chunk for which `matches` is true, the
    * server's answer to it is swallowed up to and including its ReadyForQuery (so the statement's
    * implicit transaction has committed), and then both sides are closed (`then: 'close'`, the
@@ -77,6 +82,8 @@ interface Pair {
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let target = targetPort;
   let refusing = false;
+  /** New connections past this count of accepted ones are refused (refuseAfter). */
+  let refuseBeyond = Infinity;
   let accepted = 0;
   const pairs = new Set<Pair>();
   const armed: {
@@ -101,7 +108,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   // blackholed pair must not let the client's graceful close complete.
   const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     accepted += 1;
-    if (refusing) {
+    if (refusing || accepted > refuseBeyond) {
       client.destroy();
       return;
     }
@@ -161,6 +168,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     },
     refuseNew(value) {
       refusing = value;
+      if (!value) refuseBeyond = Infinity;
+    },
+    refuseAfter(count) {
+      refuseBeyond = accepted + count;
     },
     loseReplyTo(matches, times = 1, then = 'close') {
       const all: Promise<void>[] = [];

@@ -1,7 +1,8 @@
 // Guards docs/operations.md, "Starting before the database": a poller or an API started while
 // Postgres refuses its connections waits for it, saying so without the URL's password, and starts
-// when it is back; past DATABASE_STARTUP_WAIT_MS it exits with a sentence naming that setting; a
-// database that does not exist is a configuration error, not waited for.
+// when it is back; one that loses it right after that wait still starts and waits for it; past
+// DATABASE_STARTUP_WAIT_MS it exits with a sentence naming that setting; a database that does not
+// exist and a schema that lacks a migration are errors of setup, not waited for.
 import { AUDIENCE, ISSUER, JWT_SECRET } from '../helpers/api';
 import { useFleet } from '../helpers/fleet';
 import { writeServersFile } from '../helpers/processes';
@@ -23,11 +24,15 @@ afterEach(async () => {
  */
 let password = '';
 
-/** The fleet's database through a proxy that refuses every connection until told otherwise. */
-async function refusingUrl(): Promise<string> {
+/**
+ * The fleet's database through a proxy that refuses every connection until told otherwise, or,
+ * given `after`, every connection after that many.
+ */
+async function refusingUrl(after?: number): Promise<string> {
   const target = new URL(fleet.url);
   proxy = await startTcpProxy(Number(target.port || 5432));
-  proxy.refuseNew(true);
+  if (after === undefined) proxy.refuseNew(true);
+  else proxy.refuseAfter(after);
   const url = new URL(fleet.url);
   url.port = String(proxy.port);
   if (url.password === '') {
@@ -70,6 +75,31 @@ it('waits for a database that refuses it, then starts', async () => {
   expect(written).not.toContain(password);
 });
 
+it('a database lost right after the wait does not end the start: the poller waits for it', async () => {
+  // The start's wait (its one connection, the schema check) gets through; everything after is
+  // refused: a Postgres restart that began just after the wait, as the chaos run met one.
+  const demo = await fleet.demo();
+  const poller = await fleet.poller(
+    { demo: { url: demo.url } },
+    { env: { DATABASE_URL: await refusingUrl(1) }, waitReady: false },
+  );
+  await waitUntil(
+    () =>
+      poller.logs.filter((line) => line.msg === 'database not answering yet').length >= 2 ||
+      undefined,
+    'the built poller waiting for its database',
+  );
+  expect(poller.child.exitCode).toBeNull();
+  expect(poller.logs.some((line) => line.msg === WAITING)).toBe(false);
+
+  proxy?.refuseNew(false);
+  await waitUntil(async () => {
+    const rows = await fleet.db.query(`SELECT 1 FROM workers WHERE id = $1`, [poller.workerId]);
+    return rows.length > 0 || undefined;
+  }, 'the poller registered after the database came back');
+  expect(JSON.stringify(poller.logs) + poller.stderr()).not.toContain(password);
+});
+
 it('past DATABASE_STARTUP_WAIT_MS exits 1 with a sentence naming it', async () => {
   const child = fleet.node('apps/poller/main.js', [], {
     DATABASE_URL: await refusingUrl(),
@@ -100,6 +130,31 @@ it('does not wait for a database that does not exist', async () => {
   expect(child.lines.join('\n')).not.toContain(WAITING);
 });
 
+it('does not wait for a schema that lacks a migration: it exits 1 naming it', async () => {
+  const [removed] = await fleet.db.query<{ id: number; timestamp: string; name: string }>(
+    `DELETE FROM schema_migrations
+      WHERE id = (SELECT max(id) FROM schema_migrations) RETURNING id, timestamp, name`,
+  );
+  try {
+    const child = fleet.node('apps/poller/main.js', [], {
+      DATABASE_URL: fleet.url,
+      MCP_SERVERS_FILE: serversFile(),
+      METRICS_PORT: '0',
+      LOG_FORMAT: 'json',
+    });
+    expect(await child.exited).toBe(1);
+    expect(child.stderr.join('\n')).toContain(
+      `poller: failed to start: database schema is missing migration(s): ${removed.name}; run "npm run migrate" first`,
+    );
+    expect(child.lines.join('\n')).not.toContain(WAITING);
+  } finally {
+    await fleet.db.query(
+      `INSERT INTO schema_migrations (id, timestamp, name) VALUES ($1, $2, $3)`,
+      [removed.id, removed.timestamp, removed.name],
+    );
+  }
+});
+
 it('an API waits the same way, then listens', async () => {
   const child = fleet.node('apps/api/main.js', [], {
     DATABASE_URL: await refusingUrl(),
@@ -114,5 +169,27 @@ it('an API waits the same way, then listens', async () => {
   expect(child.child.exitCode).toBeNull();
   proxy?.refuseNew(false);
   await child.waitForLine(/api listening on port \d+/);
+  expect(child.lines.join('\n') + child.stderr.join('\n')).not.toContain(password);
+});
+
+it('an API that loses its database right after the wait listens, not ready until it is back', async () => {
+  const child = fleet.node('apps/api/main.js', [], {
+    DATABASE_URL: await refusingUrl(1),
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_FORMAT: 'json',
+    AUTH_JWT_SECRET: JWT_SECRET,
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: AUDIENCE,
+  });
+  const listening = await child.waitForLine(/api listening on port (\d+)/);
+  const port = /api listening on port (\d+)/.exec(listening)?.[1];
+  const ready = async () => (await fetch(`http://127.0.0.1:${port}/healthz/ready`)).status;
+  expect(await ready()).toBe(503);
+  proxy?.refuseNew(false);
+  await waitUntil(
+    async () => ((await ready()) === 200 ? true : undefined),
+    'ready once it is back',
+  );
   expect(child.lines.join('\n') + child.stderr.join('\n')).not.toContain(password);
 });

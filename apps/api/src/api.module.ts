@@ -4,7 +4,6 @@ import { Settings, SettingsModule } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { MetricsModule } from '@app/metrics';
 import { PersistenceModule } from '@app/persistence';
-import { MIGRATIONS } from '../../../migrations';
 import { TracingFlush } from '@app/tracing';
 import { AdminModule } from './admin/admin.module';
 import { AuthGuard } from './auth/auth.guard';
@@ -42,7 +41,6 @@ export class ApiModule {
         PersistenceModule.forRoot({
           ...settings.database,
           appName: 'mcp-task-gateway-api',
-          migrations: MIGRATIONS,
         }),
         AuthModule,
         HealthModule,

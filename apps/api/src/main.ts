@@ -5,6 +5,7 @@ import { loadSettings, runMain } from '@app/config';
 import { createLogger } from '@app/logging';
 import { waitForDatabase } from '@app/persistence';
 import { startTracing } from '@app/tracing';
+import { MIGRATIONS } from '../../../migrations';
 import { createApiApp } from './api-app.factory';
 import { ApiMetricsServer } from './http/api-metrics.server';
 import { installShutdownSignals } from './shutdown-signals';
@@ -12,10 +13,10 @@ import { installShutdownSignals } from './shutdown-signals';
 runMain('api', async () => {
   const settings = loadSettings();
   startTracing('mcp-task-gateway-api', settings.tracing.endpoint);
-  // Before Nest: its boot logs are buffered until the app exists, and these must show as they
-  // happen (docs/operations.md, "Starting before the database").
+  // Before Nest, with the schema check: its boot logs are buffered until the app exists, and
+  // these must show as they happen (docs/operations.md, "Starting before the database").
   await waitForDatabase(
-    { ...settings.database, appName: 'mcp-task-gateway-api-start' },
+    { ...settings.database, appName: 'mcp-task-gateway-api-start', migrations: MIGRATIONS },
     createLogger({ level: settings.log.level, format: settings.log.format }),
   );
   const app = await createApiApp(settings);

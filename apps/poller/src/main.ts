@@ -6,6 +6,7 @@ import { ConfigError } from '@app/common';
 import { createLogger } from '@app/logging';
 import { waitForDatabase } from '@app/persistence';
 import { startTracing } from '@app/tracing';
+import { MIGRATIONS } from '../../../migrations';
 import { PollerModule } from './poller.module';
 import { installShutdownSignals } from './shutdown-signals';
 
@@ -16,10 +17,10 @@ runMain('poller', async () => {
   }
   startTracing('mcp-task-gateway-poller', settings.tracing.endpoint);
   const servers = loadMcpServersFile(settings.mcpServersFile, process.env, settings.lease.ms);
-  // Before Nest: its boot logs are buffered until the app exists, and these must show as they
-  // happen (docs/operations.md, "Starting before the database").
+  // Before Nest, with the schema check: its boot logs are buffered until the app exists, and
+  // these must show as they happen (docs/operations.md, "Starting before the database").
   await waitForDatabase(
-    { ...settings.database, appName: 'mcp-task-gateway-poller-start' },
+    { ...settings.database, appName: 'mcp-task-gateway-poller-start', migrations: MIGRATIONS },
     createLogger({ level: settings.log.level, format: settings.log.format }),
   );
   const app = await NestFactory.createApplicationContext(PollerModule.forRoot(settings, servers), {

@@ -12,7 +12,7 @@ import { EventRetentionJob } from './webhooks/event-retention.job';
 type Args = ConstructorParameters<typeof PollerLifecycleService>;
 
 /** A lifecycle over fakes that record each call in `calls`; `claiming` settles once it claims. */
-function lifecycle(jobNames: string[]) {
+function lifecycle(jobNames: string[], registerFailures: Error[] = []) {
   const calls: string[] = [];
   const record = (name: string) => (): Promise<void> => {
     calls.push(name);
@@ -37,10 +37,17 @@ function lifecycle(jobNames: string[]) {
   }));
   const args = [
     { worker: { drainTimeoutMs: 1000, writeBatchWindowMs: 0, writeBatchMax: 1 } },
-    { query: () => Promise.resolve({ rows: [] }) },
     { start: () => void calls.push('pool.start'), close: record('pool.close') },
     { subscribe: () => void calls.push('catalog.subscribe'), close: record('catalog.close') },
-    { register: record('worker.register'), stop: record('worker.stop'), deadAfterMs: 1 },
+    {
+      register: () => {
+        calls.push('worker.register');
+        const failure = registerFailures.shift();
+        return failure ? Promise.reject(failure) : Promise.resolve();
+      },
+      stop: record('worker.stop'),
+      deadAfterMs: 1,
+    },
     { start: () => void calls.push('notify.start'), stop: record('notify.stop') },
     { start: () => void calls.push('tasks.start'), engine: engine('tasks') },
     { holdsUpstreamCall: () => false, checkHeldCalls: () => undefined },
@@ -78,6 +85,26 @@ it('starts the periodic jobs last, in their order, once the worker is registered
     'first.start',
     'second.start',
     'third.start',
+  ]);
+});
+
+it('registers again while the database is unavailable, and claims only once registered', async () => {
+  // As the driver says a refused connection and a database shutting down.
+  const refused = (code: string) => Object.assign(new Error('unavailable'), { code });
+  const { service, calls, claiming } = lifecycle(
+    ['job'],
+    [refused('ECONNREFUSED'), refused('57P03')],
+  );
+  service.onApplicationBootstrap();
+  await claiming;
+  expect(calls.slice(2)).toEqual([
+    'worker.register',
+    'worker.register',
+    'worker.register',
+    'notify.start',
+    'tasks.start',
+    'webhooks.start',
+    'job.start',
   ]);
 });
 

@@ -8,7 +8,12 @@ import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { UpstreamPool } from '@app/upstream';
 import { WakeSignal } from '@app/leasing';
-import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
+import {
+  ClaimedTask,
+  FleetRepository,
+  isDatabaseUnavailable,
+  TaskLeaseRepository,
+} from '@app/persistence';
 import { ClaimLoopService } from './claiming/claim-loop.service';
 import { NotifyListenerService } from './claiming/notify-listener.service';
 import { PushWatchService } from './push/push-watch.service';
@@ -51,7 +56,6 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
-    private readonly db: Database,
     private readonly pool: UpstreamPool,
     private readonly catalog: CatalogPublisherService,
     private readonly worker: WorkerRegistryService,
@@ -114,9 +118,7 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
   }
 
   private async startWorker(): Promise<void> {
-    await this.waitForDatabase();
-    if (this.stopping) return;
-    await this.worker.register();
+    if (!(await this.registerWhenDatabaseAnswers())) return;
     this.notify.start((payload) => {
       if (payload === 'cancel') this.runner.checkHeldCalls();
       this.tasks.engine.poke();
@@ -148,17 +150,24 @@ export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApp
     }
   }
 
-  /** Claims start only once the database answers: a claim against a database still starting would only log errors. */
-  private async waitForDatabase(): Promise<void> {
+  /**
+   * Claims start only once the worker's row is written: its first write is the test that the
+   * database answers, retried while it is unavailable (lost between the start's wait and here, or
+   * by a restart since), until it succeeds or a stop is asked (false). Any other failure is
+   * thrown: the worker cannot start.
+   */
+  private async registerWhenDatabaseAnswers(): Promise<boolean> {
     for (let delay = 100; !this.stopping; delay = Math.min(delay * 2, DB_WAIT_MAX_MS)) {
       try {
-        await this.db.query('SELECT 1');
-        return;
+        await this.worker.register();
+        return true;
       } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
         this.log.warn({ err: error, retryInMs: delay }, 'database not answering yet');
         await this.stopSignal.wait(delay);
       }
     }
+    return false;
   }
 
   /** Calls that ignored the abort: give their claims back here; their late writes are fenced off. */

@@ -3,7 +3,6 @@ import { McpServersConfig, Settings, SettingsModule } from '@app/config';
 import { LoggingModule } from '@app/logging';
 import { GatewayMetrics, MetricsModule } from '@app/metrics';
 import { PersistenceModule } from '@app/persistence';
-import { MIGRATIONS } from '../../../migrations';
 import { ClaimLoopService } from './claiming/claim-loop.service';
 import { NotifyListenerService } from './claiming/notify-listener.service';
 import { ServerSlots } from './claiming/server-slots';
@@ -34,7 +33,6 @@ export class PollerModule {
         PersistenceModule.forRoot({
           ...settings.database,
           appName: 'mcp-task-gateway-poller',
-          migrations: MIGRATIONS,
           writeBatch: {
             windowMs: settings.worker.writeBatchWindowMs,
             maxItems: settings.worker.writeBatchMax,

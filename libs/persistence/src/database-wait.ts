@@ -1,9 +1,16 @@
+import { MigrationList } from './data-source';
 import { Database, DatabaseOptions, isDatabaseUnavailable } from './database';
+import { assertSchemaCurrent } from './migrator';
 
-/** What {@link waitForDatabase} needs to know: the app's pool settings, and how long to try. */
+/**
+ * What {@link waitForDatabase} needs to know: the app's pool settings, how long to try, and the
+ * migrations the app's build needs.
+ */
 export interface DatabaseWaitOptions extends Omit<DatabaseOptions, 'poolSize'> {
   /** How long to keep trying (DATABASE_STARTUP_WAIT_MS); 0: one attempt. */
   startupWaitMs: number;
+  /** Every migration this build needs (the root `migrations/` index): checked by each attempt. */
+  migrations: MigrationList;
 }
 
 /** Where the waiting is said: a pino logger, or anything with its `warn` and `info`. */
@@ -32,13 +39,16 @@ export class DatabaseUnreachableError extends Error {
 }
 
 /**
- * Waits, at a process's start, until the database takes a connection (docs/operations.md,
- * "Starting before the database"): an API or a poller started while Postgres restarts, fails
- * over or is still starting (a compose stack, a node restart) waits for it instead of exiting and
- * being restarted with the orchestrator's growing backoff. Only unavailability is waited for
- * (isDatabaseUnavailable: refused, reset, timed out, starting up, shutting down); anything else
- * (a wrong password, a database that does not exist) is a configuration error and is thrown at
- * once. One line per failed attempt says so, with its code and the time waited, not the URL.
+ * Waits, at a process's start, until the database answers and holds the schema the build needs
+ * (docs/operations.md, "Starting before the database"): an API or a poller started while Postgres
+ * restarts, fails over or is still starting (a compose stack, a node restart) waits for it instead
+ * of exiting and being restarted with the orchestrator's growing backoff. Each attempt is the
+ * schema check itself, so no statement of the start runs outside this wait: the app built after
+ * it reads nothing before it serves, and a database lost in between is waited for there as at
+ * run time. Only unavailability is waited for (isDatabaseUnavailable: refused, reset, timed out,
+ * starting up, shutting down); anything else (a wrong password, a database that does not exist,
+ * a missing migration) is thrown at once. One line per failed attempt says so, with its code and
+ * the time waited, not the URL.
  */
 export async function waitForDatabase(
   options: DatabaseWaitOptions,
@@ -53,7 +63,7 @@ export async function waitForDatabase(
   try {
     for (;;) {
       try {
-        await db.query('SELECT 1');
+        await assertSchemaCurrent(db, options.migrations);
         if (waited) log.info({ waitedMs: Date.now() - startedAt }, 'database reachable; starting');
         return;
       } catch (error) {

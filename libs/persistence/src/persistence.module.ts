@@ -2,13 +2,11 @@ import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from
 import { ApiKeyRepository } from './api-key.repository';
 import { CatalogRepository } from './catalog.repository';
 import { ConsoleSessionRepository } from './console-session.repository';
-import { MigrationList } from './data-source';
 import { Database, DatabaseOptions } from './database';
 import { EventRepository } from './event.repository';
 import { FleetRepository } from './fleet.repository';
 import { ListenConnection } from './listen-connection';
 import { TaskWakeRepository } from './task-wake.repository';
-import { assertSchemaCurrent } from './migrator';
 import { OperatorRepository } from './operator.repository';
 import { QuotaRepository } from './quota.repository';
 import { TaskDeadlineRepository } from './task-deadline.repository';
@@ -20,8 +18,6 @@ import { WorkerRepository } from './worker.repository';
 import { WriteBatchOptions } from './write-batcher';
 
 export interface PersistenceOptions extends DatabaseOptions {
-  /** Every migration this build needs (the root `migrations/` index): checked at boot. */
-  migrations: MigrationList;
   /**
    * Group commit of the lease writes (docs/leases.md, "Group commit"), fixed when
    * `TaskLeaseRepository` is built: the poller's window; absent or 0, every write alone.
@@ -68,9 +64,11 @@ class PoolCloser implements OnApplicationShutdown {
 }
 
 /**
- * The database for a Nest app: one pool, the schema check at boot (an app refuses to start on
- * a schema older than it needs, naming the missing migration), the repositories, and the one
- * LISTEN connection its listeners share (`<appName>-listen`, opened by the first subscriber).
+ * The database for a Nest app: one pool, the repositories, and the one LISTEN connection its
+ * listeners share (`<appName>-listen`, opened by the first subscriber). Building it opens no
+ * connection: the schema check is the start's wait (waitForDatabase, run by each app's main
+ * before Nest), so a database lost while the app is built is met by the app's own retries, not by
+ * a failed start (docs/operations.md, "Starting before the database").
  */
 @Module({})
 export class PersistenceModule {
@@ -81,16 +79,7 @@ export class PersistenceModule {
       providers: [
         {
           provide: Database,
-          useFactory: async () => {
-            const db = Database.connect(options);
-            try {
-              await assertSchemaCurrent(db, options.migrations);
-            } catch (error) {
-              await db.close();
-              throw error;
-            }
-            return db;
-          },
+          useFactory: () => Database.connect(options),
         },
         ...REPOSITORIES.map((repository) => ({
           provide: repository,
