@@ -14,6 +14,7 @@ export default tseslint.config(
       '*.mjs',
       '*.js',
       'test/helpers/*.js',
+      'test/foundation/processes/fixtures/*.js',
       // Generated from openapi.json by openapi-typescript (npm run openapi).
       'clients/typescript/src/schema.ts',
       'clients/typescript/dist/**',

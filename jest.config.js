@@ -57,7 +57,8 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       // Node's environment plus the leak guard: a file that leaves a child process or an open
-      // handle behind fails, naming them (docs/testing.md, "The leak guard").
+      // handle behind fails, naming them (docs/testing.md, "The leak guard"); a failed test's
+      // report ends with its processes' latest output ("A failed test's processes").
       testEnvironment: '<rootDir>/test/helpers/leak-guard.environment.ts',
     },
   ],

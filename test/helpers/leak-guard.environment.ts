@@ -2,7 +2,9 @@
 // child process or an open handle (a socket, a server, a timer, a pipe) behind after its own
 // afterAll hooks fails, naming what it left. Left behind, a process keeps running into the next
 // file's time and a handle keeps the jest worker from exiting ("A worker process has failed to
-// exit gracefully"), with no word of which file did it (docs/testing.md, "The leak guard").
+// exit gracefully"), with no word of which file did it (docs/testing.md, "The leak guard"). It
+// also ends a failed test's report with the latest output of the processes that ran during it
+// (docs/testing.md, "A failed test's processes").
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Circus } from '@jest/types';
 import { TestEnvironment } from 'jest-environment-node';
@@ -62,6 +64,8 @@ function leftSince(before: {
 
 export default class LeakGuardEnvironment extends TestEnvironment {
   private before = { children: new Map<number, string>(), resources: new Map<string, number>() };
+  /** When the running test began (its beforeEach hooks included). */
+  private testStartedAt = 0;
 
   override async setup(): Promise<void> {
     await super.setup();
@@ -71,6 +75,8 @@ export default class LeakGuardEnvironment extends TestEnvironment {
   }
 
   async handleTestEvent(event: Circus.Event, state: Circus.State): Promise<void> {
+    if (event.name === 'test_start') this.testStartedAt = Date.now();
+    if (event.name === 'test_done' && event.test.errors.length > 0) this.reportOutput(event.test);
     // run_finish comes after the file's last afterAll hook; an error added to the state's
     // unhandled errors fails the file, with the message below.
     if (event.name !== 'run_finish') return;
@@ -104,5 +110,20 @@ export default class LeakGuardEnvironment extends TestEnvironment {
           'stop what the file starts in its own hooks (test/helpers/fleet.ts, docs/testing.md)',
       ),
     );
+  }
+
+  /**
+   * A failed test's report ends with the latest output of each process that ran during it
+   * (docs/testing.md, "A failed test's processes"): test_done comes after its afterEach hooks,
+   * so what they stopped has said its last.
+   */
+  private reportOutput(test: Circus.TestEntry): void {
+    const scope = this.global[OPEN_SCOPE] as { outputSince(since: number): string } | undefined;
+    const output = scope?.outputSince(this.testStartedAt);
+    if (!output) return;
+    const report = new Error(`the latest output of the processes this test ran:\n${output}`);
+    // The message alone: a stack here would point into jest, not at the test.
+    report.stack = report.message;
+    test.errors.push(report);
   }
 }

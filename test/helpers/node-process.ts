@@ -31,7 +31,7 @@ export function startNode(
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  scope?.child(child, `dist/${script}`);
+  scope?.child(child, `dist/${script}`, { tail: true });
   const lines: string[] = [];
   const stderr: string[] = [];
   const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];

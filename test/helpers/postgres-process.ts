@@ -38,7 +38,7 @@ export async function startPostgresProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // After the pollers and APIs that use it.
-  scope?.child(child, 'an embedded Postgres', { graceMs: 20_000, last: true });
+  scope?.child(child, 'an embedded Postgres', { graceMs: 20_000, last: true, tail: true });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {

@@ -59,9 +59,58 @@ export async function stopChild(child: ChildProcess, graceMs = 5000): Promise<vo
   }
 }
 
+/** How much of a process's latest output (stdout and stderr together) a scope keeps. */
+const TAIL_BYTES = 12_000;
+
+/** The latest output of one process, kept for the report of a failed test. */
+class OutputTail {
+  private chunks: string[] = [];
+  private bytes = 0;
+  readonly startedAt = Date.now();
+
+  constructor(
+    readonly what: string,
+    private readonly child: ChildProcess,
+  ) {
+    const keep = (chunk: Buffer): void => {
+      const text = chunk.toString();
+      this.chunks.push(text);
+      this.bytes += text.length;
+      while (this.bytes > TAIL_BYTES && this.chunks.length > 1) {
+        this.bytes -= this.chunks.shift()!.length;
+      }
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+  }
+
+  /** Whether it ran at `since` or later: started then, or still running. */
+  ranSince(since: number): boolean {
+    return (
+      this.startedAt >= since || (this.child.exitCode === null && this.child.signalCode === null)
+    );
+  }
+
+  /** Its heading (what, how it ended) and its latest lines, the first cut one left out. */
+  report(): string {
+    const { exitCode, signalCode } = this.child;
+    const ended =
+      exitCode !== null
+        ? `exited ${exitCode}`
+        : signalCode !== null
+          ? `ended by ${signalCode}`
+          : 'running';
+    let text = this.chunks.join('');
+    if (this.bytes > TAIL_BYTES) text = text.slice(text.indexOf('\n') + 1);
+    return `--- ${this.what}, ${ended} ---\n${text.trimEnd() || '(no output)'}`;
+  }
+}
+
 /** A test file's processes; see the file header. */
 export class ProcessScope {
   private readonly file = new Set<Stoppable>();
+  /** The output of the processes started with `tail`, for {@link ProcessScope.outputSince}. */
+  private readonly tails: OutputTail[] = [];
   /** What the running test started, with `perTest`; undefined outside a test. */
   private test: Set<Stoppable> | undefined;
   private perTest = false;
@@ -85,18 +134,34 @@ export class ProcessScope {
     (this.test ?? this.file).add(entry);
   }
 
-  /** Adds a child process: SIGTERM, SIGKILL after `graceMs` (default 5 s). Returns it. */
+  /**
+   * Adds a child process: SIGTERM, SIGKILL after `graceMs` (default 5 s). Returns it. `tail`:
+   * its latest output is kept for the report of a failed test (only for a child whose streams
+   * its starter reads at once: a listener here starts them flowing).
+   */
   child<T extends ChildProcess>(
     child: T,
     what: string,
-    options: { graceMs?: number; last?: boolean } = {},
+    options: { graceMs?: number; last?: boolean; tail?: boolean } = {},
   ): T {
     this.add({
       what: `${what} (pid ${child.pid})`,
       stop: () => stopChild(child, options.graceMs),
       last: options.last,
     });
+    if (options.tail) this.tails.push(new OutputTail(`${what} (pid ${child.pid})`, child));
     return child;
+  }
+
+  /**
+   * The latest output of each process started with `tail` that ran at `since` or later, for the
+   * report of a test that failed (docs/testing.md, "A failed test's processes"); '' when none.
+   */
+  outputSince(since: number): string {
+    return this.tails
+      .filter((tail) => tail.ranSince(since))
+      .map((tail) => tail.report())
+      .join('\n');
   }
 
   /** Stops everything added so far, the `last` ones after the rest. */

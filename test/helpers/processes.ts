@@ -121,7 +121,7 @@ export async function startDemoServer(
     { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   children.add(child);
-  scope?.child(child, 'a demo server');
+  scope?.child(child, 'a demo server', { tail: true });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -321,7 +321,7 @@ export async function startPoller(options: PollerOptions): Promise<PollerProcess
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
-  scope?.child(child, `poller ${workerId}`);
+  scope?.child(child, `poller ${workerId}`, { tail: true });
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
