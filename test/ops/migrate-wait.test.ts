@@ -1,8 +1,11 @@
-// Guards against init containers and the migrate Job that ignore SIGTERM or never see the schema arrive.
+// Guards against init containers and the migrate Job that ignore SIGTERM or never see the schema
+// arrive, and an init container that gives up on a database that is only restarting
+// (docs/operations.md, "How migrations run before the apps").
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { withDatabase } from '../helpers/db';
 import { useProcesses, waitForExit } from '../helpers/process-scope';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 
 const CLI = 'apps/cli/main.js';
 const admin = (): string => {
@@ -36,6 +39,24 @@ afterEach(async () => {
   await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 });
 
+let proxy: TcpProxy | undefined;
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+
+/** The test's database through a proxy that refuses every connection until told otherwise. */
+async function refusedUrl(): Promise<string> {
+  const target = new URL(url);
+  proxy = await startTcpProxy(Number(target.port || 5432));
+  proxy.refuseNew(true);
+  target.port = String(proxy.port);
+  return target.toString();
+}
+
+const UNREACHABLE =
+  /^database unreachable at start; waiting for it \(reason=(?:\S+|"[^"]+") waitedMs=\d+ retryInMs=\d+\)$/;
+
 describe('migrate --wait (the init containers)', () => {
   it('waits while migrations are pending and exits 0 once the migrate Job applied them', async () => {
     const wait = processes.node(CLI, ['migrate', '--wait'], { DATABASE_URL: url });
@@ -55,6 +76,33 @@ describe('migrate --wait (the init containers)', () => {
     // noticed at the next check.
     const code = (await waitForExit(wait.child, 3_000)) ? await wait.exited : 'still running';
     expect({ code, withinMs: Date.now() - sent < 3_000 }).toEqual({ code: 143, withinMs: true });
+  }, 30_000);
+
+  it('waits for a database that refuses it, saying so, then for the migrate Job', async () => {
+    const wait = processes.node(CLI, ['migrate', '--wait'], { DATABASE_URL: await refusedUrl() });
+    await wait.waitForLine(UNREACHABLE, 20_000);
+    expect(wait.child.exitCode).toBeNull();
+    proxy?.refuseNew(false);
+    await wait.waitForLine(/^database reachable; starting \(waitedMs=\d+\)$/, 20_000);
+    await wait.waitForLine(/^pending: .*waiting for the migrate Job$/, 20_000);
+    const job = processes.node(CLI, ['migrate'], { DATABASE_URL: url });
+    expect(await job.exited).toBe(0);
+    await wait.waitForLine(/^schema is up to date$/, 20_000);
+    expect(await wait.exited).toBe(0);
+  }, 60_000);
+
+  it('past DATABASE_STARTUP_WAIT_MS of a refusing database exits 1 naming the setting', async () => {
+    const wait = processes.node(CLI, ['migrate', '--wait'], {
+      DATABASE_URL: await refusedUrl(),
+      DATABASE_STARTUP_WAIT_MS: '600',
+    });
+    // 'close' comes once its output is read to the end, as 'exit' need not.
+    const closed = new Promise((resolve) => wait.child.once('close', resolve));
+    expect(await closed).toBe(1);
+    expect(wait.lines.some((line) => UNREACHABLE.test(line))).toBe(true);
+    expect(wait.stderr.join('\n')).toMatch(
+      /^cli: failed to start: the database was unreachable at start \([^)]+\) and still was after \d+ s; DATABASE_STARTUP_WAIT_MS sets how long a process waits for it$/m,
+    );
   }, 30_000);
 
   it('fails at once on a real error instead of waiting quietly', async () => {

@@ -1,6 +1,13 @@
 import 'reflect-metadata';
 import { loadSettings, runMain } from '@app/config';
-import { createDataSource, Database, missingMigrations, runMigrations } from '@app/persistence';
+import {
+  createDataSource,
+  Database,
+  type DatabaseWaitLog,
+  missingMigrations,
+  retryWhileUnavailable,
+  runMigrations,
+} from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
 import { ADMIN_USAGE, runAdminCommand } from './admin.command';
 import { KEYS_USAGE, runKeysCommand } from './keys.command';
@@ -29,6 +36,21 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
 
 /** Between two checks of `migrate --wait`. */
 const WAIT_INTERVAL_MS = 5_000;
+
+/** `migrate --wait`'s lines about an unreachable database: plain text, as the rest it prints. */
+const WAIT_LOG: DatabaseWaitLog = {
+  warn: (fields, message) => process.stdout.write(`${message} (${keyValues(fields)})\n`),
+  info: (fields, message) => process.stdout.write(`${message} (${keyValues(fields)})\n`),
+};
+
+function keyValues(fields: object): string {
+  return Object.entries(fields)
+    .map(([key, value]) => {
+      const text = String(value);
+      return `${key}=${/\s/.test(text) ? JSON.stringify(text) : text}`;
+    })
+    .join(' ');
+}
 
 // A container's PID 1 ignores signals it has no handler for, and the kubelet then waits out the
 // whole grace period: the Job and the init containers must stop at once. Nothing is lost: a
@@ -60,14 +82,20 @@ runMain('cli', async () => {
   const settings = loadSettings();
   const url = settings.database.url;
   const appName = 'mcp-task-gateway-cli';
-  const { statementTimeoutMs } = settings.database;
-  const db = Database.connect({ url, poolSize: 2, appName, statementTimeoutMs });
+  const { statementTimeoutMs, connectTimeoutMs, startupWaitMs } = settings.database;
+  const db = Database.connect({ url, poolSize: 2, appName, statementTimeoutMs, connectTimeoutMs });
   try {
     if (command === 'migrate' && args.includes('--wait')) {
-      // The apps' init containers: wait for the migrate Job; exit non-zero on a real error
-      // (bad URL, auth) so it shows as a crash, not as an endless quiet wait.
+      // The apps' init containers: wait for the migrate Job, and for a database that is
+      // unavailable (restarting, not up yet) as the apps do at start, for DATABASE_STARTUP_WAIT_MS
+      // at a time; exit non-zero on a real error (bad URL, auth) so it shows as a crash, not as
+      // an endless quiet wait (docs/operations.md, "How migrations run before the apps").
       for (;;) {
-        const missing = await missingMigrations(db, MIGRATIONS);
+        const missing = await retryWhileUnavailable(
+          () => missingMigrations(db, MIGRATIONS),
+          startupWaitMs,
+          WAIT_LOG,
+        );
         if (missing.length === 0) break;
         process.stdout.write(`pending: ${missing.join(', ')}; waiting for the migrate Job\n`);
         await new Promise((resolve) => setTimeout(resolve, WAIT_INTERVAL_MS));

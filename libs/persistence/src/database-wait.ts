@@ -45,42 +45,61 @@ export class DatabaseUnreachableError extends Error {
  * of exiting and being restarted with the orchestrator's growing backoff. Each attempt is the
  * schema check itself, so no statement of the start runs outside this wait: the app built after
  * it reads nothing before it serves, and a database lost in between is waited for there as at
- * run time. Only unavailability is waited for (isDatabaseUnavailable: refused, reset, timed out,
- * starting up, shutting down); anything else (a wrong password, a database that does not exist,
- * a missing migration) is thrown at once. One line per failed attempt says so, with its code and
- * the time waited, not the URL.
+ * run time. A missing migration is thrown at once, as {@link retryWhileUnavailable} throws
+ * anything but unavailability.
  */
 export async function waitForDatabase(
   options: DatabaseWaitOptions,
   log: DatabaseWaitLog,
 ): Promise<void> {
-  const startedAt = Date.now();
   // A pool of one with the app's own settings (connect timeout, statement bound, session
   // options): a failed attempt leaves no connection behind, so each query opens a new one.
   const db = Database.connect({ ...options, poolSize: 1 });
-  let pause = FIRST_PAUSE_MS;
-  let waited = false;
   try {
-    for (;;) {
-      try {
-        await assertSchemaCurrent(db, options.migrations);
-        if (waited) log.info({ waitedMs: Date.now() - startedAt }, 'database reachable; starting');
-        return;
-      } catch (error) {
-        if (!isDatabaseUnavailable(error)) throw error;
-        const waitedMs = Date.now() - startedAt;
-        const reason = failureReason(error);
-        const left = options.startupWaitMs - waitedMs;
-        if (left <= 0) throw new DatabaseUnreachableError(waitedMs, reason);
-        const retryInMs = Math.min(pause, left);
-        log.warn({ reason, waitedMs, retryInMs }, 'database unreachable at start; waiting for it');
-        waited = true;
-        await new Promise((resolve) => setTimeout(resolve, retryInMs));
-        pause = Math.min(pause * 2, MAX_PAUSE_MS);
-      }
-    }
+    await retryWhileUnavailable(
+      () => assertSchemaCurrent(db, options.migrations),
+      options.startupWaitMs,
+      log,
+    );
   } finally {
     await db.close();
+  }
+}
+
+/**
+ * Runs `attempt` until it succeeds, again while it fails because the database is unavailable
+ * (isDatabaseUnavailable: refused, reset, timed out, starting up, shutting down, too many
+ * connections), 0.25 s after the first failure and twice as long after each next up to 5 s, for
+ * at most `waitMs` (0: one attempt); then throws {@link DatabaseUnreachableError}. Anything else
+ * (a wrong password, a database that does not exist) is thrown at once. One `warn` per failed
+ * attempt says so, with its code and the time waited, never the URL; an `info` when it answers
+ * after one. The apps' start (waitForDatabase) and `migrate --wait` wait this way.
+ */
+export async function retryWhileUnavailable<T>(
+  attempt: () => Promise<T>,
+  waitMs: number,
+  log: DatabaseWaitLog,
+): Promise<T> {
+  const startedAt = Date.now();
+  let pause = FIRST_PAUSE_MS;
+  let waited = false;
+  for (;;) {
+    try {
+      const result = await attempt();
+      if (waited) log.info({ waitedMs: Date.now() - startedAt }, 'database reachable; starting');
+      return result;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const waitedMs = Date.now() - startedAt;
+      const reason = failureReason(error);
+      const left = waitMs - waitedMs;
+      if (left <= 0) throw new DatabaseUnreachableError(waitedMs, reason);
+      const retryInMs = Math.min(pause, left);
+      log.warn({ reason, waitedMs, retryInMs }, 'database unreachable at start; waiting for it');
+      waited = true;
+      await new Promise((resolve) => setTimeout(resolve, retryInMs));
+      pause = Math.min(pause * 2, MAX_PAUSE_MS);
+    }
   }
 }
 

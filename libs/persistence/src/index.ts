@@ -1,7 +1,7 @@
 export { createDataSource } from './data-source';
 export { Database, isDatabaseError, isDatabaseUnavailable } from './database';
 export type { Queryable } from './database';
-export { waitForDatabase } from './database-wait';
+export { retryWhileUnavailable, waitForDatabase, type DatabaseWaitLog } from './database-wait';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
