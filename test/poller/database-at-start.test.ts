@@ -1,11 +1,12 @@
 // Guards docs/operations.md, "Starting before the database": a poller or an API started while
 // Postgres refuses its connections waits for it, saying so without the URL's password, and starts
-// when it is back; one that loses it right after that wait still starts and waits for it; past
-// DATABASE_STARTUP_WAIT_MS it exits with a sentence naming that setting; a database that does not
-// exist and a schema that lacks a migration are errors of setup, not waited for.
+// when it is back; one that loses it right after that wait still starts, waits for it, and then
+// publishes the catalog the database refused meanwhile; past DATABASE_STARTUP_WAIT_MS it exits
+// with a sentence naming that setting; a database that does not exist and a schema that lacks a
+// migration are errors of setup, not waited for.
 import { AUDIENCE, ISSUER, JWT_SECRET } from '../helpers/api';
 import { useFleet } from '../helpers/fleet';
-import { writeServersFile } from '../helpers/processes';
+import { demoServerEntry, writeServersFile } from '../helpers/processes';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitUntil } from '../helpers/wait';
 
@@ -79,8 +80,10 @@ it('a database lost right after the wait does not end the start: the poller wait
   // The start's wait (its one connection, the schema check) gets through; everything after is
   // refused: a Postgres restart that began just after the wait, as the chaos run met one.
   const demo = await fleet.demo();
+  // A server of its own: its toolset is in no catalog row yet (the file's other tests publish
+  // `demo`), so only a publish made after the database came back can write it.
   const poller = await fleet.poller(
-    { demo: { url: demo.url } },
+    { afterwait: demoServerEntry(demo.url, 'afterwait') },
     { env: { DATABASE_URL: await refusingUrl(1) }, waitReady: false },
   );
   await waitUntil(
@@ -88,6 +91,13 @@ it('a database lost right after the wait does not end the start: the poller wait
       poller.logs.filter((line) => line.msg === 'database not answering yet').length >= 2 ||
       undefined,
     'the built poller waiting for its database',
+  );
+  // The server connected meanwhile, and the catalog publish of its connect was refused.
+  await waitUntil(
+    () =>
+      poller.logs.some((line) => String(line.msg).startsWith('catalog publish failed')) ||
+      undefined,
+    'a catalog publish refused',
   );
   expect(poller.child.exitCode).toBeNull();
   expect(poller.logs.some((line) => line.msg === WAITING)).toBe(false);
@@ -97,6 +107,13 @@ it('a database lost right after the wait does not end the start: the poller wait
     const rows = await fleet.db.query(`SELECT 1 FROM workers WHERE id = $1`, [poller.workerId]);
     return rows.length > 0 || undefined;
   }, 'the poller registered after the database came back');
+  // That publish was made again once the database was back: the API knows the toolset.
+  await waitUntil(async () => {
+    const rows = await fleet.db.query<{ available: boolean }>(
+      `SELECT available FROM toolsets WHERE server = 'afterwait'`,
+    );
+    return rows.length > 0 && rows.every((row) => row.available) ? true : undefined;
+  }, "the server's toolsets published once the database came back");
   expect(JSON.stringify(poller.logs) + poller.stderr()).not.toContain(password);
 });
 
