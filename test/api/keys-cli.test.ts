@@ -15,8 +15,6 @@ async function cli(
     LOG_LEVEL: 'silent',
   });
   const code = await child.exited;
-  // Let the readline interfaces flush the last lines before reading them.
-  await new Promise((resolve) => setImmediate(resolve));
   return { code, out: child.lines, err: child.stderr };
 }
 

@@ -6,11 +6,15 @@ import { processScope } from './process-scope';
 // Compiled into dist/test/helpers (chaos runner), this file already sits inside dist.
 export const DIST = join(__dirname, '..', '..', __filename.endsWith('.js') ? '' : 'dist');
 
+/** How long `exited` waits after the exit for the output pipes to close. */
+const OUTPUT_GRACE_MS = 2000;
+
 /** A Node process of this build, with its output lines collected for assertions. */
 export interface NodeProcess {
   child: ChildProcess;
   lines: string[];
   stderr: string[];
+  /** Its exit code, once it exited and what it wrote was read (`lines` and `stderr` whole). */
   exited: Promise<number | null>;
   /** Resolves with the first stdout line matching `pattern` (seen before or after the call). */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
@@ -45,8 +49,17 @@ export function startNode(
     }
   });
   createInterface({ input: child.stderr }).on('line', (line) => stderr.push(line));
+  // Once the process exited and its output was read to the end: 'exit' can come before the
+  // last lines are read, and a test reading them then would race. 'close' comes after them,
+  // unless a grandchild holds the pipes open; then OUTPUT_GRACE_MS after 'exit' will do.
   const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
+    child.once('exit', (code) => {
+      const timer = setTimeout(() => resolve(code), OUTPUT_GRACE_MS);
+      child.once('close', () => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    }),
   );
   return {
     child,

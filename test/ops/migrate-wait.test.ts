@@ -96,9 +96,7 @@ describe('migrate --wait (the init containers)', () => {
       DATABASE_URL: await refusedUrl(),
       DATABASE_STARTUP_WAIT_MS: '600',
     });
-    // 'close' comes once its output is read to the end, as 'exit' need not.
-    const closed = new Promise((resolve) => wait.child.once('close', resolve));
-    expect(await closed).toBe(1);
+    expect(await wait.exited).toBe(1);
     expect(wait.lines.some((line) => UNREACHABLE.test(line))).toBe(true);
     expect(wait.stderr.join('\n')).toMatch(
       /^cli: failed to start: the database was unreachable at start \([^)]+\) and still was after \d+ s; DATABASE_STARTUP_WAIT_MS sets how long a process waits for it$/m,
