@@ -31,14 +31,14 @@ const DB_WAIT_MAX_MS = 5000;
 
 /**
  * The one lifecycle of a poller (leases.md, "Graceful shutdown"); it owns every loop and job.
- * Start: connect upstream, wait until the database answers, register, listen, then start both
- * engines (task attempts, webhook deliveries) and the periodic jobs in their list's order
- * ({@link PERIODIC_JOBS}); readiness turns true only then. Stop (SIGTERM): stop all claiming at
- * once → drain tasks and deliveries in parallel under one DRAIN_TIMEOUT_MS deadline → abort the
- * repeatable rest (polls, cancels) and release their claims due now without an error count →
- * keep submits and held calls until they end → wake the other pollers → stop the periodic jobs
- * and both listeners together → mark the worker stopped → close upstream connections; the
- * database pool closes last.
+ * Start: connect upstream, register (retried while the database is unavailable), listen, then
+ * start both engines (task attempts, webhook deliveries) and the periodic jobs in their list's
+ * order ({@link PERIODIC_JOBS}); readiness turns true only then. Stop (SIGTERM): stop all
+ * claiming at once → drain tasks and deliveries in parallel under one DRAIN_TIMEOUT_MS deadline
+ * → abort the repeatable rest (polls, cancels) and release their claims due now without an error
+ * count → keep submits and held calls until they end → wake the other pollers → stop the
+ * periodic jobs and both listeners together → mark the worker stopped → close upstream
+ * connections; the database pool closes last.
  */
 @Injectable()
 export class PollerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
