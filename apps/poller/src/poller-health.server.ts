@@ -58,11 +58,11 @@ export class PollerHealthServer
 
   private async ready(): Promise<{ status: number; body: unknown }> {
     if (this.draining) return { status: 503, body: { status: 'draining' } };
-    if (!(await this.db.ping())) {
-      return {
-        status: 503,
-        body: { status: 'database not reachable', claiming: this.loop.engine.isClaiming },
-      };
+    const database = await this.db.health();
+    if (database !== 'writable') {
+      const status =
+        database === 'read-only' ? 'database takes no writes' : 'database not reachable';
+      return { status: 503, body: { status, claiming: this.loop.engine.isClaiming } };
     }
     // Ready means doing the job: the claim loop starts only after the database answered and
     // the worker registered, and stops first on SIGTERM.

@@ -45,7 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers within 2 s; 503 while draining */
+        /** Readiness: the database answers within 2 s and takes writes; 503 while draining */
         get: operations["getReadiness"];
         put?: never;
         post?: never;
@@ -923,7 +923,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description `not-ready`: Readiness: the replica is draining, or its database does not answer */
+            /** @description `not-ready`: Readiness: the replica is draining, or its database does not answer or takes no writes */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -3,9 +3,9 @@ import { GatewayMetrics } from './gateway-metrics';
 
 /** Options of {@link DatabaseProbe}. */
 export interface DatabaseProbeOptions {
-  /** Whether the database answered in time: `Database.ping`, as the readiness probes use it. */
+  /** Whether the database answered in time and took writes: `Database.ping`, as readiness uses it. */
   readonly ping: () => Promise<boolean>;
-  /** The gauge to set: 1 after a ping answered in time, 0 otherwise. */
+  /** The gauge to set: 1 after a ping answered in time (the database writable), 0 otherwise. */
   readonly metrics: Pick<GatewayMetrics, 'databaseUp'>;
   /** Time between pings. Default 15 s, one Prometheus scrape interval. */
   readonly intervalMs?: number;

@@ -67,7 +67,7 @@ export const METRIC_DEFINITIONS = [
   def(
     'mcp_tasks_database_up',
     'gauge',
-    '1 when the last database ping answered in time, else 0',
+    '1 when the last database ping answered in time and the database took writes, else 0',
     [],
   ),
 ] as const satisfies readonly MetricDefinition[];

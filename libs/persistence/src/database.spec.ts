@@ -1,8 +1,9 @@
 // Guards the line between "the database cannot serve this now" (the API answers 503, retry) and
 // every other database error (a 500 whose cause is logged): a wrong answer either hides a bug
 // behind "retry" or turns a failover into internal errors. Also guards the ping: a database that
-// does not answer in time is down to the probes, however long the statement would have taken;
-// and the statement bound: on every pool the apps open, never on the migrator's.
+// does not answer in time is down to the probes, however long the statement would have taken,
+// and one that takes no writes is not ready, its connection closed; and the statement bound: on
+// every pool the apps open, never on the migrator's.
 import type { Pool } from 'pg';
 import { dataSourceOptions } from './data-source';
 import { Database, isDatabaseUnavailable, poolConfig } from './database';
@@ -18,6 +19,8 @@ it('takes a checkout timeout, a lost or refused connection and a server going aw
   for (const code of ['57P01', '57P03', '53300', '08006', '08P01']) {
     expect(isDatabaseUnavailable(pgError(code))).toBe(true);
   }
+  // A write to a server that takes none: a standby the address still reaches.
+  expect(isDatabaseUnavailable(pgError('25006'))).toBe(true);
 });
 
 it('takes a statement past its bound as unavailable: no answer in time, or stopped by the server', () => {
@@ -35,11 +38,47 @@ it('leaves statement errors and anything that is not an Error alone', () => {
   expect(isDatabaseUnavailable(undefined)).toBe(false);
 });
 
-it('pings: true on an answer, false on an error or no answer in time', async () => {
-  const pinging = (query: () => Promise<unknown>) => new Database({ query } as unknown as Pool);
-  expect(await pinging(async () => ({ rows: [{ '?column?': 1 }] })).ping(50)).toBe(true);
-  expect(await pinging(() => Promise.reject(new Error('ECONNREFUSED'))).ping(50)).toBe(false);
-  expect(await pinging(() => new Promise(() => undefined)).ping(50)).toBe(false);
+/**
+ * A database over a pool whose one client answers `SHOW transaction_read_only` with `answer`;
+ * `released` gets what the client was released with (an Error: the connection is closed).
+ */
+function database(answer: () => Promise<unknown>) {
+  const released: unknown[] = [];
+  const client = {
+    query: answer,
+    on: () => undefined,
+    off: () => undefined,
+    release: (error?: Error) => void released.push(error),
+  };
+  const pool = { connect: () => Promise.resolve(client) } as unknown as Pool;
+  return { db: new Database(pool), released };
+}
+
+const readOnly = (value: string) => () =>
+  Promise.resolve({ rows: [{ transaction_read_only: value }] });
+
+it('finds the database writable, read-only, or unreachable by no answer in time or an error', async () => {
+  expect(await database(readOnly('off')).db.health(50)).toBe('writable');
+  expect(await database(readOnly('on')).db.health(50)).toBe('read-only');
+  expect(await database(() => Promise.reject(new Error('ECONNREFUSED'))).db.health(50)).toBe(
+    'unreachable',
+  );
+  expect(await database(() => new Promise(() => undefined)).db.health(50)).toBe('unreachable');
+});
+
+it('pings true only for a writable database', async () => {
+  expect(await database(readOnly('off')).db.ping(50)).toBe(true);
+  expect(await database(readOnly('on')).db.ping(50)).toBe(false);
+  expect(await database(() => Promise.reject(new Error('ECONNREFUSED'))).db.ping(50)).toBe(false);
+});
+
+it("closes a read-only server's connection, and pools a writable one's again", async () => {
+  const writable = database(readOnly('off'));
+  await writable.db.health(50);
+  expect(writable.released).toEqual([undefined]);
+  const standby = database(readOnly('on'));
+  await standby.db.health(50);
+  expect(standby.released).toEqual([expect.any(Error)]);
 });
 
 it("bounds every statement of the apps' pools, 10 s unless set, and not the migrator's", () => {

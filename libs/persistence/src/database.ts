@@ -92,6 +92,9 @@ export function isStatementTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Query read timeout';
 }
 
+/** What {@link Database.health} finds. */
+export type DatabaseHealth = 'writable' | 'read-only' | 'unreachable';
+
 /** How long {@link Database.ping} waits for its answer by default. */
 const PING_TIMEOUT_MS = 2000;
 
@@ -118,21 +121,58 @@ export class Database implements Queryable {
   }
 
   /**
-   * Whether the database answers a `SELECT 1` within `timeoutMs`: the one ping of the readiness
-   * probes and of the `mcp_tasks_database_up` gauge. Never throws. The default, 2 s, answers
-   * before the kubelet's probe timeout; a late answer still returns its connection to the pool.
+   * Whether the database answers within `timeoutMs` and takes writes: the one ping of the
+   * readiness probes and of the `mcp_tasks_database_up` gauge, true only for `writable` of
+   * {@link health}. Never throws.
    */
   async ping(timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+    return (await this.health(timeoutMs)) === 'writable';
+  }
+
+  /**
+   * What the database is to the gateway now: `writable`; `read-only`, a server that answers but
+   * takes no writes (a standby the address still reaches after a switchover, a primary set
+   * read-only), as libpq's `target_session_attrs=read-write` tells them, by
+   * `transaction_read_only`; or `unreachable` within `timeoutMs` (docs/operations.md, "Database
+   * failover"). Never throws. The default, 2 s, answers before the kubelet's probe timeout; a
+   * late answer still returns its connection to the pool. A connection to a read-only server is
+   * closed, not pooled, so the next one resolves the address again and can reach the primary.
+   */
+  async health(timeoutMs = PING_TIMEOUT_MS): Promise<DatabaseHealth> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
+    const late = new Promise<'unreachable'>((resolve) => {
+      timer = setTimeout(() => resolve('unreachable'), timeoutMs);
     });
     try {
-      return await Promise.race([this.pool.query('SELECT 1').then(() => true), late]);
+      return await Promise.race([this.readWriteState(), late]);
     } catch {
-      return false;
+      return 'unreachable';
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  private async readWriteState(): Promise<'writable' | 'read-only'> {
+    const client = await this.pool.connect();
+    // As in transaction(): a checked-out client's lost connection is an `error` event.
+    let discard: Error | undefined;
+    const onError = (error: Error) => {
+      discard = error;
+    };
+    client.on('error', onError);
+    try {
+      const result = await client.query<{ transaction_read_only: string }>(
+        'SHOW transaction_read_only',
+      );
+      if (result.rows[0]?.transaction_read_only === 'off') return 'writable';
+      discard ??= new Error('the database takes no writes');
+      return 'read-only';
+    } catch (error) {
+      discard ??= error as Error;
+      throw error;
+    } finally {
+      client.off('error', onError);
+      client.release(discard);
     }
   }
 
@@ -166,7 +206,9 @@ export class Database implements Queryable {
     client.on('error', onError);
     const watched = <R>(statement: Promise<R>): Promise<R> =>
       statement.catch((error: unknown) => {
-        if (isStatementTimeout(error)) broken ??= error as Error;
+        // A read-only server's connection goes too: the next one can reach a primary the
+        // address moved to (pool.query's connections go on any error).
+        if (isStatementTimeout(error) || isReadOnly(error)) broken ??= error as Error;
         throw error;
       });
     try {
@@ -199,12 +241,30 @@ function clientQueryable(
   };
 }
 
+/** SQLSTATE of a write refused by a server that takes none (a standby, a read-only primary). */
+const READ_ONLY_STATE = '25006';
+
+/** True for a statement refused because the server takes no writes now. */
+function isReadOnly(error: unknown): boolean {
+  return error instanceof DatabaseError && error.code === READ_ONLY_STATE;
+}
+
 /**
  * SQLSTATEs of a database that is going away or cannot take the connection now, or that did not
  * finish a statement in time: 57014 is the server's `statement_timeout` (or a cancel), 25P03 its
- * `idle_in_transaction_session_timeout` ({@link statementBounds}).
+ * `idle_in_transaction_session_timeout` ({@link statementBounds}), 25006 a write to a server
+ * that takes none now (a standby the address still reaches after a switchover, until the next
+ * connection reaches the primary; docs/operations.md, "Database failover").
  */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '25P03']);
+const UNAVAILABLE_STATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '57014',
+  '25P03',
+  READ_ONLY_STATE,
+]);
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

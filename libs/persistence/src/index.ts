@@ -1,6 +1,6 @@
 export { createDataSource } from './data-source';
 export { Database, isDatabaseError, isDatabaseUnavailable } from './database';
-export type { Queryable } from './database';
+export type { DatabaseHealth, Queryable } from './database';
 export { retryWhileUnavailable, waitForDatabase, type DatabaseWaitLog } from './database-wait';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';

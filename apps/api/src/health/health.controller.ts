@@ -48,12 +48,16 @@ export class HealthController implements BeforeApplicationShutdown {
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'Readiness: the database answers within 2 s; 503 while draining' })
+  @ApiOperation({
+    summary: 'Readiness: the database answers within 2 s and takes writes; 503 while draining',
+  })
   @ApiOkResponse({ description: '{"status":"ok"}' })
   @ApiProblems(PROBLEM_KINDS.notReady)
   async ready(): Promise<{ status: string }> {
     if (this.drain.draining) throw new NotReady('The replica is draining.');
-    if (!(await this.db.ping())) throw new NotReady('The database does not answer.');
+    const database = await this.db.health();
+    if (database === 'unreachable') throw new NotReady('The database does not answer.');
+    if (database === 'read-only') throw new NotReady('The database takes no writes.');
     return { status: 'ok' };
   }
 

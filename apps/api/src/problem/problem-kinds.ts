@@ -167,7 +167,7 @@ export const PROBLEM_KINDS = {
     slug: 'not-ready',
     status: 503,
     title: 'Not ready',
-    means: 'Readiness: the replica is draining, or its database does not answer',
+    means: 'Readiness: the replica is draining, or its database does not answer or takes no writes',
   },
 } as const satisfies Record<string, ProblemKind>;
 

@@ -193,7 +193,7 @@ export class QuotaExceeded extends Refusal {
   }
 }
 
-/** Readiness: the replica is draining, or its database does not answer. */
+/** Readiness: the replica is draining, or its database does not answer or takes no writes. */
 export class NotReady extends Refusal {
   readonly kind = 'notReady';
 }
