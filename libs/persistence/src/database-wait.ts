@@ -1,5 +1,6 @@
 import { MigrationList } from './data-source';
-import { Database, DatabaseOptions, isDatabaseUnavailable } from './database';
+import { Database, DatabaseOptions } from './database';
+import { isDatabaseUnavailable } from './database-errors';
 import { assertSchemaCurrent } from './migrator';
 
 /**

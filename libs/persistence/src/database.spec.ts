@@ -6,7 +6,8 @@
 // every pool the apps open, never on the migrator's.
 import type { Pool } from 'pg';
 import { dataSourceOptions } from './data-source';
-import { Database, isDatabaseUnavailable, poolConfig } from './database';
+import { Database, poolConfig } from './database';
+import { isDatabaseUnavailable } from './database-errors';
 
 const pgError = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
 

@@ -1,6 +1,7 @@
 export { createDataSource } from './data-source';
-export { Database, isDatabaseError, isDatabaseUnavailable } from './database';
-export type { DatabaseHealth, Queryable } from './database';
+export { Database } from './database';
+export { isDatabaseError, isDatabaseUnavailable } from './database-errors';
+export type { Queryable } from './database';
 export { retryWhileUnavailable, waitForDatabase, type DatabaseWaitLog } from './database-wait';
 export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';

@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from './database';
+import { isDatabaseUnavailable } from './database-errors';
 
 /** When a {@link WriteBatcher} sends what it has queued. */
 export interface WriteBatchOptions {
