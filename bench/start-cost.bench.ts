@@ -24,7 +24,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { demoStdioCommand } from '../test/helpers/processes';
 import { startApi } from './lib/api-process';
 import { createBenchDatabase } from './lib/bench-db';
-import { cpuSeconds, startDemoServer, startPoller, writeToolsetFile } from './lib/poller-harness';
+import {
+  cpuSeconds,
+  START_MEASURED_POLLER,
+  startDemoServer,
+  startPoller,
+  writeToolsetFile,
+} from './lib/poller-harness';
 import { median, round } from './lib/stats';
 import { Benchmark, ResultRow } from './lib/types';
 
@@ -80,10 +86,7 @@ export const startCostBench: Benchmark = {
                 databaseUrl: bench.url,
                 demoUrl: upstream.url,
                 toolsetFile,
-                leaseMs: 30_000,
-                pollIntervalMs: 1_000,
-                minPollIntervalMs: 100,
-                slots: 16,
+                ...START_MEASURED_POLLER,
                 main: mainOf('poller', form),
               },
               20,

@@ -59,6 +59,17 @@ export function writeToolsetFile(maxConcurrentCalls: number, callTimeoutMs = 4_0
   });
 }
 
+/**
+ * The settings of a poller whose start is measured (start-cost, start-ab): the production lease
+ * and poll interval, 16 slots; what it claims does not matter, as it claims nothing.
+ */
+export const START_MEASURED_POLLER = {
+  leaseMs: 30_000,
+  pollIntervalMs: 1_000,
+  minPollIntervalMs: 100,
+  slots: 16,
+} as const;
+
 export interface PollerEnv {
   databaseUrl: string;
   demoUrl: string;

@@ -6,9 +6,8 @@ import { MIGRATIONS } from '../../migrations';
 import { INSTALL_LEASE_AUDIT_SQL } from '../../bench/chaos/lease-audit.sql';
 import { startApiProcess, type ApiProcess } from '../helpers/api';
 import { useProcesses } from '../helpers/process-scope';
-import { toolAvailable } from '../helpers/external-tool';
 import {
-  findFailoverBinDir,
+  describeWithFailoverTools,
   startFailoverPair,
   type FailoverPair,
 } from '../helpers/postgres-failover';
@@ -33,19 +32,10 @@ const PER_TOOLSET = 4;
 const TIMEOUTS = { connectTimeoutMs: 4000, callTimeoutMs: 3000, parkedProbeMs: 5000 };
 
 // Debian's PostgreSQL tools (pg_basebackup above all): skipped without them, an error under CI.
-const hasTools = toolAvailable(
-  join(findFailoverBinDir() ?? '/usr/lib/postgresql/15/bin', 'pg_basebackup'),
-  ['--version'],
-);
-const describeWithTools = hasTools ? describe : describe.skip;
+const describeWithTools = describeWithFailoverTools('the failover test');
 // The pair's servers, the demo server, the API and the poller (docs/testing.md, "Processes go
 // through a fixture").
 const processes = useProcesses();
-if (!hasTools) {
-  console.warn(
-    'pg_basebackup not found: the failover test is skipped (Debian: apt-get install postgresql-15, or set FAILOVER_PG_BIN)',
-  );
-}
 
 let pair: FailoverPair;
 let pool: Pool;

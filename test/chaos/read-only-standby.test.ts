@@ -8,9 +8,8 @@ import { Pool } from 'pg';
 import { ApiKeyRepository, createDataSource, Database, runMigrations } from '@app/persistence';
 import { MIGRATIONS } from '../../migrations';
 import { startApiProcess, type ApiProcess } from '../helpers/api';
-import { toolAvailable } from '../helpers/external-tool';
 import {
-  findFailoverBinDir,
+  describeWithFailoverTools,
   startFailoverPair,
   type FailoverPair,
 } from '../helpers/postgres-failover';
@@ -26,13 +25,8 @@ import {
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
-// Debian's PostgreSQL tools (pg_basebackup): skipped without them, an error under CI, as the
-// failover test.
-const hasTools = toolAvailable(
-  join(findFailoverBinDir() ?? '/usr/lib/postgresql/15/bin', 'pg_basebackup'),
-  ['--version'],
-);
-const describeWithTools = hasTools ? describe : describe.skip;
+// Debian's PostgreSQL tools (pg_basebackup): skipped without them, an error under CI.
+const describeWithTools = describeWithFailoverTools('the read-only standby test');
 const processes = useProcesses();
 
 let pair: FailoverPair;

@@ -10,6 +10,7 @@ import {
   spawnServer,
   type ServerProcess,
 } from '@app/dev-db';
+import { toolAvailable } from './external-tool';
 import { processScope } from './process-scope';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 import { waitUntil } from './wait';
@@ -45,6 +46,24 @@ export interface FailoverTimes {
   promotedAt: number;
   /** The proxy points at the new primary. */
   switchedAt: number;
+}
+
+/**
+ * `describe` for a file that runs a failover pair when Debian's PostgreSQL tools (pg_basebackup
+ * above all) are here; else `describe.skip`, with a warning naming the package (under CI=true a
+ * missing tool is an error instead: toolAvailable). `what` names the skipped tests.
+ */
+export function describeWithFailoverTools(what: string): typeof describe {
+  const found = toolAvailable(
+    join(findFailoverBinDir() ?? '/usr/lib/postgresql/15/bin', 'pg_basebackup'),
+    ['--version'],
+  );
+  if (!found) {
+    console.warn(
+      `pg_basebackup not found: ${what} is skipped (Debian: apt-get install postgresql-15, or set FAILOVER_PG_BIN)`,
+    );
+  }
+  return found ? describe : describe.skip;
 }
 
 /**

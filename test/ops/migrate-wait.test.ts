@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { withDatabase } from '../helpers/db';
+import type { NodeProcess } from '../helpers/node-process';
 import { useProcesses, waitForExit } from '../helpers/process-scope';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 
@@ -57,14 +58,19 @@ async function refusedUrl(): Promise<string> {
 const UNREACHABLE =
   /^database unreachable at start; waiting for it \(reason=(?:\S+|"[^"]+") waitedMs=\d+ retryInMs=\d+\)$/;
 
+/** `wait` says it waits for the migrate Job; once the Job ran, it says so and exits 0. */
+async function endsOnceMigrated(wait: NodeProcess): Promise<void> {
+  await wait.waitForLine(/^pending: .*waiting for the migrate Job$/, 20_000);
+  const job = processes.node(CLI, ['migrate'], { DATABASE_URL: url });
+  expect(await job.exited).toBe(0);
+  await wait.waitForLine(/^schema is up to date$/, 20_000);
+  expect(await wait.exited).toBe(0);
+}
+
 describe('migrate --wait (the init containers)', () => {
   it('waits while migrations are pending and exits 0 once the migrate Job applied them', async () => {
     const wait = processes.node(CLI, ['migrate', '--wait'], { DATABASE_URL: url });
-    await wait.waitForLine(/^pending: .*waiting for the migrate Job$/, 20_000);
-    const job = processes.node(CLI, ['migrate'], { DATABASE_URL: url });
-    expect(await job.exited).toBe(0);
-    await wait.waitForLine(/^schema is up to date$/, 20_000);
-    expect(await wait.exited).toBe(0);
+    await endsOnceMigrated(wait);
   }, 60_000);
 
   it('exits promptly with 143 on SIGTERM instead of waiting out the grace period', async () => {
@@ -84,11 +90,7 @@ describe('migrate --wait (the init containers)', () => {
     expect(wait.child.exitCode).toBeNull();
     proxy?.refuseNew(false);
     await wait.waitForLine(/^database reachable; starting \(waitedMs=\d+\)$/, 20_000);
-    await wait.waitForLine(/^pending: .*waiting for the migrate Job$/, 20_000);
-    const job = processes.node(CLI, ['migrate'], { DATABASE_URL: url });
-    expect(await job.exited).toBe(0);
-    await wait.waitForLine(/^schema is up to date$/, 20_000);
-    expect(await wait.exited).toBe(0);
+    await endsOnceMigrated(wait);
   }, 60_000);
 
   it('past DATABASE_STARTUP_WAIT_MS of a refusing database exits 1 naming the setting', async () => {

@@ -51,6 +51,19 @@ function serversFile(): string {
 
 const WAITING = 'database unreachable at start; waiting for it';
 
+/** An API process on `databaseUrl`, its ports free ones, its log lines JSON. */
+function startApi(databaseUrl: string) {
+  return fleet.node('apps/api/main.js', [], {
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_FORMAT: 'json',
+    AUTH_JWT_SECRET: JWT_SECRET,
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: AUDIENCE,
+  });
+}
+
 it('waits for a database that refuses it, then starts', async () => {
   const demo = await fleet.demo();
   const poller = await fleet.poller(
@@ -173,15 +186,7 @@ it('does not wait for a schema that lacks a migration: it exits 1 naming it', as
 });
 
 it('an API waits the same way, then listens', async () => {
-  const child = fleet.node('apps/api/main.js', [], {
-    DATABASE_URL: await refusingUrl(),
-    PORT: '0',
-    METRICS_PORT: '0',
-    LOG_FORMAT: 'json',
-    AUTH_JWT_SECRET: JWT_SECRET,
-    AUTH_ISSUER: ISSUER,
-    AUTH_AUDIENCE: AUDIENCE,
-  });
+  const child = startApi(await refusingUrl());
   await child.waitForLine(new RegExp(WAITING));
   expect(child.child.exitCode).toBeNull();
   proxy?.refuseNew(false);
@@ -190,15 +195,7 @@ it('an API waits the same way, then listens', async () => {
 });
 
 it('an API that loses its database right after the wait listens, not ready until it is back', async () => {
-  const child = fleet.node('apps/api/main.js', [], {
-    DATABASE_URL: await refusingUrl(1),
-    PORT: '0',
-    METRICS_PORT: '0',
-    LOG_FORMAT: 'json',
-    AUTH_JWT_SECRET: JWT_SECRET,
-    AUTH_ISSUER: ISSUER,
-    AUTH_AUDIENCE: AUDIENCE,
-  });
+  const child = startApi(await refusingUrl(1));
   const listening = await child.waitForLine(/api listening on port (\d+)/);
   const port = /api listening on port (\d+)/.exec(listening)?.[1];
   const ready = async () => (await fetch(`http://127.0.0.1:${port}/healthz/ready`)).status;
