@@ -3,7 +3,6 @@
 import request from 'supertest';
 import { waitUntil } from '../helpers/wait';
 import { apiKeyFor, bearer, catalogEntry, publishCatalog, startApi, useApi } from '../helpers/api';
-import { CatalogRepository } from '@app/persistence';
 import { insertTaskRow } from './task-rows';
 
 const api = useApi({
@@ -250,7 +249,11 @@ describe('catalog freshness', () => {
     ]);
     const refused = await submit('fresh', job).expect(422);
     expect(refused.body.errors).toEqual([{ path: '/arguments/owner', message: 'is required' }]);
-    await new CatalogRepository(api.db.db).markServerUnavailable('srv-internal-x7q', 'parked');
+    // As a poller publishes a server it lost: every toolset of it unavailable, with a reason.
+    await api.db.db.query(
+      `UPDATE toolsets SET available = false, unavailable_reason = 'parked', updated_at = now()
+        WHERE server = 'srv-internal-x7q'`,
+    );
     const parked = await submit('fresh', { ...job, arguments: { title: 'v2', owner: 'o' } });
     expect(parked.status).toBe(201);
     expect(parked.body.last_error).toMatch(/unavailable right now/);

@@ -69,15 +69,6 @@ export class CatalogRepository {
     );
   }
 
-  /** Marks every toolset of a server unavailable with a reason (for example, parked). */
-  async markServerUnavailable(server: string, reason: string): Promise<void> {
-    await this.db.query(
-      `UPDATE toolsets SET available = false, unavailable_reason = $2, updated_at = now()
-        WHERE server = $1`,
-      [server, reason],
-    );
-  }
-
   /**
    * Marks toolsets that no live worker lists as removed, and clears the mark of those one lists
    * again. Does nothing unless `workerId` itself is live and Postgres has been up for the
