@@ -982,7 +982,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1058,7 +1058,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1187,7 +1187,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1262,7 +1262,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1389,7 +1389,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1474,7 +1474,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1590,7 +1590,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1653,7 +1653,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1728,7 +1728,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1801,7 +1801,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1862,7 +1862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1937,7 +1937,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2035,7 +2035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2133,7 +2133,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2204,7 +2204,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2302,7 +2302,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2373,7 +2373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2455,7 +2455,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2534,7 +2534,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2596,7 +2596,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2691,7 +2691,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2762,7 +2762,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2838,7 +2838,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDto"];
                 };
             };
-            /** @description The database could not serve the request in time (busy or unreachable); retry */
+            /** @description The database could not serve the request now (busy, unreachable or out of space); retry */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */

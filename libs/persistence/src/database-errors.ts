@@ -25,15 +25,13 @@ export function isReadOnly(error: unknown): boolean {
  * that takes none now (a standby the address still reaches after a switchover, until the next
  * connection reaches the primary; docs/operations.md, "Database failover").
  */
-const UNAVAILABLE_STATES = new Set([
-  '57P01',
-  '57P02',
-  '57P03',
-  '53300',
-  '57014',
-  '25P03',
-  READ_ONLY_STATE,
-]);
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57014', '25P03', READ_ONLY_STATE]);
+/**
+ * SQLSTATE classes of a database that cannot serve the statement now, whatever the statement:
+ * 08 the connection, 53 its resources (53100 a full disk, 53200 its memory, 53300 too many
+ * connections; docs/operations.md, "A full disk").
+ */
+const UNAVAILABLE_CLASSES = ['08', '53'];
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -44,15 +42,20 @@ const UNAVAILABLE_CODES = new Set([
 
 /**
  * True for an error that says the database could not serve the statement now (no free pooled
- * connection within the connect timeout, a refused or lost connection, a server shutting down
- * or full, no answer within the statement timeout), not that the statement was wrong: a caller
- * may answer "busy, retry" (the API's 503) instead of an internal error.
+ * connection within the connect timeout, a refused or lost connection, a server shutting down,
+ * out of connections, memory or disk, no answer within the statement timeout), not that the
+ * statement was wrong: a caller may answer "busy, retry" (the API's 503) instead of an internal
+ * error.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (code.startsWith('08') || UNAVAILABLE_STATES.has(code) || UNAVAILABLE_CODES.has(code)) {
+    if (
+      UNAVAILABLE_CLASSES.some((cls) => code.startsWith(cls)) ||
+      UNAVAILABLE_STATES.has(code) ||
+      UNAVAILABLE_CODES.has(code)
+    ) {
       return true;
     }
   }

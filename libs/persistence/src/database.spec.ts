@@ -24,6 +24,12 @@ it('takes a checkout timeout, a lost or refused connection and a server going aw
   expect(isDatabaseUnavailable(pgError('25006'))).toBe(true);
 });
 
+it('takes a server out of disk, memory or another resource as unavailable (class 53)', () => {
+  for (const code of ['53100', '53200', '53400']) {
+    expect(isDatabaseUnavailable(pgError(code))).toBe(true);
+  }
+});
+
 it('takes a statement past its bound as unavailable: no answer in time, or stopped by the server', () => {
   expect(isDatabaseUnavailable(new Error('Query read timeout'))).toBe(true);
   // statement_timeout (or a cancel), idle_in_transaction_session_timeout
@@ -31,7 +37,7 @@ it('takes a statement past its bound as unavailable: no answer in time, or stopp
 });
 
 it('leaves statement errors and anything that is not an Error alone', () => {
-  for (const code of ['23505', '40001', '42P01', '22P02', 'QUOTA']) {
+  for (const code of ['23505', '40001', '40P01', '42P01', '22P02', '58030', 'QUOTA']) {
     expect(isDatabaseUnavailable(pgError(code))).toBe(false);
   }
   expect(isDatabaseUnavailable(new Error('something else'))).toBe(false);

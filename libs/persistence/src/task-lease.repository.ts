@@ -241,7 +241,8 @@ export class TaskLeaseRepository {
 
   /**
    * Renews a held call's lease and reports a pending cancel request in the same statement, so a
-   * sync-call worker learns of a cancel within lease/3 even if the NOTIFY was lost.
+   * sync-call worker learns of a cancel within lease/3 even if the NOTIFY was lost. Also keeps the
+   * claim of a submit whose handle write keeps failing (leases.md, "Remote handles").
    */
   async renewWatchingCancel(lease: TaskLease, leaseMs: number): Promise<RenewalOutcome> {
     const row = await this.renewals(lease, { delay_ms: leaseMs });

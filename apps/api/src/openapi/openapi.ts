@@ -94,7 +94,8 @@ function withUnavailable(doc: OpenAPIObject): OpenAPIObject {
     // The probes answer from memory (liveness) or say 503 in their own words (readiness).
     if (path === '/healthz' || path.startsWith('/healthz/')) continue;
     addWhereMissing(item, '503', {
-      description: 'The database could not serve the request in time (busy or unreachable); retry',
+      description:
+        'The database could not serve the request now (busy, unreachable or out of space); retry',
       headers: { 'Retry-After': RETRY_AFTER_HEADER },
       content: PROBLEM_CONTENT,
     });

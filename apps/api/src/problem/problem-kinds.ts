@@ -161,7 +161,7 @@ export const PROBLEM_KINDS = {
     status: 503,
     title: 'Service unavailable',
     means:
-      'The database could not serve the request in time (busy or unreachable); see Retry-After',
+      'The database could not serve the request now (busy, unreachable or out of space); see Retry-After',
   },
   notReady: {
     slug: 'not-ready',

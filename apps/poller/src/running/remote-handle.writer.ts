@@ -1,13 +1,17 @@
 import { LeaseLostError, RemoteHandle, TaskSnapshot } from '@app/common';
-import { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
+import { ClaimedTask, TaskLeaseRepository, isDatabaseUnavailable } from '@app/persistence';
 import type { ItemScope } from './item-scope';
 import { HANDLE_WRITE_MAX_PAUSE_MS, HANDLE_WRITE_MIN_PAUSE_MS, sleep } from './until-landed';
 
 /**
  * Stores the handle an upstream returned (leases.md, "Remote handles"): the fenced write is
- * retried until the lease expires; once the lease is gone the write still lands if nobody
- * claimed the row since (our token is still on it); failing that, the upstream task is
- * cancelled best-effort and the handle logged at error level, so no handle vanishes silently.
+ * retried, and while it fails the claim is kept by renewing the lease every lease/3 (a narrow
+ * write of the lease row that a database refusing the task row's write may still take: a full
+ * disk). Once the lease is gone the write still lands if nobody claimed the row since (our token
+ * is still on it); a row proven not to hold the handle gets the upstream task cancelled
+ * best-effort and the handle logged at error level, so no handle vanishes silently. While the
+ * database is unavailable (isDatabaseUnavailable) the writer keeps trying, however long; any other
+ * refusal is tried for one more lease's length.
  */
 export class RemoteHandleWriter {
   /** @param cancel cancels the upstream task of `item` (whose handle is the orphaned one). */
@@ -26,24 +30,26 @@ export class RemoteHandleWriter {
   ): Promise<void> {
     const leases = this.leases;
     const log = scope.log;
+    const lease = new KeptLease(leases, item, this.leaseMs, scope);
     for (let attempt = 1, pause = HANDLE_WRITE_MIN_PAUSE_MS; ; attempt++) {
       try {
         await leases.recordSubmitted(item.lease, handle, snapshot, delay);
         return;
       } catch (error) {
-        if (error instanceof LeaseLostError || Date.now() >= scope.leaseExpiresAtMs) break;
-        log.warn({ err: error, attempt }, 'storing the remote handle failed; retrying');
-        await sleep(Math.min(pause, Math.max(0, scope.leaseExpiresAtMs - Date.now())));
+        if (error instanceof LeaseLostError || !(await lease.keep())) break;
+        if (isLogged(attempt)) {
+          log.warn({ err: error, attempt }, 'storing the remote handle failed; retrying');
+        }
+        await sleep(Math.min(pause, lease.leftMs()));
         pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS);
       }
     }
-    // Past the lease (or our token is gone): keep trying for one more lease's length while the
-    // database comes back.
+    // Past the lease (or our token is gone): keep trying while the database comes back.
     const giveUpAt = Date.now() + this.leaseMs;
     for (
-      let pause = HANDLE_WRITE_MIN_PAUSE_MS;
+      let attempt = 1, pause = HANDLE_WRITE_MIN_PAUSE_MS;
       ;
-      pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS)
+      attempt++, pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS)
     ) {
       try {
         if (await leases.recordSubmittedIfStillOurs(item.lease, handle, snapshot, delay)) {
@@ -58,7 +64,7 @@ export class RemoteHandleWriter {
         }
         break;
       } catch (error) {
-        if (Date.now() >= giveUpAt) {
+        if (!isDatabaseUnavailable(error) && Date.now() >= giveUpAt) {
           // Neither stored nor proven unstored: cancelling could end a task the row tracks.
           scope.log.error(
             { remote_task_id: handle.remoteTaskId, server: scope.server.name, err: error },
@@ -66,7 +72,9 @@ export class RemoteHandleWriter {
           );
           throw new LeaseLostError(item.id);
         }
-        log.warn({ err: error }, 'storing the remote handle failed; retrying');
+        if (isLogged(attempt)) {
+          log.warn({ err: error, attempt }, 'storing the remote handle failed; retrying');
+        }
         await sleep(pause);
       }
     }
@@ -97,5 +105,57 @@ export class RemoteHandleWriter {
     } catch (error) {
       scope.log.error({ ...fields, err: error }, 'could not cancel the orphaned upstream task');
     }
+  }
+}
+
+/** Retries logged: the first few, then every power of two (an outage may last minutes). */
+function isLogged(attempt: number): boolean {
+  return attempt <= 4 || (attempt & (attempt - 1)) === 0;
+}
+
+/**
+ * The claim of an item whose handle write keeps failing, renewed every lease/3 as a held call's
+ * is (held-call.guard.ts), so another worker does not take the row over while the handle waits in
+ * memory. Its end is counted from when each renewal was sent, so it is never later than the
+ * database's.
+ */
+class KeptLease {
+  private endsAtMs: number;
+  private renewedAtMs: number;
+
+  constructor(
+    private readonly leases: Pick<TaskLeaseRepository, 'renewWatchingCancel'>,
+    private readonly item: ClaimedTask,
+    private readonly leaseMs: number,
+    scope: ItemScope,
+  ) {
+    this.endsAtMs = scope.leaseExpiresAtMs;
+    this.renewedAtMs = scope.leaseExpiresAtMs - leaseMs;
+  }
+
+  /** Time left on the lease (ms, never negative). */
+  leftMs(): number {
+    return Math.max(0, this.endsAtMs - Date.now());
+  }
+
+  /**
+   * Renews the lease when a third of it has passed since the claim or the last renewal. False
+   * when the lease is gone: expired, or the renewal found another claim's token. A cancel the
+   * renewal reports is left to the handle write, which stores the handle and makes the row due
+   * for the cancel (leases.md, "Cancellation").
+   */
+  async keep(): Promise<boolean> {
+    if (Date.now() - this.renewedAtMs >= this.leaseMs / 3) {
+      const sentAtMs = Date.now();
+      try {
+        await this.leases.renewWatchingCancel(this.item.lease, this.leaseMs);
+        this.renewedAtMs = sentAtMs;
+        this.endsAtMs = sentAtMs + this.leaseMs;
+      } catch (error) {
+        if (error instanceof LeaseLostError) return false;
+        // The database refused this too: the lease runs on as it was, and the next try renews.
+      }
+    }
+    return Date.now() < this.endsAtMs;
   }
 }

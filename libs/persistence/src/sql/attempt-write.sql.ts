@@ -138,7 +138,8 @@ const RENEWAL_RETURNING = `task_leases.cancel_requested,
 /**
  * `renewWatchingCancel`: a held call's renewal (every lease/3; leases.md, "Timeouts"), fenced
  * like every write, returning whether a cancel was requested: the worker then aborts the call
- * and ends the task `cancelled`. The only write that moves `lease_expires_at` forward.
+ * and ends the task `cancelled`. A handle write that keeps failing renews the same way while it
+ * retries (leases.md, "Remote handles"). The only write that moves `lease_expires_at` forward.
  * `delay_ms` is the lease length.
  */
 export const RENEW_WATCHING_CANCEL = fencedStatement(
