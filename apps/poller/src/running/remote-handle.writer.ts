@@ -31,6 +31,9 @@ export class RemoteHandleWriter {
     const leases = this.leases;
     const log = scope.log;
     const lease = new KeptLease(leases, item, this.leaseMs, scope);
+    // Named in the retries' lines: a process killed while it waits (a pod past its grace period)
+    // leaves the handle in its log, where an operator can find it.
+    const held = { remote_task_id: handle.remoteTaskId, server: scope.server.name };
     for (let attempt = 1, pause = HANDLE_WRITE_MIN_PAUSE_MS; ; attempt++) {
       try {
         await leases.recordSubmitted(item.lease, handle, snapshot, delay);
@@ -38,7 +41,7 @@ export class RemoteHandleWriter {
       } catch (error) {
         if (error instanceof LeaseLostError || !(await lease.keep())) break;
         if (isLogged(attempt)) {
-          log.warn({ err: error, attempt }, 'storing the remote handle failed; retrying');
+          log.warn({ err: error, attempt, ...held }, 'storing the remote handle failed; retrying');
         }
         await sleep(Math.min(pause, lease.leftMs()));
         pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS);
@@ -73,7 +76,7 @@ export class RemoteHandleWriter {
           throw new LeaseLostError(item.id);
         }
         if (isLogged(attempt)) {
-          log.warn({ err: error, attempt }, 'storing the remote handle failed; retrying');
+          log.warn({ err: error, attempt, ...held }, 'storing the remote handle failed; retrying');
         }
         await sleep(pause);
       }
