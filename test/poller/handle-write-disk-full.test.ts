@@ -15,7 +15,12 @@ import { ApiKeyRepository, Database, runMigrations, createDataSource } from '@ap
 import { MIGRATIONS } from '../../migrations';
 import { ApiProcess, bearer, startApiProcess } from '../helpers/api';
 import { adminQuery, testPool, withDatabase } from '../helpers/db';
-import { insertFleetTasks, submitViolations, taskStates } from '../helpers/fleet-tasks';
+import {
+  insertFleetTasks,
+  submitViolations,
+  taskStates,
+  waitToolsetsAvailable,
+} from '../helpers/fleet-tasks';
 import {
   FAST_POLLER_ENV,
   demoServerEntry,
@@ -125,6 +130,7 @@ if (skipped) console.warn(`test/poller/handle-write-disk-full.test.ts skipped: $
       serversFile: writeServersFile({ demo: demoServerEntry(demo.url, 'demo-ordinary') }),
     });
 
+    await waitToolsetsAvailable(db, 1);
     // A gateway that has worked: a task through the API to its end, so every table the work
     // writes has pages; vacuumed, so their free room is known and reused (and kept: no truncation).
     const warmUp = await request(apiUrl)
