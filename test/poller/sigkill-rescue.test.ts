@@ -104,17 +104,41 @@ it('a survivor finishes the 2026-07-28 tasks a killed poller held on a strict se
       input: { duration_ms: 4000, tag: `strict-kill-${i}` },
     })),
   );
-  // Killed while it holds tasks it already made upstream (a remote handle is stored).
-  const orphans = await waitUntil(async () => {
-    const rows = await fleet.db.query<{ id: string }>(
-      `SELECT id FROM task_rows
-        WHERE lease_owner = $1 AND lease_expires_at > now() AND remote_task_id IS NOT NULL`,
-      [victim.workerId],
+  // Killed while it holds tasks it already made upstream (a remote handle is stored). Its claims
+  // are brief polls, so the upstream is frozen once every task is made there: a poll claimed
+  // then holds its lease until its call times out, long enough to be seen. The victim is stopped
+  // before the kill and the rows read under lock, which waits for any statement of it already
+  // running on them (a write sent just before a kill could still land); a stopped process sends
+  // nothing more.
+  await waitUntil(async () => {
+    const [{ n }] = await fleet.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND remote_task_id IS NOT NULL`,
+      [ids],
     );
-    if (rows.length === 0) return undefined;
-    await victim.kill();
-    return rows.map((row) => row.id);
-  }, 'the victim holding 2026 tasks it made upstream');
+    return n === ids.length ? true : undefined;
+  }, 'every task made upstream');
+  const heldByVictim = `SELECT l.task_id AS id
+      FROM task_leases l JOIN tasks t ON t.id = l.task_id
+     WHERE l.lease_owner = $1 AND l.lease_expires_at > now() AND t.remote_task_id IS NOT NULL`;
+  demo.child.kill('SIGSTOP');
+  let orphans: string[];
+  try {
+    orphans = await waitUntil(async () => {
+      if ((await fleet.db.query(heldByVictim, [victim.workerId])).length === 0) return undefined;
+      victim.pause();
+      const rows = await fleet.db.query<{ id: string }>(`${heldByVictim} FOR UPDATE OF l`, [
+        victim.workerId,
+      ]);
+      if (rows.length === 0) {
+        victim.resume();
+        return undefined;
+      }
+      await victim.kill();
+      return rows.map((row) => row.id);
+    }, 'the victim holding 2026 tasks it made upstream');
+  } finally {
+    demo.child.kill('SIGCONT');
+  }
   const killedAt = Date.now();
   await waitAllTerminal(fleet.db, ids);
   const states = await taskStates(fleet.db, orphans);
