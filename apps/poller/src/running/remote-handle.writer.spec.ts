@@ -1,6 +1,7 @@
 // Guards invariant 6 while the database refuses the handle write for longer than a lease
-// (docs/leases.md, "Remote handles"): the claim is renewed meanwhile, and a database that stays
-// unavailable past the lease is waited for, however long, instead of the handle being given up.
+// (docs/leases.md, "Remote handles"): while it is unavailable the claim is renewed, and past the
+// lease it is waited for, however long, instead of the handle being given up; a write refused
+// for another reason keeps no claim and keeps the old bound.
 import { LeaseLostError, RemoteHandle } from '@app/common';
 import type { ClaimedTask, TaskLeaseRepository } from '@app/persistence';
 import pino from 'pino';
@@ -99,14 +100,21 @@ it('waits out a database that stays unavailable past the lease, however long, th
   expect([errors(), cancels()]).toEqual([[], 0]);
 });
 
-it('gives up on a write refused for another reason one lease past the lease, leaving the upstream task running', async () => {
+it('does not keep the claim of a write refused for another reason, and gives up one lease past it, leaving the upstream task running', async () => {
+  let renewals = 0;
   const { store, errors, cancels } = writer({
     recordSubmitted: () => Promise.reject(refused()),
-    renewWatchingCancel: () => Promise.reject(new LeaseLostError('task-1')),
+    renewWatchingCancel: () => {
+      renewals += 1;
+      return Promise.resolve('renewed');
+    },
     recordSubmittedIfStillOurs: () => Promise.reject(refused()),
   });
+  const started = Date.now();
   const { error } = await settle(store());
   expect(error).toBeInstanceOf(LeaseLostError);
+  expect(renewals).toBe(0);
+  expect(Date.now() - started).toBeLessThan(3 * LEASE_MS);
   expect(errors()).toHaveLength(1);
   expect(cancels()).toBe(0);
 });

@@ -5,9 +5,9 @@ import { HANDLE_WRITE_MAX_PAUSE_MS, HANDLE_WRITE_MIN_PAUSE_MS, sleep } from './u
 
 /**
  * Stores the handle an upstream returned (leases.md, "Remote handles"): the fenced write is
- * retried, and while it fails the claim is kept by renewing the lease every lease/3 (a narrow
- * write of the lease row that a database refusing the task row's write may still take: a full
- * disk). Once the lease is gone the write still lands if nobody claimed the row since (our token
+ * retried, and while it fails because the database is unavailable the claim is kept by renewing
+ * the lease every lease/3 (a narrow write of the lease row that a database refusing the task
+ * row's write may still take: a full disk). Once the lease is gone the write still lands if nobody claimed the row since (our token
  * is still on it); a row proven not to hold the handle gets the upstream task cancelled
  * best-effort and the handle logged at error level, so no handle vanishes silently. While the
  * database is unavailable (isDatabaseUnavailable) the writer keeps trying, however long; any other
@@ -39,7 +39,10 @@ export class RemoteHandleWriter {
         await leases.recordSubmitted(item.lease, handle, snapshot, delay);
         return;
       } catch (error) {
-        if (error instanceof LeaseLostError || !(await lease.keep())) break;
+        // Only a database that cannot serve the write now is waited out with the claim kept: a
+        // write refused for another reason may be refused for good, and its lease runs out.
+        if (error instanceof LeaseLostError) break;
+        if (!(await lease.keep(isDatabaseUnavailable(error)))) break;
         if (isLogged(attempt)) {
           log.warn({ err: error, attempt, ...held }, 'storing the remote handle failed; retrying');
         }
@@ -142,13 +145,13 @@ class KeptLease {
   }
 
   /**
-   * Renews the lease when a third of it has passed since the claim or the last renewal. False
-   * when the lease is gone: expired, or the renewal found another claim's token. A cancel the
-   * renewal reports is left to the handle write, which stores the handle and makes the row due
-   * for the cancel (leases.md, "Cancellation").
+   * With `renew`, renews the lease when a third of it has passed since the claim or the last
+   * renewal. False when the lease is gone: expired, or the renewal found another claim's token.
+   * A cancel the renewal reports is left to the handle write, which stores the handle and makes
+   * the row due for the cancel (leases.md, "Cancellation").
    */
-  async keep(): Promise<boolean> {
-    if (Date.now() - this.renewedAtMs >= this.leaseMs / 3) {
+  async keep(renew: boolean): Promise<boolean> {
+    if (renew && Date.now() - this.renewedAtMs >= this.leaseMs / 3) {
       const sentAtMs = Date.now();
       try {
         await this.leases.renewWatchingCancel(this.item.lease, this.leaseMs);
