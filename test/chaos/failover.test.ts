@@ -1,10 +1,10 @@
 // Guards against a Postgres failover (the primary crashes, its streaming standby is promoted, the same address then reaches it) losing, resubmitting, wrongly cancelling or stalling tasks of any contract.
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { ApiKeyRepository, createDataSource, Database, runMigrations } from '@app/persistence';
-import { MIGRATIONS } from '../../migrations';
+import { ApiKeyRepository, Database } from '@app/persistence';
 import { INSTALL_LEASE_AUDIT_SQL } from '../../bench/chaos/lease-audit.sql';
 import { startApiProcess, type ApiProcess } from '../helpers/api';
+import { adminQuery, migrateDatabase } from '../helpers/db';
 import { useProcesses } from '../helpers/process-scope';
 import {
   describeWithFailoverTools,
@@ -84,14 +84,8 @@ describeWithTools('Postgres failover', () => {
     ]);
     pair = started;
     demo = demoServer;
-    const dataSource = createDataSource(pair.url, MIGRATIONS, 2, 'failover-test');
-    await dataSource.initialize();
-    try {
-      await runMigrations(dataSource);
-      await dataSource.query(INSTALL_LEASE_AUDIT_SQL);
-    } finally {
-      await dataSource.destroy();
-    }
+    await migrateDatabase(pair.url, 'failover-test');
+    await adminQuery(pair.url, INSTALL_LEASE_AUDIT_SQL);
     pool = new Pool({ connectionString: pair.url, max: 2 });
     // Its idle clients die with the primary; that must not be an unhandled error.
     pool.on('error', () => undefined);

@@ -5,9 +5,9 @@
 // restart.
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { ApiKeyRepository, createDataSource, Database, runMigrations } from '@app/persistence';
-import { MIGRATIONS } from '../../migrations';
+import { ApiKeyRepository, Database } from '@app/persistence';
 import { startApiProcess, type ApiProcess } from '../helpers/api';
+import { migrateDatabase } from '../helpers/db';
 import {
   describeWithFailoverTools,
   startFailoverPair,
@@ -67,13 +67,7 @@ describeWithTools('a read-only standby behind the address', () => {
       startDemoServer(),
     ]);
     pair = started;
-    const dataSource = createDataSource(pair.url, MIGRATIONS, 2, 'read-only-test');
-    await dataSource.initialize();
-    try {
-      await runMigrations(dataSource);
-    } finally {
-      await dataSource.destroy();
-    }
+    await migrateDatabase(pair.url, 'read-only-test');
     const pool = new Pool({ connectionString: pair.url, max: 1 });
     try {
       apiKey = (await new ApiKeyRepository(new Database(pool)).create('ro-user', 'test')).key;

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Client, Pool } from 'pg';
-import { Database } from '@app/persistence';
+import { Database, createDataSource, runMigrations } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
 import { useFixture } from './fixture';
 import { isRunning } from './leftovers';
 
@@ -108,6 +109,24 @@ export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
+}
+
+/**
+ * Applies `migrations` (the gateway's, by default) to the database at `url` over a connection of
+ * its own, closed after, as `npm run migrate` does; `name` labels the connection.
+ */
+export async function migrateDatabase(
+  url: string,
+  name: string,
+  migrations: typeof MIGRATIONS = MIGRATIONS,
+): Promise<void> {
+  const dataSource = createDataSource(url, migrations, 2, name);
+  await dataSource.initialize();
+  try {
+    await runMigrations(dataSource);
+  } finally {
+    await dataSource.destroy();
+  }
 }
 
 /** Runs one statement on `url` over a short-lived connection (CREATE/DROP DATABASE and the like). */

@@ -1,10 +1,8 @@
 import { Client } from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDataSource, runMigrations } from '@app/persistence';
 import { startEmbeddedPostgres } from '@app/dev-db';
-import { MIGRATIONS } from '../../migrations';
-import { dropDeadRunDatabases, templateDatabaseName, withDatabase } from './db';
+import { dropDeadRunDatabases, migrateDatabase, templateDatabaseName, withDatabase } from './db';
 import { removeDeadFixtureFolders } from './leftovers';
 
 /** DATABASE_POOL_SIZE of every app a test starts, not the default 10 (below). */
@@ -48,18 +46,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await admin.end();
   }
-  const dataSource = createDataSource(
-    withDatabase(adminUrl, template),
-    MIGRATIONS,
-    2,
-    'test-template',
-  );
-  await dataSource.initialize();
-  try {
-    await runMigrations(dataSource);
-  } finally {
-    await dataSource.destroy();
-  }
+  await migrateDatabase(withDatabase(adminUrl, template), 'test-template');
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = template;
   // Every app the tests start inherits this (the pollers of processes.ts pass it on), so the

@@ -3,8 +3,8 @@ import { rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
-import { createDataSource, Database, runMigrations } from '@app/persistence';
-import { MIGRATIONS } from '../../migrations';
+import { Database } from '@app/persistence';
+import { migrateDatabase } from './db';
 import { openProcessScope, processScope } from './process-scope';
 import { stopAllProcesses, stopProcess } from './processes';
 
@@ -87,10 +87,7 @@ export function useOwnPostgres(label: string, poolSize: number): OwnPostgres {
   };
   beforeAll(async () => {
     server = await startPostgresProcess(dataDir);
-    const dataSource = createDataSource(server.url, MIGRATIONS, 2, `${label}-test`);
-    await dataSource.initialize();
-    await runMigrations(dataSource);
-    await dataSource.destroy();
+    await migrateDatabase(server.url, `${label}-test`);
     connect(server.url);
   });
   afterAll(async () => {

@@ -11,10 +11,9 @@ import { mkdirSync, mkdtempSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
-import { ApiKeyRepository, Database, runMigrations, createDataSource } from '@app/persistence';
-import { MIGRATIONS } from '../../migrations';
+import { ApiKeyRepository, Database } from '@app/persistence';
 import { ApiProcess, bearer, startApiProcess } from '../helpers/api';
-import { adminQuery, testPool, withDatabase } from '../helpers/db';
+import { adminQuery, migrateDatabase, testPool, withDatabase } from '../helpers/db';
 import {
   insertFleetTasks,
   submitViolations,
@@ -112,10 +111,7 @@ if (skipped) console.warn(`test/poller/handle-write-disk-full.test.ts skipped: $
     await adminQuery(postgres.url, `CREATE TABLESPACE tiny LOCATION '${mountDir}'`);
     await adminQuery(postgres.url, 'CREATE DATABASE gateway TABLESPACE tiny');
     gatewayUrl = withDatabase(postgres.url, 'gateway');
-    const dataSource = createDataSource(gatewayUrl, MIGRATIONS, 2, 'diskfull-test');
-    await dataSource.initialize();
-    await runMigrations(dataSource);
-    await dataSource.destroy();
+    await migrateDatabase(gatewayUrl, 'diskfull-test');
     pool = testPool(gatewayUrl, 2);
   });
 

@@ -3,12 +3,13 @@
 // task's due time, lease and claim count over, so a lease a dead poller held is rescued as usual.
 import { randomBytes } from 'node:crypto';
 import { Phase } from '@app/common';
-import { TaskLeaseRepository, createDataSource, runMigrations } from '@app/persistence';
+import { TaskLeaseRepository } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
 import {
   TestDatabase,
   adminQuery,
   clonePrefix,
+  migrateDatabase,
   ownedDatabase,
   testPool,
   withDatabase,
@@ -21,14 +22,8 @@ const BEFORE = MIGRATIONS.slice(
 
 let t: TestDatabase;
 
-async function migrate(migrations: typeof MIGRATIONS): Promise<void> {
-  const dataSource = createDataSource(t.url, migrations, 2, 'test-migrate');
-  await dataSource.initialize();
-  try {
-    await runMigrations(dataSource);
-  } finally {
-    await dataSource.destroy();
-  }
+function migrate(migrations: typeof MIGRATIONS): Promise<void> {
+  return migrateDatabase(t.url, 'test-migrate', migrations);
 }
 
 beforeEach(async () => {
