@@ -57,6 +57,7 @@ async function main(): Promise<void> {
   }
 
   let stop: () => Promise<void>;
+  let listeningUrl: string | undefined;
   if (options.transport === 'stdio') {
     stop = await startStdio(context);
   } else {
@@ -65,8 +66,7 @@ async function main(): Promise<void> {
     const { startHttpServer } = await import('./demo-http.server');
     const http = await startHttpServer(context);
     stop = http.close;
-    // Tests wait for exactly this line; with --port 0 it carries the real port.
-    process.stdout.write(`demo-server listening on ${http.url}\n`);
+    listeningUrl = http.url;
   }
 
   let stopping = false;
@@ -85,6 +85,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   // A stdio server whose client went away has no one left to serve.
   if (options.transport === 'stdio') process.stdin.once('end', () => shutdown('stdin closed'));
+  // Tests wait for exactly this line; with --port 0 it carries the real port. Written once the
+  // signal handlers are in place: a SIGTERM sent as soon as it is read ends the server cleanly,
+  // where before the handlers it killed it (test/foundation/processes/failed-test-output.test.ts
+  // saw "ended by SIGTERM" once).
+  if (listeningUrl) process.stdout.write(`demo-server listening on ${listeningUrl}\n`);
 }
 
 main().catch((error: unknown) => {
