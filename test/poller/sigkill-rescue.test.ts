@@ -14,6 +14,7 @@ import {
   writeServersFile,
 } from '../helpers/processes';
 import { attemptLines } from '../helpers/poller-logs';
+import { killAndDrain } from '../helpers/backends';
 import { waitUntil } from '../helpers/wait';
 
 const fleet = useFleet({ perTest: true });
@@ -46,10 +47,12 @@ it('a survivor re-attempts every claim of the killed poller in time, and all end
     );
     if (rows.length < 3) return undefined;
     killedAt = Date.now();
-    await victim.kill();
+    await killAndDrain(victim, fleet.db);
     return rows;
   }, 'the victim holding claims');
-  // Rows it held at the kill (re-read: a write sent just before the kill may have landed).
+  // Rows it held at the kill, read once no statement of it runs any more: a write sent just
+  // before the kill still lands (a phase's release, after which the survivor may claim the row
+  // at once).
   const orphans = await fleet.db.query<{ id: string; lease_expires_at: Date }>(
     `SELECT id, lease_expires_at FROM task_rows
       WHERE lease_owner = $1 AND next_attempt_at IS NOT NULL`,
