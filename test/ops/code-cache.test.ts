@@ -2,7 +2,6 @@
 // code cache"): a deployable keeps V8's compiled code of its bundle on disk after it has started,
 // the next start of the same build runs from it, on Node 20 and on Node 24; code from another
 // build, or code V8 refuses, is replaced; and the cache stays off where it must.
-import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   mkdirSync,
@@ -16,11 +15,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODE24, node24Available } from '../helpers/conformance-suite';
+import { useProcesses } from '../helpers/process-scope';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'apps', 'cli', 'main.js');
 /** The loader's folder for the Node that runs the suite (its name holds version, arch and uid). */
 const OWN_FOLDER = `mcp-task-gateway-code-${process.version}-${process.arch}-${process.getuid?.()}`;
 
+const processes = useProcesses({ perTest: true });
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'mtg-code-cache-'));
@@ -34,7 +35,11 @@ interface Run {
 }
 
 /** The CLI's usage text on `node`, the cache in `dir` unless `env` says otherwise. */
-function runCli(node: string, env: Record<string, string> = {}, args: string[] = []): Run {
+async function runCli(
+  node: string,
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<Run> {
   const base: Record<string, string | undefined> = {
     ...process.env,
     NODE_COMPILE_CACHE: dir,
@@ -42,13 +47,13 @@ function runCli(node: string, env: Record<string, string> = {}, args: string[] =
     ...env,
   };
   for (const [key, value] of Object.entries(env)) if (value === '') delete base[key];
-  const run = spawnSync(node, [...args, CLI, '--help'], { env: base, encoding: 'utf8' });
+  const run = await processes.run(node, [...args, CLI, '--help'], { env: base });
   const lines = `${run.stdout}${run.stderr}`.split('\n');
   const loader = lines
     .filter((line) => line.startsWith('APP-LOADER '))
     .map((line) => line.replace(/^APP-LOADER \d+: /, '').replace(dir, '<dir>'));
   const output = lines.filter((line) => !line.startsWith('APP-LOADER ')).join('\n');
-  expect([run.status, output]).toEqual([0, expect.stringMatching(/^usage:/)]);
+  expect([run.code, output]).toEqual([0, expect.stringMatching(/^usage:/)]);
   return { loader, output };
 }
 
@@ -70,8 +75,8 @@ const KEPT = new RegExp(
 );
 
 /** The first start on `node` keeps the compiled code (private to this user); the second runs it. */
-function secondStartRunsFromKeptCode(node: string): void {
-  const first = runCli(node);
+async function secondStartRunsFromKeptCode(node: string): Promise<void> {
+  const first = await runCli(node);
   const [file] = cacheFiles(dir);
   expect(`<dir>/${file}`).toMatch(KEPT);
   expect(first.loader).toEqual(['no code cache yet', written(file)]);
@@ -79,7 +84,7 @@ function secondStartRunsFromKeptCode(node: string): void {
   expect(statSync(join(dir, file)).mode & 0o777).toBe(0o600);
   expect(statSync(join(dir, file, '..')).mode & 0o777).toBe(0o700);
 
-  const second = runCli(node);
+  const second = await runCli(node);
   expect(second.loader).toEqual([`code cache used: <dir>/${file}`]);
   expect(second.output).toBe(first.output);
 }
@@ -94,39 +99,42 @@ itWithNode24('on Node 24, the second start runs from the code the first one kept
   secondStartRunsFromKeptCode(NODE24),
 );
 
-it('without NODE_COMPILE_CACHE the folder is in the temporary directory', () => {
-  runCli(process.execPath, { NODE_COMPILE_CACHE: '', TMPDIR: dir });
+it('without NODE_COMPILE_CACHE the folder is in the temporary directory', async () => {
+  await runCli(process.execPath, { NODE_COMPILE_CACHE: '', TMPDIR: dir });
   expect(cacheFiles(dir)).toEqual([expect.stringMatching(new RegExp(`^${OWN_FOLDER}/cli-`))]);
 });
 
-it('code kept from another build of the bundle is not run: it is replaced', () => {
-  runCli(process.execPath);
+it('code kept from another build of the bundle is not run: it is replaced', async () => {
+  await runCli(process.execPath);
   const [file] = cacheFiles(dir);
   const kept = readFileSync(join(dir, file));
   const other = Buffer.from(kept);
   other.writeUInt32LE((kept.readUInt32LE(4) ^ 1) >>> 0, 4); // the CRC-32 of another source
   writeFileSync(join(dir, file), other);
 
-  expect(runCli(process.execPath).loader).toEqual(['no code cache yet', written(file)]);
+  expect((await runCli(process.execPath)).loader).toEqual(['no code cache yet', written(file)]);
   expect(readFileSync(join(dir, file)).readUInt32LE(4)).toBe(kept.readUInt32LE(4));
 });
 
-it('code V8 refuses is replaced, and the app runs as without it', () => {
-  runCli(process.execPath);
+it('code V8 refuses is replaced, and the app runs as without it', async () => {
+  await runCli(process.execPath);
   const [file] = cacheFiles(dir);
   const kept = readFileSync(join(dir, file));
   const damaged = Buffer.concat([kept.subarray(0, 12), Buffer.alloc(kept.length - 12, 7)]);
   writeFileSync(join(dir, file), damaged);
 
-  expect(runCli(process.execPath).loader).toEqual(['code cache rejected by V8', written(file)]);
-  expect(runCli(process.execPath).loader).toEqual([`code cache used: <dir>/${file}`]);
+  expect((await runCli(process.execPath)).loader).toEqual([
+    'code cache rejected by V8',
+    written(file),
+  ]);
+  expect((await runCli(process.execPath)).loader).toEqual([`code cache used: <dir>/${file}`]);
 });
 
-it('a folder that other users can write to is not used', () => {
+it('a folder that other users can write to is not used', async () => {
   const folder = join(dir, OWN_FOLDER);
   mkdirSync(folder);
   chmodSync(folder, 0o777);
-  expect(runCli(process.execPath).loader).toEqual(['code cache off']);
+  expect((await runCli(process.execPath)).loader).toEqual(['code cache off']);
   expect(cacheFiles(dir)).toEqual([]);
 });
 
@@ -134,7 +142,7 @@ it.each([
   ['NODE_DISABLE_COMPILE_CACHE=1', { NODE_DISABLE_COMPILE_CACHE: '1' }, []],
   // Node maps stack traces only of the files it loads itself.
   ['--enable-source-maps', {}, ['--enable-source-maps']],
-])('%s keeps the cache off', (_name, env, args) => {
-  expect(runCli(process.execPath, env, args).loader).toEqual(['code cache off']);
+])('%s keeps the cache off', async (_name, env, args) => {
+  expect((await runCli(process.execPath, env, args)).loader).toEqual(['code cache off']);
   expect(cacheFiles(dir)).toEqual([]);
 });
