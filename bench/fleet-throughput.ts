@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres, EmbeddedDatabase } from '@app/dev-db';
-import { createDataSource, Database, runMigrations } from '@app/persistence';
+import { Database, migrateDatabase } from '@app/persistence';
 import { MIGRATIONS } from '../migrations';
 import { countTerminal, insertFleetTasks } from '../test/helpers/fleet-tasks';
 import {
@@ -43,9 +43,7 @@ async function main(): Promise<void> {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const databaseUrl = url.toString();
-  const dataSource = createDataSource(databaseUrl, MIGRATIONS, 4, 'bench');
-  await dataSource.initialize();
-  await runMigrations(dataSource).finally(() => dataSource.destroy());
+  await migrateDatabase(databaseUrl, MIGRATIONS, 'bench');
   const db = Database.connect({ url: databaseUrl, poolSize: 4, appName: 'bench' });
   try {
     const demo = await startDemoServer();

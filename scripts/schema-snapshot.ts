@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createDataSource, runMigrations } from '@app/persistence';
+import { migrateDatabase } from '@app/persistence';
 import { MIGRATIONS } from '../migrations';
 
 const ROOT = join(__dirname, '..', __filename.endsWith('.js') ? '..' : '');
@@ -72,13 +72,7 @@ export async function withMigratedDatabase<T>(
     await admin.query(`CREATE DATABASE ${name}`);
     const url = new URL(adminUrl);
     url.pathname = `/${name}`;
-    const dataSource = createDataSource(url.toString(), MIGRATIONS, 2, 'schema-snapshot');
-    await dataSource.initialize();
-    try {
-      await runMigrations(dataSource);
-    } finally {
-      await dataSource.destroy();
-    }
+    await migrateDatabase(url.toString(), MIGRATIONS, 'schema-snapshot');
     return await use(url.toString());
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -1,12 +1,13 @@
 import { Pool, QueryResultRow } from 'pg';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
-import { createDataSource, runMigrations } from '@app/persistence';
+import { migrateDatabase } from '@app/persistence';
 import { MIGRATIONS } from '../../migrations';
 import {
   startFailoverPair,
   type FailoverPair,
   type FailoverTimes,
 } from '../../test/helpers/postgres-failover';
+import { adminQuery } from '../../test/helpers/db';
 import { INSTALL_LEASE_AUDIT_SQL } from './lease-audit.sql';
 
 /**
@@ -40,14 +41,8 @@ export class ChaosDatabase {
     const server = replicated
       ? await startFailoverPair(dataDir)
       : await startEmbeddedPostgres({ dataDir });
-    const dataSource = createDataSource(server.url, MIGRATIONS, 2, 'chaos-migrate');
-    await dataSource.initialize();
-    try {
-      await runMigrations(dataSource);
-      await dataSource.query(INSTALL_LEASE_AUDIT_SQL);
-    } finally {
-      await dataSource.destroy();
-    }
+    await migrateDatabase(server.url, MIGRATIONS, 'chaos-migrate');
+    await adminQuery(server.url, INSTALL_LEASE_AUDIT_SQL);
     return new ChaosDatabase(server, dataDir);
   }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { Database, createDataSource, runMigrations } from '@app/persistence';
+import { Database, migrateDatabase } from '@app/persistence';
 import { MIGRATIONS } from '../../migrations';
 import { adminQuery, ownedDatabase, withDatabase } from '../../test/helpers/db';
 
@@ -22,13 +22,7 @@ export async function createBenchDatabase(
   const name = `bench_${label}_${randomBytes(4).toString('hex')}`;
   await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
   const url = withDatabase(adminUrl, name);
-  const dataSource = createDataSource(url, MIGRATIONS, 2, 'bench-migrate');
-  await dataSource.initialize();
-  try {
-    await runMigrations(dataSource);
-  } finally {
-    await dataSource.destroy();
-  }
+  await migrateDatabase(url, MIGRATIONS, 'bench-migrate');
   // jit=off as on the apps' connections (libs/persistence/src/data-source.ts).
   const pool = new Pool({
     connectionString: url,

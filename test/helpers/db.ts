@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Client, Pool } from 'pg';
-import { Database, createDataSource, runMigrations } from '@app/persistence';
+import { Database, migrateDatabase as migrate } from '@app/persistence';
 import { MIGRATIONS } from '../../migrations';
 import { useFixture } from './fixture';
 import { isRunning } from './leftovers';
@@ -111,22 +111,13 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-/**
- * Applies `migrations` (the gateway's, by default) to the database at `url` over a connection of
- * its own, closed after, as `npm run migrate` does; `name` labels the connection.
- */
+/** The gateway's migrations (or `migrations`) applied to `url`, the connection labelled `name`. */
 export async function migrateDatabase(
   url: string,
   name: string,
   migrations: typeof MIGRATIONS = MIGRATIONS,
 ): Promise<void> {
-  const dataSource = createDataSource(url, migrations, 2, name);
-  await dataSource.initialize();
-  try {
-    await runMigrations(dataSource);
-  } finally {
-    await dataSource.destroy();
-  }
+  await migrate(url, migrations, name);
 }
 
 /** Runs one statement on `url` over a short-lived connection (CREATE/DROP DATABASE and the like). */

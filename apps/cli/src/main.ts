@@ -1,12 +1,11 @@
 import 'reflect-metadata';
 import { loadSettings, runMain } from '@app/config';
 import {
-  createDataSource,
   Database,
   type DatabaseWaitLog,
+  migrateDatabase,
   missingMigrations,
   retryWhileUnavailable,
-  runMigrations,
 } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
 import { ADMIN_USAGE, runAdminCommand } from './admin.command';
@@ -110,9 +109,7 @@ runMain('cli', async () => {
       process.exitCode = missing.length ? 3 : 0;
     } else if (command === 'migrate') {
       // TypeORM's migration runner brings its own connection; only `migrate` opens it.
-      const dataSource = createDataSource(url, MIGRATIONS, 2, appName);
-      await dataSource.initialize();
-      const applied = await runMigrations(dataSource).finally(() => dataSource.destroy());
+      const applied = await migrateDatabase(url, MIGRATIONS, appName);
       process.stdout.write(
         applied.length === 0 ? 'schema is up to date\n' : `applied: ${applied.join(', ')}\n`,
       );

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { parseLauncherSettings, runMain } from '@app/config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '@app/dev-db';
-import { createDataSource, Database, runMigrations } from '@app/persistence';
+import { Database, migrateDatabase } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
 import {
   Child,
@@ -43,11 +43,8 @@ runMain('start', async () => {
     guardian.watchPostgres(embedded.dataDir);
     databaseUrl = await ensureDatabase(embedded.url, 'gateway');
   }
-  const dataSource = createDataSource(databaseUrl, MIGRATIONS, 2, 'mcp-task-gateway-start');
-  await dataSource.initialize();
-  const applied = await runMigrations(dataSource);
+  const applied = await migrateDatabase(databaseUrl, MIGRATIONS, 'mcp-task-gateway-start');
   log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'schema is up to date');
-  await dataSource.destroy();
   const db = Database.connect({
     url: databaseUrl,
     poolSize: 2,

@@ -1,9 +1,8 @@
-export { createDataSource } from './data-source';
 export { Database } from './database';
 export { isDatabaseError, isDatabaseUnavailable } from './database-errors';
 export type { Queryable } from './database';
 export { retryWhileUnavailable, waitForDatabase, type DatabaseWaitLog } from './database-wait';
-export { runMigrations, missingMigrations, assertSchemaCurrent } from './migrator';
+export { migrateDatabase, missingMigrations, assertSchemaCurrent } from './migrator';
 export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
 export type { ClaimOutcome } from './task-claim';

@@ -1,5 +1,5 @@
-import { DataSource } from 'typeorm';
-import { MigrationList, MIGRATIONS_TABLE } from './data-source';
+import type { DataSource } from 'typeorm';
+import { createDataSource, MigrationList, MIGRATIONS_TABLE } from './data-source';
 import { Queryable } from './database';
 
 /** Any constant works; it only has to be the same for every migrator of this schema. */
@@ -9,7 +9,7 @@ const MIGRATION_LOCK_KEY = 727_001;
  * Applies pending migrations while holding a session advisory lock, so two migrators (a Job
  * and a developer, two test files) never interleave. Returns the names it applied.
  */
-export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+async function runMigrations(dataSource: DataSource): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -22,6 +22,25 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
     }
   } finally {
     await runner.release();
+  }
+}
+
+/**
+ * Applies `migrations` to the database at `url` over TypeORM's own connection (`appName` labels
+ * it), closed after; returns the names it applied. `npm run migrate`, `npm start`, the tests and
+ * the benchmarks all migrate this way.
+ */
+export async function migrateDatabase(
+  url: string,
+  migrations: MigrationList,
+  appName: string,
+): Promise<string[]> {
+  const dataSource = createDataSource(url, migrations, 2, appName);
+  await dataSource.initialize();
+  try {
+    return await runMigrations(dataSource);
+  } finally {
+    await dataSource.destroy();
   }
 }
 
