@@ -4,14 +4,14 @@ import type { ItemScope } from './item-scope';
 import { HANDLE_WRITE_MAX_PAUSE_MS, HANDLE_WRITE_MIN_PAUSE_MS, sleep } from './until-landed';
 
 /**
- * Stores the handle an upstream returned (leases.md, "Remote handles"): the fenced write is
- * retried, and while it fails because the database is unavailable the claim is kept by renewing
- * the lease every lease/3 (a narrow write of the lease row that a database refusing the task
- * row's write may still take: a full disk). Once the lease is gone the write still lands if nobody claimed the row since (our token
- * is still on it); a row proven not to hold the handle gets the upstream task cancelled
- * best-effort and the handle logged at error level, so no handle vanishes silently. While the
- * database is unavailable (isDatabaseUnavailable) the writer keeps trying, however long; any other
- * refusal is tried for one more lease's length.
+ * Stores the handle an upstream returned (leases.md, "Remote handles"). The fenced write is
+ * retried; while it fails because the database is unavailable (isDatabaseUnavailable: down, out
+ * of disk) the claim is kept by renewing the lease every lease/3, a narrow write of the lease row
+ * that such a database may still take, and the writer keeps trying however long that lasts. Once
+ * the lease is gone the write still lands if nobody claimed the row since (our token is still on
+ * it). Any other refusal is tried for one more lease's length. A row proven not to hold the handle
+ * gets the upstream task cancelled best-effort and the handle logged at error level, so no handle
+ * vanishes silently.
  */
 export class RemoteHandleWriter {
   /** @param cancel cancels the upstream task of `item` (whose handle is the orphaned one). */
@@ -73,7 +73,7 @@ export class RemoteHandleWriter {
         if (!isDatabaseUnavailable(error) && Date.now() >= giveUpAt) {
           // Neither stored nor proven unstored: cancelling could end a task the row tracks.
           scope.log.error(
-            { remote_task_id: handle.remoteTaskId, server: scope.server.name, err: error },
+            { ...held, err: error },
             'could not tell whether the remote handle was stored; the upstream task is left running',
           );
           throw new LeaseLostError(item.id);
