@@ -148,28 +148,20 @@ export class Database implements Queryable {
     }
   }
 
-  private async readWriteState(): Promise<'writable' | 'read-only'> {
-    const client = await this.pool.connect();
-    // As in transaction(): a checked-out client's lost connection is an `error` event.
-    let discard: Error | undefined;
-    const onError = (error: Error) => {
-      discard = error;
-    };
-    client.on('error', onError);
-    try {
-      const result = await client.query<{ transaction_read_only: string }>(
-        'SHOW transaction_read_only',
-      );
-      if (result.rows[0]?.transaction_read_only === 'off') return 'writable';
-      discard ??= new Error('the database takes no writes');
-      return 'read-only';
-    } catch (error) {
-      discard ??= error as Error;
-      throw error;
-    } finally {
-      client.off('error', onError);
-      client.release(discard);
-    }
+  private readWriteState(): Promise<'writable' | 'read-only'> {
+    return this.withClient(async (client, connection) => {
+      try {
+        const result = await client.query<{ transaction_read_only: string }>(
+          'SHOW transaction_read_only',
+        );
+        if (result.rows[0]?.transaction_read_only === 'off') return 'writable';
+        connection.discard(new Error('the database takes no writes'));
+        return 'read-only';
+      } catch (error) {
+        connection.discard(error as Error);
+        throw error;
+      }
+    });
   }
 
   async query<R extends QueryResultRow = Record<string, unknown>>(
@@ -193,32 +185,54 @@ export class Database implements Queryable {
    * it meanwhile, a ROLLBACK included, which would only time out too), and pg-pool ends a client
    * released with an error by destroying its socket.
    */
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    const onError = (error: Error) => {
-      broken = error;
-    };
-    client.on('error', onError);
-    const watched = <R>(statement: Promise<R>): Promise<R> =>
-      statement.catch((error: unknown) => {
-        // A read-only server's connection goes too: the next one can reach a primary the
-        // address moved to (pool.query's connections go on any error).
-        if (isStatementTimeout(error) || isReadOnly(error)) broken ??= error as Error;
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.withClient(async (client, connection) => {
+      const watched = <R>(statement: Promise<R>): Promise<R> =>
+        statement.catch((error: unknown) => {
+          // A read-only server's connection goes too: the next one can reach a primary the
+          // address moved to (pool.query's connections go on any error).
+          if (isStatementTimeout(error) || isReadOnly(error)) connection.discard(error as Error);
+          throw error;
+        });
+      try {
+        await watched(client.query('BEGIN'));
+        const result = await fn(clientQueryable(client, watched));
+        await watched(client.query('COMMIT'));
+        return result;
+      } catch (error) {
+        if (!connection.broken) await client.query('ROLLBACK').catch(() => undefined);
         throw error;
-      });
+      }
+    });
+  }
+
+  /**
+   * Runs `fn` on a checked-out client, then returns the client to the pool, or closes it when
+   * it broke: its connection was lost (a checked-out client reports that only as an `error`
+   * event on itself, so the event is watched while `fn` runs), or `fn` discarded it.
+   */
+  private async withClient<T>(
+    fn: (client: PoolClient, connection: CheckedOut) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.pool.connect();
+    const connection = new CheckedOut();
+    const onError = (error: Error) => connection.discard(error);
+    client.on('error', onError);
     try {
-      await watched(client.query('BEGIN'));
-      const result = await fn(clientQueryable(client, watched));
-      await watched(client.query('COMMIT'));
-      return result;
-    } catch (error) {
-      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      return await fn(client, connection);
     } finally {
       client.off('error', onError);
-      client.release(broken);
+      client.release(connection.broken);
     }
+  }
+}
+
+/** Whether a checked-out connection may go back to the pool: the first reason it may not. */
+class CheckedOut {
+  broken: Error | undefined;
+
+  discard(reason: Error): void {
+    this.broken ??= reason;
   }
 }
 
