@@ -96,6 +96,13 @@ it('caps concurrent streams per user with a 429 problem', async () => {
   expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(refused.body.detail).toMatch(/At most 2 event streams per user/);
   expect(refused.headers['retry-after']).toBeDefined();
+  // The front door's status stream (`GET /mcp`, 2025-11-25) takes a slot of the same user's.
+  const refusedMcp = await request(api.url)
+    .get('/mcp')
+    .set('Authorization', `Bearer ${token}`)
+    .set('Accept', 'text/event-stream')
+    .expect(429);
+  expect(JSON.stringify(refusedMcp.body)).toMatch(/At most 2 event streams per user/);
   // Another user is not affected.
   await open(signJwt('other', { exp: Math.floor(Date.now() / 1000) + 600 }), 'one');
   // A closed stream frees its slot.

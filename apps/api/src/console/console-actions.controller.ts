@@ -1,27 +1,12 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Inject,
-  Param,
-  Post,
-  Req,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { PinoLogger } from 'nestjs-pino';
-import { Settings, SETTINGS } from '@app/config';
-import { EventRepository, STREAM_START } from '@app/persistence';
+import { STREAM_START } from '@app/persistence';
 import { toEventView } from '@app/views';
 import { AdminController } from '../admin/admin.controller';
 import { unauthorized } from '../auth/bearer-first.middleware';
 import { Public } from '../auth/public.decorator';
-import { EventStreamHub } from '../events/event-stream.hub';
-import { ThreadEventStream } from '../events/thread-event.stream';
-import { RateLimited } from '../refusals/refusal';
+import { EventStreams } from '../events/event-streams.service';
 import { TaskIdPipe, ThreadIdPipe } from '../tasks/id-params.pipe';
 import { TaskInputService } from '../tasks/task-input.service';
 import { TaskQueryService } from '../tasks/task-query.service';
@@ -43,14 +28,11 @@ interface Changed {
 @Controller('console')
 export class ConsoleActionsController {
   constructor(
-    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly sessions: ConsoleSessions,
     private readonly query: TaskQueryService,
     private readonly inputs: TaskInputService,
     private readonly admin: AdminController,
-    private readonly events: EventRepository,
-    private readonly hub: EventStreamHub,
-    private readonly log: PinoLogger,
+    private readonly streams: EventStreams,
   ) {}
 
   @Post('session')
@@ -109,38 +91,18 @@ export class ConsoleActionsController {
   ): Promise<void> {
     const session = await this.sessions.find(req);
     if (!session) throw unauthorized();
-    const { maxStreamsPerUser, recheckIntervalMs, maxAgeMs } = this.settings.api.sse;
-    const release = this.hub.acquireSlot(session.userId, maxStreamsPerUser);
-    if (!release) {
-      throw new RateLimited(
-        `At most ${maxStreamsPerUser} event streams per user at once; close one or retry later.`,
-        Math.ceil(recheckIntervalMs / 1000),
-      );
-    }
-    const scope = {
+    const refusal = await this.streams.serve(res, {
       userId: session.userId,
       threadId,
-      trackingDegradedAfter: this.settings.scheduling.trackingDegradedAfter,
-    };
-    try {
-      const stream = new ThreadEventStream(
-        res,
-        this.events,
-        this.hub,
-        scope,
-        STREAM_START,
-        this.log,
-        { reverify: () => this.sessions.stillLive(session), recheckIntervalMs, maxAgeMs },
-        (event, id) => {
-          if (event.taskId !== taskId) return null;
-          const view = toEventView(event, scope);
-          return `id: ${id}\nevent: ${view.type}\ndata: ${JSON.stringify(view)}\n\n`;
-        },
-      );
-      await stream.run();
-    } finally {
-      release();
-    }
+      cursor: STREAM_START,
+      reverify: () => this.sessions.stillLive(session),
+      frame: (event, id, scope) => {
+        if (event.taskId !== taskId) return null;
+        const view = toEventView(event, scope);
+        return `id: ${id}\nevent: ${view.type}\ndata: ${JSON.stringify(view)}\n\n`;
+      },
+    });
+    if (refusal) throw refusal;
   }
 
   // The operator commands go through the admin routes' own handlers: the same ADMIN_USERS check,

@@ -35,6 +35,7 @@ export interface StreamLimits {
 export type EventFrame = (
   event: TaskEventRow,
   id: string,
+  scope: StreamScope,
 ) => string | null | Promise<string | null>;
 
 /** Whose events a stream serves, and what their views need. */
@@ -133,7 +134,8 @@ export class ThreadEventStream {
       for (const event of page.events) {
         if (this.closed) return;
         const position = { tx: event.tx, id: event.id };
-        const frame = await this.frame(event, formatEventCursor(event.taskId, event.sequence));
+        const id = formatEventCursor(event.taskId, event.sequence);
+        const frame = await this.frame(event, id, this.scope);
         this.cursor = position;
         if (frame !== null && !this.res.write(frame)) await this.drained();
       }

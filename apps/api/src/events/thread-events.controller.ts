@@ -12,7 +12,6 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { PinoLogger } from 'nestjs-pino';
 import { Settings, SETTINGS } from '@app/config';
 import { EventRepository, STREAM_START, TaskRepository } from '@app/persistence';
 import { EventAnswerLinks } from '@app/webhooks';
@@ -20,11 +19,10 @@ import { AuthenticatedRequest, CurrentUser } from '../auth/current-user.decorato
 import { ApiProblems } from '../problem/api-problems.decorator';
 import { PROBLEM_KINDS } from '../problem/problem-kinds';
 import { ThreadIdPipe } from '../tasks/id-params.pipe';
-import { EventStreamHub } from './event-stream.hub';
+import { EventStreams } from './event-streams.service';
 import { TaskEventDto } from './task-event.dto';
 import { resumePosition } from './event-cursor';
-import { ThreadEventStream } from './thread-event.stream';
-import { MalformedRequest, RateLimited } from '../refusals/refusal';
+import { MalformedRequest } from '../refusals/refusal';
 
 const LAST_EVENT_ID_HEADER = ApiHeader({
   name: 'Last-Event-ID',
@@ -57,10 +55,9 @@ export class ThreadEventsController {
   private readonly answerLinks?: EventAnswerLinks;
 
   constructor(
-    @Inject(SETTINGS) private readonly settings: Settings,
+    @Inject(SETTINGS) settings: Settings,
     private readonly events: EventRepository,
-    private readonly hub: EventStreamHub,
-    private readonly log: PinoLogger,
+    private readonly streams: EventStreams,
     tasks: TaskRepository,
   ) {
     this.answerLinks = EventAnswerLinks.fromSettings(settings.console, tasks);
@@ -137,32 +134,13 @@ export class ThreadEventsController {
         },
       ]);
     }
-    const { maxStreamsPerUser, recheckIntervalMs, maxAgeMs } = this.settings.api.sse;
-    const release = this.hub.acquireSlot(userId, maxStreamsPerUser);
-    if (!release) {
-      throw new RateLimited(
-        `At most ${maxStreamsPerUser} event streams per user at once; close one or retry later.`,
-        Math.ceil(recheckIntervalMs / 1000),
-      );
-    }
-    try {
-      const stream = new ThreadEventStream(
-        res,
-        this.events,
-        this.hub,
-        {
-          userId,
-          threadId,
-          trackingDegradedAfter: this.settings.scheduling.trackingDegradedAfter,
-          answerLinks: this.answerLinks,
-        },
-        cursor,
-        this.log,
-        { reverify: req.reverify ?? (async () => false), recheckIntervalMs, maxAgeMs },
-      );
-      await stream.run();
-    } finally {
-      release();
-    }
+    const refusal = await this.streams.serve(res, {
+      userId,
+      threadId,
+      cursor,
+      reverify: req.reverify ?? (async () => false),
+      answerLinks: this.answerLinks,
+    });
+    if (refusal) throw refusal;
   }
 }

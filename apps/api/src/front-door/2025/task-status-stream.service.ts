@@ -1,14 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { PinoLogger } from 'nestjs-pino';
-import { Settings, SETTINGS } from '@app/config';
 import { EventCursor, EventRepository, STREAM_START, TaskEventRow } from '@app/persistence';
 import { taskRowFromSnapshot } from '@app/views';
 import { Principal } from '../../auth/token-verifier.service';
 import { MalformedRequest, RateLimited } from '../../refusals/refusal';
 import { formatEventCursor, resumePosition } from '../../events/event-cursor';
-import { EventStreamHub } from '../../events/event-stream.hub';
-import { ThreadEventStream } from '../../events/thread-event.stream';
+import { EventStreams } from '../../events/event-streams.service';
 import { McpTaskAccess } from '../mcp-task-access.service';
 import { legacyTask } from '../mcp-task.view';
 
@@ -26,11 +23,9 @@ export type StreamRefusal = MalformedRequest | RateLimited;
 @Injectable()
 export class TaskStatusStream {
   constructor(
-    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly events: EventRepository,
-    private readonly hub: EventStreamHub,
+    private readonly streams: EventStreams,
     private readonly access: McpTaskAccess,
-    private readonly log: PinoLogger,
   ) {}
 
   async serve(
@@ -58,31 +53,14 @@ export class TaskStatusStream {
         'Invalid Last-Event-ID: it must name an event this stream sent that is still retained; reconnect without it.',
       );
     }
-    const { maxStreamsPerUser, recheckIntervalMs, maxAgeMs } = this.settings.api.sse;
-    const release = this.hub.acquireSlot(userId, maxStreamsPerUser);
-    if (!release) {
-      return new RateLimited(
-        `At most ${maxStreamsPerUser} event streams per user at once; close one or retry later.`,
-        Math.ceil(recheckIntervalMs / 1000),
-      );
-    }
-    try {
-      const stream = new ThreadEventStream(
-        res,
-        this.events,
-        this.hub,
-        { userId, threadId, trackingDegradedAfter: this.settings.scheduling.trackingDegradedAfter },
-        cursor,
-        this.log,
-        { reverify, recheckIntervalMs, maxAgeMs },
-        (event, id) => this.frame(event, id),
-        opening,
-      );
-      await stream.run();
-    } finally {
-      release();
-    }
-    return null;
+    return this.streams.serve(res, {
+      userId,
+      threadId,
+      cursor,
+      reverify,
+      frame: (event, id) => this.frame(event, id),
+      opening,
+    });
   }
 
   /** A status event as the 2025-11-25 notification: the `Task` as the event recorded it. */
