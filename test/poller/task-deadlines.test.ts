@@ -168,9 +168,13 @@ it.each([
     );
     expect(ended).toMatchObject({ status: 'failed', error_code: 'deadline_exceeded' });
     expect(ended.error_message).toMatch(/no end within 3600 s of submit/);
-    const stats = await upstream.stats(tag);
     // The upstream's own record: one submit, one cancel (the 2026 demo store keeps no per-tag
-    // state, so there the cancel count is the proof).
+    // state, so there the cancel count is the proof). Read once it shows a cancel: a held call's
+    // cancel is its request aborted, which the server may act on after the task's end is written.
+    const stats = await waitUntil(async () => {
+      const read = await upstream.stats(tag);
+      return (read.by_tag[tag]?.cancels ?? 0) > 0 ? read : undefined;
+    }, `${toolset}'s cancel reaching the upstream`);
     expect(stats.by_tag[tag]).toMatchObject({ submits: 1, cancels: 1 });
     if (stats.by_tag[tag].state !== 'unknown') expect(stats.by_tag[tag].cancelled).toBe(true);
 
