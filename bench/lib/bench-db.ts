@@ -23,7 +23,7 @@ export async function createBenchDatabase(
   await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
   const url = withDatabase(adminUrl, name);
   await migrateDatabase(url, MIGRATIONS, 'bench-migrate');
-  // jit=off as on the apps' connections (libs/persistence/src/data-source.ts).
+  // jit=off as on the apps' connections (SESSION_OPTIONS, libs/persistence/src/database.ts).
   const pool = new Pool({
     connectionString: url,
     max: poolSize,

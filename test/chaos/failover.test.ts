@@ -1,10 +1,11 @@
 // Guards against a Postgres failover (the primary crashes, its streaming standby is promoted, the same address then reaches it) losing, resubmitting, wrongly cancelling or stalling tasks of any contract.
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { ApiKeyRepository, Database } from '@app/persistence';
+import { ApiKeyRepository, Database, migrateDatabase } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
 import { INSTALL_LEASE_AUDIT_SQL } from '../../bench/chaos/lease-audit.sql';
 import { startApiProcess, type ApiProcess } from '../helpers/api';
-import { adminQuery, migrateDatabase } from '../helpers/db';
+import { adminQuery } from '../helpers/db';
 import { useProcesses } from '../helpers/process-scope';
 import {
   describeWithFailoverTools,
@@ -84,7 +85,7 @@ describeWithTools('Postgres failover', () => {
     ]);
     pair = started;
     demo = demoServer;
-    await migrateDatabase(pair.url, 'failover-test');
+    await migrateDatabase(pair.url, MIGRATIONS, 'failover-test');
     await adminQuery(pair.url, INSTALL_LEASE_AUDIT_SQL);
     pool = new Pool({ connectionString: pair.url, max: 2 });
     // Its idle clients die with the primary; that must not be an unhandled error.

@@ -5,9 +5,9 @@
 // restart.
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { ApiKeyRepository, Database } from '@app/persistence';
+import { ApiKeyRepository, Database, migrateDatabase } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
 import { startApiProcess, type ApiProcess } from '../helpers/api';
-import { migrateDatabase } from '../helpers/db';
 import {
   describeWithFailoverTools,
   startFailoverPair,
@@ -67,7 +67,7 @@ describeWithTools('a read-only standby behind the address', () => {
       startDemoServer(),
     ]);
     pair = started;
-    await migrateDatabase(pair.url, 'read-only-test');
+    await migrateDatabase(pair.url, MIGRATIONS, 'read-only-test');
     const pool = new Pool({ connectionString: pair.url, max: 1 });
     try {
       apiKey = (await new ApiKeyRepository(new Database(pool)).create('ro-user', 'test')).key;

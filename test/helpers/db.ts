@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Client, Pool } from 'pg';
-import { Database, migrateDatabase as migrate } from '@app/persistence';
-import { MIGRATIONS } from '../../migrations';
+import { Database } from '@app/persistence';
 import { useFixture } from './fixture';
 import { isRunning } from './leftovers';
 
@@ -109,15 +108,6 @@ export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
-}
-
-/** The gateway's migrations (or `migrations`) applied to `url`, the connection labelled `name`. */
-export async function migrateDatabase(
-  url: string,
-  name: string,
-  migrations: typeof MIGRATIONS = MIGRATIONS,
-): Promise<void> {
-  await migrate(url, migrations, name);
 }
 
 /** Runs one statement on `url` over a short-lived connection (CREATE/DROP DATABASE and the like). */

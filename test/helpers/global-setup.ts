@@ -2,7 +2,9 @@ import { Client } from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '@app/dev-db';
-import { dropDeadRunDatabases, migrateDatabase, templateDatabaseName, withDatabase } from './db';
+import { migrateDatabase } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
+import { dropDeadRunDatabases, templateDatabaseName, withDatabase } from './db';
 import { removeDeadFixtureFolders } from './leftovers';
 
 /** DATABASE_POOL_SIZE of every app a test starts, not the default 10 (below). */
@@ -46,7 +48,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await admin.end();
   }
-  await migrateDatabase(withDatabase(adminUrl, template), 'test-template');
+  await migrateDatabase(withDatabase(adminUrl, template), MIGRATIONS, 'test-template');
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = template;
   // Every app the tests start inherits this (the pollers of processes.ts pass it on), so the

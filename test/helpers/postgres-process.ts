@@ -3,8 +3,8 @@ import { rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
-import { Database } from '@app/persistence';
-import { migrateDatabase } from './db';
+import { Database, migrateDatabase } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
 import { openProcessScope, processScope } from './process-scope';
 import { stopAllProcesses, stopProcess } from './processes';
 
@@ -87,7 +87,7 @@ export function useOwnPostgres(label: string, poolSize: number): OwnPostgres {
   };
   beforeAll(async () => {
     server = await startPostgresProcess(dataDir);
-    await migrateDatabase(server.url, `${label}-test`);
+    await migrateDatabase(server.url, MIGRATIONS, `${label}-test`);
     connect(server.url);
   });
   afterAll(async () => {

@@ -11,9 +11,10 @@ import { mkdirSync, mkdtempSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
-import { ApiKeyRepository, Database } from '@app/persistence';
+import { ApiKeyRepository, Database, migrateDatabase } from '@app/persistence';
+import { MIGRATIONS } from '../../migrations';
 import { ApiProcess, bearer, startApiProcess } from '../helpers/api';
-import { adminQuery, migrateDatabase, testPool, withDatabase } from '../helpers/db';
+import { adminQuery, testPool, withDatabase } from '../helpers/db';
 import {
   insertFleetTasks,
   submitViolations,
@@ -111,7 +112,7 @@ if (skipped) console.warn(`test/poller/handle-write-disk-full.test.ts skipped: $
     await adminQuery(postgres.url, `CREATE TABLESPACE tiny LOCATION '${mountDir}'`);
     await adminQuery(postgres.url, 'CREATE DATABASE gateway TABLESPACE tiny');
     gatewayUrl = withDatabase(postgres.url, 'gateway');
-    await migrateDatabase(gatewayUrl, 'diskfull-test');
+    await migrateDatabase(gatewayUrl, MIGRATIONS, 'diskfull-test');
     pool = testPool(gatewayUrl, 2);
   });
 

@@ -3,13 +3,12 @@
 // task's due time, lease and claim count over, so a lease a dead poller held is rescued as usual.
 import { randomBytes } from 'node:crypto';
 import { Phase } from '@app/common';
-import { TaskLeaseRepository } from '@app/persistence';
+import { migrateDatabase, TaskLeaseRepository } from '@app/persistence';
 import { MIGRATIONS } from '../../../migrations';
 import {
   TestDatabase,
   adminQuery,
   clonePrefix,
-  migrateDatabase,
   ownedDatabase,
   testPool,
   withDatabase,
@@ -22,8 +21,8 @@ const BEFORE = MIGRATIONS.slice(
 
 let t: TestDatabase;
 
-function migrate(migrations: typeof MIGRATIONS): Promise<void> {
-  return migrateDatabase(t.url, 'test-migrate', migrations);
+async function migrate(migrations: typeof MIGRATIONS): Promise<void> {
+  await migrateDatabase(t.url, migrations, 'test-migrate');
 }
 
 beforeEach(async () => {
