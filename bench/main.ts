@@ -21,6 +21,7 @@ import { memoryBench } from './memory.bench';
 import { recoveryBench } from './recovery.bench';
 import { startCostBench } from './start-cost.bench';
 import { steadyPollingBench } from './steady-polling.bench';
+import { upstreamFetchBench } from './upstream-fetch.bench';
 import { upstreamPushBench } from './upstream-push.bench';
 import { rewriteDocsTable } from './lib/docs-table';
 import { describeMachine } from './lib/machine';
@@ -37,6 +38,7 @@ const BENCHMARKS: Benchmark[] = [
   fairShareBench,
   steadyPollingBench,
   upstreamPushBench,
+  upstreamFetchBench,
   recoveryBench,
   memoryBench,
   frontDoorBench,

@@ -12,6 +12,8 @@ export type WorkerMessage =
       claims?: number;
       finishMs?: number;
       finishes?: number;
+      /** The worker's own CPU (user and system, µs) over the measured part (mcp-call workers). */
+      cpuMicros?: number;
     }
   | { type: 'error'; message: string };
 

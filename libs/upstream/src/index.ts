@@ -20,4 +20,5 @@ export {
 } from './upstream.errors';
 export { upstreamRetryAfterMs } from './failure.classifier';
 export { StatelessHttpClient } from './2026/stateless-http.client';
+export { upstreamFetch } from './transport/transport.factory';
 export type { TaskListen, TaskListenHandlers } from './2026/task-listen.stream';

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { withTraceHeaders } from '@app/tracing';
+import { httpFetch } from './http.fetch';
 import { MessageCounter, MessageTooLargeError, messageCounter } from './message-bound';
 
 /** A JSON-RPC request ID. */
@@ -45,7 +46,7 @@ export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 204, 205, 3
  * ends, fails or is cancelled, so an abort still reaches a body being streamed (SSE).
  */
 export function signalIsolatingFetch(
-  base: FetchLike = fetch,
+  base: FetchLike = httpFetch,
   onPostBodyBroken?: (error: unknown, requestIds: RequestId[]) => void,
   maxMessageBytes?: number,
 ): FetchLike {

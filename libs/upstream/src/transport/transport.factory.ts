@@ -2,10 +2,11 @@ import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerConfig } from '@app/config';
 import { InvalidUrlError } from '../failure.classifier';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
+import { httpFetch } from './http.fetch';
 import { retryAfterFetch } from './retry-after';
 import { type RequestId, signalIsolatingFetch } from './signal-isolating.fetch';
 import type { ProcessGroupRegistry } from './process-group.registry';
@@ -52,22 +53,14 @@ export class TransportFactory {
       return new SSEClientTransport(url, {
         requestInit,
         authProvider,
-        fetch: signalIsolatingFetch(
-          retryAfterFetch(fetch, config.name),
-          onStreamBroken,
-          config.maxMessageBytes,
-        ),
+        fetch: upstreamFetch(config, onStreamBroken),
       });
     }
     return new StreamableHTTPClientTransport(url, {
       requestInit,
       authProvider,
       sessionId,
-      fetch: signalIsolatingFetch(
-        retryAfterFetch(fetch, config.name),
-        onStreamBroken,
-        config.maxMessageBytes,
-      ),
+      fetch: upstreamFetch(config, onStreamBroken),
       // The supervisor reconnects; the SDK's own GET-stream retries would race it.
       reconnectionOptions: {
         maxRetries: 0,
@@ -93,6 +86,23 @@ export class TransportFactory {
     }
     return provider;
   }
+}
+
+/**
+ * The fetch under one server's SDK transport: the gateway's HTTP client (`base`, by default;
+ * http.fetch.ts), a 429 or 503 with `Retry-After` failing as UpstreamHttpError, and the body
+ * wrapper that isolates abort signals and bounds each message (signal-isolating.fetch.ts).
+ */
+export function upstreamFetch(
+  config: Pick<ServerConfig, 'name' | 'maxMessageBytes'>,
+  onStreamBroken?: (error: unknown, requestIds: RequestId[]) => void,
+  base: FetchLike = httpFetch,
+): FetchLike {
+  return signalIsolatingFetch(
+    retryAfterFetch(base, config.name),
+    onStreamBroken,
+    config.maxMessageBytes,
+  );
 }
 
 function parseHttpUrl(config: ServerConfig): URL {
