@@ -28,7 +28,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
  * about to close.
  */
 export const httpFetch: FetchLike = (input, init = {}) => {
-  const url = URL.canParse(String(input)) ? new URL(input) : undefined;
+  const url = typeof input === 'string' ? parsedUrl(input) : input;
   const body = init.body;
   if (
     !url ||
@@ -109,6 +109,15 @@ export const httpFetch: FetchLike = (input, init = {}) => {
     request.end(body ?? undefined);
   });
 };
+
+/** The URL, or undefined when it is not one (`fetch` then fails the request as it does). */
+function parsedUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Statuses answered with a redirect's `Location`. */
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
