@@ -24,8 +24,9 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
  * - a gzip or deflate answer is decompressed as it streams (the request offers both, as `fetch`
  *   does), flushed chunk by chunk so an SSE event is never held back.
  * An idle connection is kept 4 s (fetch's default), or the server's `Keep-Alive: timeout` hint
- * less a second when that is shorter: a request never goes out on a connection the server is
- * about to close.
+ * less a second when that is shorter, so that a request is not sent on a connection the server
+ * is about to close (a server that closes sooner than it says can still cut one off, as with
+ * `fetch`).
  */
 export const httpFetch: FetchLike = (input, init = {}) => {
   const url = typeof input === 'string' ? parsedUrl(input) : input;
