@@ -1,8 +1,13 @@
 // The upstream HTTP client answers as fetch does for the gateway's requests: bodies streamed as
 // they come, aborts and dropped connections failing with fetch's errors, gzip decoded, redirects
 // as asked, idle connections reused; against a real server on loopback.
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AddressInfo, createServer as createTcpServer } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { provablyNotSent } from '../failure.classifier';
@@ -164,6 +169,49 @@ it('answers a redirect as asked: as it is, an error, or followed', async () => {
   await expect(httpFetch(`${base}/old`, { redirect: 'error' })).rejects.toThrow('fetch failed');
   const followed = await httpFetch(`${base}/old`, { method: 'POST', body: 'x' });
   expect(await followed.text()).toBe('POST /new x');
+});
+
+it('speaks TLS to an https URL and, as fetch, refuses a certificate nobody vouches for', async () => {
+  // A self-signed certificate made for this test (openssl, as Debian ships it).
+  const dir = mkdtempSync(join(tmpdir(), 'http-fetch-tls-'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
+  const tls = createTlsServer(
+    { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+    (_req, res) => res.end('secret'),
+  );
+  rmSync(dir, { recursive: true, force: true });
+  tls.listen(0, '127.0.0.1');
+  await once(tls, 'listening');
+  try {
+    const url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/`;
+    const refused = await httpFetch(url).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TypeError);
+    expect((refused as Error).message).toBe('fetch failed');
+    expect(((refused as Error).cause as { code?: string }).code).toBe(
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+    );
+  } finally {
+    tls.closeAllConnections();
+    await new Promise((resolve) => tls.close(resolve));
+  }
 });
 
 it('leaves a body it does not send itself to fetch', async () => {

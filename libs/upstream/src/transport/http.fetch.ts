@@ -123,7 +123,7 @@ function parsedUrl(text: string): URL | undefined {
 /** Statuses answered with a redirect's `Location`. */
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 /** Statuses whose `Response` must not carry a body. */
-const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 204, 205, 304]);
+export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 204, 205, 304]);
 /** How long an idle connection is kept when the server gives no `Keep-Alive` hint (fetch's). */
 const IDLE_CONNECTION_MS = 4_000;
 const HTTP_AGENT = new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });

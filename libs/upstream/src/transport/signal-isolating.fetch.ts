@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { withTraceHeaders } from '@app/tracing';
-import { httpFetch } from './http.fetch';
+import { httpFetch, NULL_BODY_STATUSES } from './http.fetch';
 import { MessageCounter, MessageTooLargeError, messageCounter } from './message-bound';
 
 /** A JSON-RPC request ID. */
@@ -28,9 +28,6 @@ export function jsonRpcRequestIds(body: unknown): RequestId[] {
       : [];
   });
 }
-
-/** Statuses whose Response must not carry a body. */
-export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 204, 205, 304]);
 
 /**
  * A fetch that gives every request its own AbortSignal, bridged from the caller's, and with
