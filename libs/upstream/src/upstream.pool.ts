@@ -79,10 +79,11 @@ export class UpstreamPool implements UpstreamPort {
       this.supervisors.set(name, supervisor);
       this.sessions.set(name, new PooledSessionAdapter(supervisor));
       if (config.transport !== 'http') continue;
+      // The gateway's HTTP client under it, as under every upstream request (its default).
       const client = new StatelessHttpClient(
         config,
         logger,
-        fetch,
+        undefined,
         (method, seconds) => hooks.onCallDuration?.(name, method, seconds),
         (method, error) =>
           this.statelessSides.get(name)?.rediscover(`${method} refused: ${describe(error)}`),
