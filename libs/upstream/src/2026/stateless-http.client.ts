@@ -13,7 +13,6 @@ import {
 import { describe, provablyNotSent } from '../failure.classifier';
 import { refusesStateless } from '../protocol-era.rules';
 import { retryAfterMs } from '../transport/retry-after';
-import { httpFetch } from '../transport/http.fetch';
 import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
 import {
   UpstreamConnectionError,
@@ -50,7 +49,7 @@ export class StatelessHttpClient implements StatelessSession {
   constructor(
     private readonly config: ServerConfig,
     private readonly logger: UpstreamLogger,
-    base: FetchLike = httpFetch,
+    base?: FetchLike,
     private readonly onCallDuration?: (method: string, seconds: number) => void,
     /** A request was refused the way a server that stopped speaking 2026-07-28 refuses it. */
     private readonly onRefused?: (method: string, error: unknown) => void,

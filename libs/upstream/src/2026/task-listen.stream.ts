@@ -2,7 +2,6 @@ import { isRecord } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { encodeHeaderValue } from '@app/wire';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { httpFetch } from '../transport/http.fetch';
 import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
 import { STATELESS_PROTOCOL_VERSION, envelope } from './stateless-http.client';
 
@@ -39,7 +38,7 @@ export class TaskListenStream implements TaskListen {
     private readonly config: ServerConfig,
     private readonly taskIds: readonly string[],
     private readonly handlers: TaskListenHandlers,
-    base: FetchLike = httpFetch,
+    base?: FetchLike,
   ) {
     // The one body wrapper of every upstream request: the message bound and the traceparent.
     this.fetchImpl = signalIsolatingFetch(base, undefined, config.maxMessageBytes) as typeof fetch;

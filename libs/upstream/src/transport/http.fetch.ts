@@ -27,20 +27,61 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
  * less a second when that is shorter, so that a request is not sent on a connection the server
  * is about to close (a server that closes sooner than it says can still cut one off, as with
  * `fetch`).
+ *
+ * `watch` sees each answer's body as it streams, in the one web stream the answer has: the body
+ * wrapper of upstream requests bounds messages and notices a broken answer there
+ * (signal-isolating.fetch.ts) instead of wrapping the body in a second stream.
  */
-export const httpFetch: FetchLike = (input, init = {}) => {
-  const url = typeof input === 'string' ? parsedUrl(input) : input;
-  const body = init.body;
-  if (
-    !url ||
-    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
-    // fetch refuses a URL with credentials in it; `http` would send them as Basic auth.
-    url.username ||
-    url.password ||
-    !(body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array)
-  ) {
-    return fetch(input, init);
-  }
+export function httpClient(options: HttpClientOptions = {}): FetchLike {
+  const { watch, fallback = fetch } = options;
+  return (input, init = {}) => {
+    const url = typeof input === 'string' ? parsedUrl(input) : input;
+    const body = init.body;
+    if (
+      !url ||
+      (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+      // fetch refuses a URL with credentials in it; `http` would send them as Basic auth.
+      url.username ||
+      url.password ||
+      !(
+        body === undefined ||
+        body === null ||
+        typeof body === 'string' ||
+        body instanceof Uint8Array
+      )
+    ) {
+      return fallback(input, init);
+    }
+    return sent(url, body ?? undefined, init, watch, () => fallback(input, init));
+  };
+}
+
+/** The gateway's HTTP client with nothing watching its bodies (docs/connections.md). */
+export const httpFetch: FetchLike = httpClient();
+
+/** Hooks on one answer's body, given by {@link HttpClientOptions.watch}. */
+export interface BodyWatch {
+  /** Sees each chunk before the reader does: an error fails the body with it, unread rest and all. */
+  check?(chunk: Uint8Array): Error | undefined;
+  /** The body failed, by `check` or by the connection, not by the request's abort or a cancel. */
+  broken?(error: unknown): void;
+}
+
+export interface HttpClientOptions {
+  /** The hooks for an answer with a body, from its request and headers (none: undefined). */
+  watch?(init: RequestInit, headers: Headers): BodyWatch | undefined;
+  /** What sends the requests this client leaves to `fetch` (the list above): `fetch` itself. */
+  fallback?: FetchLike;
+}
+
+/** Sends one request this client handles itself; `follow` sends it to follow a redirect. */
+function sent(
+  url: URL,
+  body: string | Uint8Array | undefined,
+  init: RequestInit,
+  watch: HttpClientOptions['watch'],
+  follow: () => Promise<Response>,
+): Promise<Response> {
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(signal.reason as Error);
   const method = (init.method ?? 'GET').toUpperCase();
@@ -48,7 +89,7 @@ export const httpFetch: FetchLike = (input, init = {}) => {
     const secure = url.protocol === 'https:';
     const request = (secure ? https : http).request(url, {
       method,
-      headers: requestHeaders(init.headers, body ?? undefined),
+      headers: requestHeaders(init.headers, body),
       agent: secure ? HTTPS_AGENT : HTTP_AGENT,
     });
     /** The body's stream once the answer came; before that, the promise is what fails. */
@@ -62,7 +103,7 @@ export const httpFetch: FetchLike = (input, init = {}) => {
     signal?.addEventListener('abort', onAbort, { once: true });
     request.on('error', (error) => {
       done();
-      if (answer) answer.fail(new TypeError('terminated', { cause: error }));
+      if (answer) answer.fail(new TypeError('terminated', { cause: error }), true);
       else reject(new TypeError('fetch failed', { cause: error }));
     });
     request.on('response', (res) => {
@@ -85,7 +126,7 @@ export const httpFetch: FetchLike = (input, init = {}) => {
         if (init.redirect === 'error') {
           reject(new TypeError('fetch failed', { cause: new Error('unexpected redirect') }));
         } else {
-          resolve(fetch(input, init));
+          resolve(follow());
         }
         return undefined;
       }
@@ -103,13 +144,13 @@ export const httpFetch: FetchLike = (input, init = {}) => {
       }
       // Before the body's stream starts reading: the Response below would refuse these.
       if (status < 200 || status > 599) throw new RangeError(`status ${status}`);
-      const source = new BodySource(res, decoded(res), done);
+      const source = new BodySource(res, decoded(res), done, watch?.(init, headers));
       resolve(new Response(source.stream, meta));
       return source;
     };
-    request.end(body ?? undefined);
+    request.end(body);
   });
-};
+}
 
 /** The URL, or undefined when it is not one (`fetch` then fails the request as it does). */
 function parsedUrl(text: string): URL | undefined {
@@ -167,7 +208,8 @@ function decoded(res: http.IncomingMessage): Readable {
 /**
  * A web stream of a Node stream's chunks, read as the consumer pulls (the socket pauses while
  * the consumer has a chunk waiting). It ends when the answer ends, fails when the connection
- * drops first or {@link fail} is called, and a consumer's cancel closes the connection.
+ * drops first, `watch` refuses a chunk or {@link fail} is called, and a consumer's cancel closes
+ * the connection.
  */
 class BodySource {
   readonly stream: ReadableStream<Uint8Array>;
@@ -178,6 +220,7 @@ class BodySource {
     private readonly res: http.IncomingMessage,
     source: Readable,
     private readonly done: () => void,
+    private readonly watch?: BodyWatch,
   ) {
     this.stream = new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -194,23 +237,30 @@ class BodySource {
     source.pause();
     source.on('data', (chunk: Buffer) => {
       if (this.finished) return;
-      this.controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const refused = this.watch?.check?.(bytes);
+      if (refused) return this.fail(refused, true);
+      this.controller.enqueue(bytes);
       if ((this.controller.desiredSize ?? 0) <= 0) source.pause();
     });
     source.on('end', () => {
       if (this.finish()) this.controller.close();
     });
-    source.on('error', (error) => this.fail(new TypeError('terminated', { cause: error })));
+    source.on('error', (error) => this.fail(new TypeError('terminated', { cause: error }), true));
     // A connection that closes before the answer's end: `end` never comes.
     res.on('close', () => {
-      if (!res.complete) this.fail(new TypeError('terminated', { cause: socketError(res) }));
+      if (!res.complete) this.fail(new TypeError('terminated', { cause: socketError(res) }), true);
     });
   }
 
-  /** Fails the stream with `reason` unless it has ended, and lets go of the connection. */
-  fail(reason: unknown): void {
+  /**
+   * Fails the stream with `reason` unless it has ended, and lets go of the connection; `broken`:
+   * the body broke (the watch is told), rather than being aborted by its request's signal.
+   */
+  fail(reason: unknown, broken = false): void {
     if (!this.finish()) return;
     this.res.destroy();
+    if (broken) this.watch?.broken?.(reason);
     this.controller.error(reason);
   }
 

@@ -6,7 +6,6 @@ import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/tran
 import type { ServerConfig } from '@app/config';
 import { InvalidUrlError } from '../failure.classifier';
 import { ProcessGroupStdioTransport } from './process-group-stdio.transport';
-import { httpFetch } from './http.fetch';
 import { retryAfterFetch } from './retry-after';
 import { type RequestId, signalIsolatingFetch } from './signal-isolating.fetch';
 import type { ProcessGroupRegistry } from './process-group.registry';
@@ -89,19 +88,19 @@ export class TransportFactory {
 }
 
 /**
- * The fetch under one server's SDK transport: the gateway's HTTP client (`base`, by default;
- * http.fetch.ts), a 429 or 503 with `Retry-After` failing as UpstreamHttpError, and the body
- * wrapper that isolates abort signals and bounds each message (signal-isolating.fetch.ts).
+ * The fetch under one server's SDK transport: the body wrapper that bounds each message and
+ * reports a broken answer, over the gateway's HTTP client unless `base` is given
+ * (signal-isolating.fetch.ts, http.fetch.ts), with a 429 or 503 with `Retry-After` failing as
+ * UpstreamHttpError.
  */
 export function upstreamFetch(
   config: Pick<ServerConfig, 'name' | 'maxMessageBytes'>,
   onStreamBroken?: (error: unknown, requestIds: RequestId[]) => void,
-  base: FetchLike = httpFetch,
+  base?: FetchLike,
 ): FetchLike {
-  return signalIsolatingFetch(
-    retryAfterFetch(base, config.name),
-    onStreamBroken,
-    config.maxMessageBytes,
+  return retryAfterFetch(
+    signalIsolatingFetch(base, onStreamBroken, config.maxMessageBytes),
+    config.name,
   );
 }
 
