@@ -109,6 +109,37 @@ describe('StatelessHttpClient', () => {
     });
   });
 
+  it('answers once the response came, though the server keeps its SSE stream open', async () => {
+    let closed: Promise<void> = Promise.resolve();
+    reply = (s, res) => {
+      closed = new Promise((resolve) => res.on('close', resolve));
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: {"jsonrpc":"2.0","id":${s.body.id},"result":{"ok":2}}\n\n`);
+    };
+    // The deadline is far: an answer that waited for the stream's end would time out instead.
+    const answer = client().request('tasks/get', {}, { idempotent: true, timeoutMs: 60_000 });
+    await expect(answer).resolves.toEqual({ ok: 2 });
+    await closed; // and the stream left open is let go of
+  });
+
+  it('reads SSE events split anywhere across chunks, the last without its blank line', async () => {
+    reply = (s, res) => {
+      const note = `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}`;
+      const response = `data: {"jsonrpc":"2.0",\ndata: "id":${s.body.id},"result":{"ok":3}}`;
+      const whole = Buffer.from(`${note}\n\n${note}\r\n\r\n${note}\n\n${response}`);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // A byte at a time, each its own chunk: every blank line is split.
+      const write = (at: number): void => {
+        if (at >= whole.length) return void res.end();
+        res.write(whole.subarray(at, at + 1), () => setImmediate(() => write(at + 1)));
+      };
+      write(0);
+    };
+    await expect(client().request('tasks/get', {}, { idempotent: true })).resolves.toEqual({
+      ok: 3,
+    });
+  });
+
   it('a JSON-RPC error, even with HTTP 400, is an UpstreamRpcError with its code', async () => {
     reply = (s, res) =>
       json(

@@ -101,14 +101,14 @@ export class StatelessHttpClient implements StatelessSession {
       } catch (error) {
         throw this.sendFailure(error, deadline.signal, timeoutMs, options, true);
       }
-      let text: string;
+      let message: unknown;
       try {
-        text = await response.text();
+        message = await answered(response, id);
       } catch (error) {
         throw this.sendFailure(error, deadline.signal, timeoutMs, options, false);
       }
       try {
-        return this.answer(response, text, id);
+        return this.answer(response, message, id);
       } catch (error) {
         if (method !== 'server/discover' && refusesStateless(error))
           this.onRefused?.(method, error);
@@ -137,14 +137,8 @@ export class StatelessHttpClient implements StatelessSession {
     return new UpstreamConnectionError(this.server, describe(error), maybeSent, { cause: error });
   }
 
-  private answer(response: Response, text: string, id: number): Record<string, unknown> {
-    const type = response.headers.get('content-type') ?? '';
-    const html = type.includes('text/html');
-    const message = html
-      ? undefined
-      : type.includes('text/event-stream')
-        ? fromEventStream(text, id)
-        : parse(text);
+  private answer(response: Response, message: unknown, id: number): Record<string, unknown> {
+    const html = (response.headers.get('content-type') ?? '').includes('text/html');
     if (isRecord(message) && isRecord(message.error)) {
       const { code, message: why } = message.error;
       if (typeof code === 'number') {
@@ -200,16 +194,62 @@ function parse(text: string): unknown {
   }
 }
 
-/** The response with our id among the stream's `data:` events (notifications are skipped). */
-function fromEventStream(text: string, id: number): unknown {
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    const data = block
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).replace(/^ /, ''))
-      .join('\n');
-    const message = parse(data);
-    if (isRecord(message) && message.id === id) return message;
+/**
+ * The JSON-RPC message an answer carries: its JSON body, or from an SSE answer the response with
+ * our id, read event by event as they stream in (notifications are skipped). Undefined for a web
+ * page or what does not parse.
+ */
+async function answered(response: Response, id: number): Promise<unknown> {
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.includes('text/event-stream') || !response.body) {
+    const text = await response.text();
+    return type.includes('text/html') ? undefined : parse(text);
   }
-  return undefined;
+  return responseEvent(response.body, id);
+}
+
+/**
+ * The response with our id among an SSE stream's events. Only the event being read is held
+ * (each bounded by `maxMessageBytes`, docs/connections.md, "Message size"), and once the
+ * response is there the rest of the stream is not waited for: a server that keeps the stream
+ * open after it (or a proxy that holds it) does not hold the request until its deadline.
+ */
+async function responseEvent(body: ReadableStream<Uint8Array>, id: number): Promise<unknown> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  // Where an event ends: a blank line (line breaks of LF or CRLF).
+  const eventEnd = /\r?\n\r?\n/g;
+  let pending = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      // Where to look for the event's end again: a blank line may straddle two chunks.
+      eventEnd.lastIndex = Math.max(0, pending.length - 3);
+      pending += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      for (let end = eventEnd.exec(pending); end; end = eventEnd.exec(pending)) {
+        const message = eventMessage(pending.slice(0, end.index));
+        if (isRecord(message) && message.id === id) return message;
+        pending = pending.slice(end.index + end[0].length);
+        eventEnd.lastIndex = 0;
+      }
+      if (done) {
+        // The last event, if the stream ended without its blank line.
+        const message = eventMessage(pending);
+        return isRecord(message) && message.id === id ? message : undefined;
+      }
+    }
+  } finally {
+    // Nothing when the stream has ended; else the connection is let go of.
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+/** The JSON-RPC message of one SSE event: its `data:` lines joined, parsed. */
+function eventMessage(block: string): unknown {
+  const data = block
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).replace(/^ /, ''))
+    .join('\n');
+  return data === '' ? undefined : parse(data);
 }
