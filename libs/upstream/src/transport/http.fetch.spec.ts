@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { AddressInfo, createServer as createTcpServer } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { provablyNotSent } from '../failure.classifier';
-import { httpFetch } from './http.fetch';
+import { httpClient, httpFetch } from './http.fetch';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -223,4 +223,29 @@ it('leaves a body it does not send itself to fetch', async () => {
   expect(await response.text()).toBe(
     'application/x-www-form-urlencoded;charset=UTF-8 grant_type=client_credentials',
   );
+});
+
+it("fails the body with a watch hook's own error instead of throwing in the socket's listener", async () => {
+  handler = (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: first\n\n', () => setImmediate(() => res.destroy()));
+  };
+  const hookFailure = new Error('the hook failed');
+  const watched = httpClient({
+    watch: () => ({
+      broken: () => {
+        throw hookFailure;
+      },
+    }),
+  });
+  const response = await watched(`${base}/cut`);
+  await expect(response.text()).rejects.toBe(hookFailure);
+  const refusing = httpClient({
+    watch: () => ({
+      check: () => {
+        throw hookFailure;
+      },
+    }),
+  });
+  await expect((await refusing(`${base}/cut`)).text()).rejects.toBe(hookFailure);
 });

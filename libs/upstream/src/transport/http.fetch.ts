@@ -238,7 +238,12 @@ class BodySource {
     source.on('data', (chunk: Buffer) => {
       if (this.finished) return;
       const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      const refused = this.watch?.check?.(bytes);
+      let refused: unknown;
+      try {
+        refused = this.watch?.check?.(bytes);
+      } catch (error) {
+        refused = error; // as a refusal: never thrown in the socket's listener
+      }
       if (refused) return this.fail(refused, true);
       this.controller.enqueue(bytes);
       if ((this.controller.desiredSize ?? 0) <= 0) source.pause();
@@ -260,8 +265,14 @@ class BodySource {
   fail(reason: unknown, broken = false): void {
     if (!this.finish()) return;
     this.res.destroy();
-    if (broken) this.watch?.broken?.(reason);
-    this.controller.error(reason);
+    let failure = reason;
+    try {
+      if (broken) this.watch?.broken?.(reason);
+    } catch (error) {
+      // Not thrown in a socket's listener, where it would end the process: the reader gets it.
+      failure = error;
+    }
+    this.controller.error(failure);
   }
 
   /** True the first time: the stream is done with, however that happened. */
