@@ -6,12 +6,10 @@
 // sends (`sec-fetch-mode`, the Fetch standard's request mode) and the gateway's client never does.
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Contract } from '@app/common';
-import type { ToolsetConfig } from '@app/config';
 import { useProcesses } from '../helpers/process-scope';
 import { startDemoServer } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
-import { closePools, demoHttp, openPool } from './mcp-test.helper';
+import { closePools, demoHttp, nativeToolset, openPool, ordinaryToolset } from './mcp-test.helper';
 
 afterEach(closePools);
 useProcesses({ perTest: true });
@@ -51,23 +49,6 @@ async function recordingProxy(target: string): Promise<{ url: string; seen: Seen
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen };
 }
-
-const nativeToolset = (server: string): ToolsetConfig => ({
-  name: `${server}-native`,
-  server,
-  contract: Contract.McpTasks,
-  tool: 'demo_task',
-  retryOnCrash: false,
-});
-const ordinaryToolset = (server: string): ToolsetConfig => ({
-  name: `${server}-ordinary`,
-  server,
-  contract: Contract.Ordinary,
-  submitTool: 'demo_submit',
-  statusTool: 'demo_status',
-  cancelTool: 'demo_cancel',
-  retryOnCrash: false,
-});
 
 it("the proxy tells Node's fetch apart (the check below can fail)", async () => {
   const demo = await startDemoServer(['--strict-2026']);

@@ -4,7 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServerConfig } from '@app/config';
+import { Contract } from '@app/common';
+import type { ServerConfig, ToolsetConfig } from '@app/config';
 import { UpstreamPool, type SupervisorState, type UpstreamPoolOptions } from '@app/upstream';
 import { demoStdioCommand } from '../helpers/processes';
 import { serverConfig } from '../helpers/server-config';
@@ -18,6 +19,30 @@ export function demoStdio(name: string, args: string[] = [], extra: Partial<Serv
 
 export function demoHttp(name: string, url: string, extra: Partial<ServerConfig> = {}) {
   return serverConfig({ name, transport: 'http', url: `${url}/mcp`, ...extra });
+}
+
+/** The demo server's native-task toolset on `server` (`<server>-native`, tool demo_task). */
+export function nativeToolset(server: string): ToolsetConfig {
+  return {
+    name: `${server}-native`,
+    server,
+    contract: Contract.McpTasks,
+    tool: 'demo_task',
+    retryOnCrash: false,
+  };
+}
+
+/** The demo server's ordinary toolset on `server` (`<server>-ordinary`, submit/status/cancel). */
+export function ordinaryToolset(server: string): ToolsetConfig {
+  return {
+    name: `${server}-ordinary`,
+    server,
+    contract: Contract.Ordinary,
+    submitTool: 'demo_submit',
+    statusTool: 'demo_status',
+    cancelTool: 'demo_cancel',
+    retryOnCrash: false,
+  };
 }
 
 export interface LogLine {

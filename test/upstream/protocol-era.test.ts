@@ -2,38 +2,20 @@
 // refused with -32020, the server parked), a 2025-11-25-only upstream losing its session side,
 // and a server redeployed to the other era going unnoticed (docs/connections.md, "Which side
 // serves").
-import { Contract } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import { freePort } from '@app/dev-db';
 import { CatalogBuilder } from '@app/drivers';
 import { useProcesses } from '../helpers/process-scope';
 import { startDemoServer } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
-import { closePools, demoHttp, openPool } from './mcp-test.helper';
+import { closePools, demoHttp, nativeToolset, openPool, ordinaryToolset } from './mcp-test.helper';
 
 afterEach(closePools);
 // What a test starts stops after it (docs/testing.md, "Processes go through a fixture").
 useProcesses({ perTest: true });
 
-const native = (server: string): ToolsetConfig => ({
-  name: `${server}-native`,
-  server,
-  contract: Contract.McpTasks,
-  tool: 'demo_task',
-  retryOnCrash: false,
-});
-const ordinary = (server: string): ToolsetConfig => ({
-  name: `${server}-ordinary`,
-  server,
-  contract: Contract.Ordinary,
-  submitTool: 'demo_submit',
-  statusTool: 'demo_status',
-  cancelTool: 'demo_cancel',
-  retryOnCrash: false,
-});
-
 function server(name: string, url: string, extra: Partial<ServerConfig> = {}): ServerConfig {
-  return demoHttp(name, url, { toolsets: [native(name)], ...extra });
+  return demoHttp(name, url, { toolsets: [nativeToolset(name)], ...extra });
 }
 
 describe('which side serves a server', () => {
@@ -43,7 +25,7 @@ describe('which side serves a server', () => {
       server('found', strict.url),
       server('pinned', strict.url, { protocolVersion: '2026-07-28' }),
       server('mixed', strict.url, {
-        toolsets: [native('mixed'), ordinary('mixed')],
+        toolsets: [nativeToolset('mixed'), ordinaryToolset('mixed')],
         connectAttempts: 1,
       }),
     ]);
@@ -72,7 +54,10 @@ describe('which side serves a server', () => {
       'the mixed server session side to park',
     );
     const mixed = pool.status('mixed');
-    const rows = new CatalogBuilder().build([native('mixed'), ordinary('mixed')], mixed);
+    const rows = new CatalogBuilder().build(
+      [nativeToolset('mixed'), ordinaryToolset('mixed')],
+      mixed,
+    );
     expect(rows.map((row) => [row.name, row.available])).toEqual([
       ['mixed-native', true],
       ['mixed-ordinary', false],
@@ -84,7 +69,7 @@ describe('which side serves a server', () => {
     const legacy = await startDemoServer(['--only-2025']);
     const { pool } = openPool([
       server('legacy', legacy.url, {
-        toolsets: [{ ...native('legacy'), tool: 'demo_task_required' } as ToolsetConfig],
+        toolsets: [{ ...nativeToolset('legacy'), tool: 'demo_task_required' } as ToolsetConfig],
       }),
     ]);
     await expect(pool.taskProtocol('legacy')).resolves.toBe('2025-11-25');
