@@ -122,6 +122,24 @@ describe('StatelessHttpClient', () => {
     await closed; // and the stream left open is let go of
   });
 
+  it('keeps the connection when the server ends its SSE stream just after the response', async () => {
+    let closedFirst: Promise<boolean> = Promise.resolve(true);
+    reply = (s, res) => {
+      // Which comes first on the server: the connection closed by the client, or the answer's end.
+      closedFirst = new Promise((resolve) => {
+        res.socket?.once('close', () => resolve(true));
+        res.once('finish', () => resolve(false));
+      });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: {"jsonrpc":"2.0","id":${s.body.id},"result":{"ok":4}}\n\n`);
+      setTimeout(() => res.end(), 50);
+    };
+    await expect(client().request('tasks/get', {}, { idempotent: true })).resolves.toEqual({
+      ok: 4,
+    });
+    expect(await closedFirst).toBe(false);
+  });
+
   it('reads SSE events split anywhere across chunks, the last without its blank line', async () => {
     reply = (s, res) => {
       const note = `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}`;

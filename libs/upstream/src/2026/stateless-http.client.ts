@@ -211,8 +211,10 @@ async function answered(response: Response, id: number): Promise<unknown> {
 /**
  * The response with our id among an SSE stream's events. Only the event being read is held
  * (each bounded by `maxMessageBytes`, docs/connections.md, "Message size"), and once the
- * response is there the rest of the stream is not waited for: a server that keeps the stream
- * open after it (or a proxy that holds it) does not hold the request until its deadline.
+ * response is there the request is answered without waiting for the stream's end: a server that
+ * keeps the stream open after it (or a proxy that holds it) does not hold the request until its
+ * deadline. The rest is read in the background for a moment, so that the connection is kept when
+ * the server ends the stream just after, and let go of otherwise.
  */
 async function responseEvent(body: ReadableStream<Uint8Array>, id: number): Promise<unknown> {
   const reader = body.getReader();
@@ -220,12 +222,14 @@ async function responseEvent(body: ReadableStream<Uint8Array>, id: number): Prom
   // Where an event ends: a blank line (line breaks of LF or CRLF).
   const eventEnd = /\r?\n\r?\n/g;
   let pending = '';
+  let done = false;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const chunk = await reader.read();
+      done = chunk.done;
       // Where to look for the event's end again: a blank line may straddle two chunks.
       eventEnd.lastIndex = Math.max(0, pending.length - 3);
-      pending += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      pending += done ? decoder.decode() : decoder.decode(chunk.value, { stream: true });
       for (let end = eventEnd.exec(pending); end; end = eventEnd.exec(pending)) {
         const message = eventMessage(pending.slice(0, end.index));
         if (isRecord(message) && message.id === id) return message;
@@ -238,10 +242,33 @@ async function responseEvent(body: ReadableStream<Uint8Array>, id: number): Prom
         return isRecord(message) && message.id === id ? message : undefined;
       }
     }
+  } catch (error) {
+    done = true; // a failed stream is done with
+    throw error;
   } finally {
-    // Nothing when the stream has ended; else the connection is let go of.
-    await reader.cancel().catch(() => undefined);
+    if (!done) drainThenRelease(reader);
   }
+}
+
+/** How long the rest of an answered SSE stream is read before it is let go of. */
+const DRAIN_AFTER_RESPONSE_MS = 1_000;
+
+/** Reads what is left of a stream to its end, or cancels it after DRAIN_AFTER_RESPONSE_MS. */
+function drainThenRelease(reader: ReadableStreamDefaultReader<Uint8Array>): void {
+  const timer = setTimeout(
+    () => void reader.cancel().catch(() => undefined),
+    DRAIN_AFTER_RESPONSE_MS,
+  );
+  timer.unref();
+  void (async () => {
+    try {
+      while (!(await reader.read()).done);
+    } catch {
+      // A stream that breaks after its response: the request has its answer already.
+    } finally {
+      clearTimeout(timer);
+    }
+  })();
 }
 
 /** The JSON-RPC message of one SSE event: its `data:` lines joined, parsed. */
