@@ -44,6 +44,12 @@ export interface TcpProxy {
     times?: number,
     then?: 'close' | 'silence',
   ): Promise<void>;
+  /**
+   * Holds what every open connection's server sends (and its close) until the returned function
+   * is called, which passes each pair's held bytes on in one write, then the close: several
+   * messages the client then reads in one chunk, as a slow reader does.
+   */
+  holdReplies(): () => void;
   /** Connections accepted so far. */
   readonly accepted: number;
   close(): Promise<void>;
@@ -77,6 +83,8 @@ interface Pair {
   server: Socket;
   /** Blackholed: nothing is forwarded and neither side's close reaches the other. */
   dark: boolean;
+  /** While replies are held (holdReplies): the server's bytes, and whether it closed. */
+  held?: { chunks: Buffer[]; closed: boolean };
 }
 
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
@@ -127,6 +135,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     });
     upstream.on('data', (chunk: Buffer) => {
       if (pair.dark) return;
+      if (pair.held) {
+        pair.held.chunks.push(chunk);
+        return;
+      }
       if (!losing) {
         client.write(chunk);
         return;
@@ -143,7 +155,11 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       if (!pair.dark) endPair(pair);
     };
     client.on('error', end).on('end', end).on('close', end);
-    upstream.on('error', end).on('close', end);
+    const serverEnd = (): void => {
+      if (pair.held) pair.held.closed = true;
+      else end();
+    };
+    upstream.on('error', serverEnd).on('close', serverEnd);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -179,6 +195,24 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         all.push(new Promise<void>((fired) => armed.push({ matches, fired, then })));
       }
       return Promise.all(all).then(() => undefined);
+    },
+    holdReplies() {
+      for (const pair of pairs) pair.held = { chunks: [], closed: false };
+      return () => {
+        for (const pair of [...pairs]) {
+          const held = pair.held;
+          pair.held = undefined;
+          if (!held) continue;
+          const bytes = Buffer.concat(held.chunks);
+          if (!held.closed) {
+            if (bytes.length > 0) pair.client.write(bytes);
+            continue;
+          }
+          // The bytes, then the close, as the server sent them.
+          pairs.delete(pair);
+          pair.client.end(bytes);
+        }
+      };
     },
     async close() {
       for (const pair of [...pairs]) endPair(pair);

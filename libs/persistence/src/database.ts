@@ -201,7 +201,9 @@ export class Database implements Queryable {
         return result;
       } catch (error) {
         if (!connection.broken) await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
+        // A lost connection's own error ("terminating connection"), not pg's "not queryable" of
+        // the statement after it: callers read what the database's state is from it (503).
+        throw connection.broken ?? error;
       }
     });
   }
@@ -210,14 +212,28 @@ export class Database implements Queryable {
    * Runs `fn` on a checked-out client, then returns the client to the pool, or closes it when
    * it broke: its connection was lost (a checked-out client reports that only as an `error`
    * event on itself, so the event is watched while `fn` runs), or `fn` discarded it.
+   *
+   * The watch starts in pg-pool's callback, not after an `await`: the pool hands a freed client
+   * to a waiting checkout while pg is still reading the answer that freed it, and a "terminating
+   * connection" read in the same chunk (a Postgres restart) is emitted before any awaiting code
+   * runs; with no listener on the client then, it ended the process
+   * (test/foundation/store/checkout-error.test.ts).
    */
   private async withClient<T>(
     fn: (client: PoolClient, connection: CheckedOut) => Promise<T>,
   ): Promise<T> {
-    const client = await this.pool.connect();
     const connection = new CheckedOut();
     const onError = (error: Error) => connection.discard(error);
-    client.on('error', onError);
+    const client = await new Promise<PoolClient>((resolve, reject) => {
+      this.pool.connect((error, checkedOut) => {
+        if (error || !checkedOut) {
+          reject(error ?? new Error('the pool gave no connection'));
+          return;
+        }
+        checkedOut.on('error', onError);
+        resolve(checkedOut);
+      });
+    });
     try {
       return await fn(client, connection);
     } finally {
