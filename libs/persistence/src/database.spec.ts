@@ -57,7 +57,11 @@ function database(answer: () => Promise<unknown>) {
     off: () => undefined,
     release: (error?: Error) => void released.push(error),
   };
-  const pool = { connect: () => Promise.resolve(client) } as unknown as Pool;
+  // pg-pool's callback form, which withClient uses (database.ts).
+  const pool = {
+    connect: (done: (error: undefined, checkedOut: typeof client) => void) =>
+      done(undefined, client),
+  } as unknown as Pool;
   return { db: new Database(pool), released };
 }
 
