@@ -114,27 +114,12 @@ export async function startDemoServer(
   options: { port?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<DemoServerProcess> {
   assertBuilt(DEMO_SERVER_MAIN);
-  const scope = processScope('a demo server (startDemoServer)');
-  const child = spawn(
-    process.execPath,
+  const { url, child } = await startListening(
+    'a demo server',
+    'startDemoServer',
     [DEMO_SERVER_MAIN, '--transport', 'http', '--port', String(options.port ?? 0), ...args],
-    { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    options.env,
   );
-  children.add(child);
-  scope?.child(child, 'a demo server', { tail: true });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`demo server silent: ${stderr}`)), 30_000);
-    child.once('exit', (code) => reject(new Error(`demo server exited (${code}): ${stderr}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-  });
   return {
     url,
     child,
@@ -146,6 +131,51 @@ export async function startDemoServer(
       children.delete(child);
     },
   };
+}
+
+/**
+ * Spawns a test's own HTTP server script with Node (an `.mjs` file beside the test, such as a
+ * server built on an ESM-only library) and resolves once it prints `listening on <url>`.
+ */
+export async function startScriptServer(
+  script: string,
+  args: string[] = [],
+): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const { url, child } = await startListening(basename(script), 'startScriptServer', [
+    script,
+    ...args,
+  ]);
+  return { url, child, stop: () => stopProcess(child) };
+}
+
+/** `node <argv>` in the file's process scope, resolved with the URL of its listening line. */
+async function startListening(
+  what: string,
+  helper: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ url: string; child: ChildProcess }> {
+  const scope = processScope(`${what} (${helper})`);
+  const child = spawn(process.execPath, argv, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  scope?.child(child, what, { tail: true });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} silent: ${stderr}`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`${what} exited (${code}): ${stderr}`)));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+  });
+  return { url, child };
 }
 
 /**
