@@ -1,6 +1,7 @@
 import { Contract } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { TASKS_EXTENSION } from '@app/wire';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamHttpError, UpstreamRpcError } from './upstream.errors';
 
 export const LEGACY_ERA = '2025-11-25';
@@ -23,13 +24,23 @@ export function reaskDelayMs(ttls: unknown[], config: Pick<ServerConfig, 'keepal
   return Math.min(ceiling, Math.max(MIN_REASK_MS, Math.min(...given)));
 }
 
-/** A `server/discover` answer that names the tasks extension (and 2026-07-28, if it lists any). */
-export function advertisesTasks(result: Record<string, unknown>): boolean {
+/**
+ * A `server/discover` answer after which the 2026-07-28 side serves: it names the tasks extension
+ * (and 2026-07-28, if it lists versions), or it lists 2026-07-28 and no version a session could
+ * be opened with. The second kind has no tasks: each call answers with its result, or with
+ * questions first, which the 2026-07-28 side handles; a session would only be refused
+ * (docs/connections.md, "MCP 2026-07-28").
+ */
+export function speaksStateless(result: Record<string, unknown>): boolean {
   const capabilities = result.capabilities as { extensions?: Record<string, unknown> } | undefined;
-  const versions = result.supportedVersions;
-  const speaks = !Array.isArray(versions) || versions.includes(STATELESS_ERA);
-  return speaks && typeof capabilities?.extensions?.[TASKS_EXTENSION] === 'object';
+  const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : undefined;
+  if (versions !== undefined && !versions.includes(STATELESS_ERA)) return false;
+  if (typeof capabilities?.extensions?.[TASKS_EXTENSION] === 'object') return true;
+  return versions !== undefined && !versions.some((v) => SESSION_VERSIONS.has(v));
 }
+
+/** The versions the session side's SDK can open a session with. */
+const SESSION_VERSIONS: ReadonlySet<unknown> = new Set(SUPPORTED_PROTOCOL_VERSIONS);
 
 /**
  * `server/discover` was understood and refused: the server does not speak 2026-07-28. Any

@@ -69,8 +69,22 @@ describe('StatelessSupervisor', () => {
     await side.close();
   });
 
+  it('2026-07-28 alone without the extension (no tasks, no sessions) is served here too', async () => {
+    const noTasks = { ...DISCOVERED, capabilities: { tools: {} } };
+    const { side, eras } = sideAnswering([() => noTasks, () => TOOLS]);
+    side.start();
+    await expect(side.protocol()).resolves.toBe('2026-07-28');
+    expect(side.status()).toMatchObject({ state: 'ready', tools: TOOLS.tools });
+    expect(eras).toEqual(['2026-07-28']);
+    await side.close();
+  });
+
   it('no extension, a JSON-RPC error, an HTTP 400 or 404 means 2025-11-25: the side rests', async () => {
-    const noExtension = { ...DISCOVERED, capabilities: { tools: {} } };
+    const noExtension = {
+      ...DISCOVERED,
+      supportedVersions: ['2026-07-28', '2025-11-25'],
+      capabilities: { tools: {} },
+    };
     for (const answer of [
       () => noExtension,
       refuse(new UpstreamRpcError('up', -32601, 'Method not found')),

@@ -5,7 +5,7 @@ import { classifyConnectFailure, describe } from '../failure.classifier';
 import {
   LEGACY_ERA,
   STATELESS_ERA,
-  advertisesTasks,
+  speaksStateless,
   reaskDelayMs,
   refusesDiscover,
 } from '../protocol-era.rules';
@@ -150,8 +150,10 @@ export class StatelessSupervisor {
           {},
           { idempotent: true, timeoutMs: config.connectTimeoutMs },
         );
-        if (!advertisesTasks(discovered) && !this.pinned) {
-          return this.speaksLegacy('server/discover does not name the tasks extension');
+        if (!speaksStateless(discovered) && !this.pinned) {
+          return this.speaksLegacy(
+            'server/discover names neither the tasks extension nor 2026-07-28 alone',
+          );
         }
       } catch (error) {
         if (!refusesDiscover(error)) throw error;
@@ -203,8 +205,8 @@ export class StatelessSupervisor {
         {},
         { idempotent: true, timeoutMs: this.deps.config.connectTimeoutMs },
       );
-      if (advertisesTasks(result) && this.life.state !== 'closed') {
-        this.life.start('server/discover names the tasks extension');
+      if (speaksStateless(result) && this.life.state !== 'closed') {
+        this.life.start('server/discover names the tasks extension or 2026-07-28 alone');
       }
     } catch {
       // A refusal confirms 2025-11-25; a failure decides nothing. The session side goes on.
