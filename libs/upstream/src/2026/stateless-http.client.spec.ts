@@ -65,7 +65,7 @@ describe('StatelessHttpClient', () => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     };
 
-  it('sends the _meta envelope, the tasks capability and the three headers', async () => {
+  it('sends the _meta envelope, the capabilities and the three headers', async () => {
     reply = (s, res) =>
       json({ jsonrpc: '2.0', id: s.body.id, result: { resultType: 'complete' } })(s, res);
     const result = await client().request(
@@ -86,6 +86,7 @@ describe('StatelessHttpClient', () => {
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientInfo': { name: 'mcp-task-gateway', version: '0.1.0' },
         'io.modelcontextprotocol/clientCapabilities': {
+          elicitation: { form: {} },
           extensions: { 'io.modelcontextprotocol/tasks': {} },
         },
       },

@@ -174,11 +174,22 @@ export class StatelessHttpClient implements StatelessSession {
 }
 
 /** The `_meta` every 2026-07-28 request carries: version, client info, the tasks capability. */
+/**
+ * What the gateway can do for a server (docs/connections.md, "MCP 2026-07-28"): the tasks
+ * extension, and questions in form mode, which a consumer answers through the API, the console or
+ * `/mcp` (docs/contracts.md, "Questions: input_required"). Other kinds of question are relayed when
+ * a server asks them anyway, but not declared: a consumer may be a person with no model to sample.
+ */
+const CLIENT_CAPABILITIES = Object.freeze({
+  elicitation: { form: {} },
+  extensions: { [TASKS_EXTENSION]: {} },
+});
+
 export function envelope(): Record<string, unknown> {
   return {
     [META_VERSION]: STATELESS_PROTOCOL_VERSION,
     [META_CLIENT_INFO]: { name: 'mcp-task-gateway', version: GATEWAY_VERSION },
-    [META_CAPABILITIES]: { extensions: { [TASKS_EXTENSION]: {} } },
+    [META_CAPABILITIES]: CLIENT_CAPABILITIES,
   };
 }
 
