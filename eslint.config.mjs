@@ -50,10 +50,13 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: false },
       globals: {
+        Buffer: 'readonly',
         clearTimeout: 'readonly',
         console: 'readonly',
         fetch: 'readonly',
+        Headers: 'readonly',
         process: 'readonly',
+        Request: 'readonly',
         setTimeout: 'readonly',
         URL: 'readonly',
       },

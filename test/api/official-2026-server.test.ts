@@ -1,0 +1,145 @@
+// Guards against an upstream built on the official SDK v2 in its strictest serving mode being
+// shown unavailable, or misread: it speaks 2026-07-28 only (initialize refused), has no tasks
+// extension, and answers every request with an SSE stream that carries keep-alive comments and
+// notifications before the response (test/upstream/official-2026-server.mjs). Every other 2026
+// fixture here was written to fit the gateway; this one was not (docs/connections.md, "A server
+// of the official SDK").
+import { join } from 'node:path';
+import request from 'supertest';
+import { useFleet } from '../helpers/fleet';
+import { startScriptServer, writeServersFile } from '../helpers/processes';
+import { waitForStatus, waitUntil } from '../helpers/wait';
+import { ApiProcess, apiKeyFor, bearer } from '../helpers/api';
+
+const SERVER_SCRIPT = join(__dirname, '..', 'upstream', 'official-2026-server.mjs');
+
+interface TaskBody {
+  task_id: string;
+  status: string;
+  result: { content?: Array<{ type: string; text?: string }>; isError?: boolean } | null;
+  error: { code: string; message: string } | null;
+  input_required: { requests: Record<string, { method: string; params: Record<string, unknown> }> };
+}
+
+const fleet = useFleet();
+let api: ApiProcess;
+let alice: string;
+
+beforeAll(async () => {
+  const [official, started] = await Promise.all([startScriptServer(SERVER_SCRIPT), fleet.api()]);
+  const url = official.url;
+  api = started;
+  alice = await apiKeyFor({ db: fleet.database }, 'alice');
+  const entry = (prefix: string, pin?: string) => ({
+    url: `${url}/mcp`,
+    ...(pin ? { protocolVersion: pin } : {}),
+    connectTimeoutMs: 1000,
+    callTimeoutMs: 1900,
+    taskToolsets: [
+      { name: `${prefix}-echo`, contract: 'mcp-tasks', tool: 'slow_echo' },
+      { name: `${prefix}-confirm`, contract: 'mcp-tasks', tool: 'confirm_echo' },
+    ],
+  });
+  // An unpinned submit may chain discovery and the call (docs/leases.md, "Attempt deadlines").
+  await fleet.poller(
+    writeServersFile({ found: entry('found'), pinned: entry('pinned', '2026-07-28') }),
+    { env: { LEASE_MS: '8000' } },
+  );
+  // A server shown unavailable fails here: found by server/discover or pinned, it serves.
+  const names = await waitUntil(
+    async () => {
+      const res = await request(api.url).get('/v1/toolsets').set('Authorization', bearer(alice));
+      const items = (res.body as { items: Array<{ name: string; available: boolean }> }).items;
+      const available = items.filter((t) => t.available).map((t) => t.name);
+      return available.length === 4 ? available.sort() : undefined;
+    },
+    'the official server toolsets to be available',
+    15_000,
+    200,
+  );
+  expect(names).toEqual(['found-confirm', 'found-echo', 'pinned-confirm', 'pinned-echo']);
+});
+
+async function submit(toolset: string, args: Record<string, unknown>): Promise<string> {
+  const res = await request(api.url)
+    .post('/v1/threads/th-official/tasks')
+    .set('Authorization', bearer(alice))
+    .send({ toolset, arguments: args });
+  expect(res.status).toBe(201);
+  return (res.body as TaskBody).task_id;
+}
+
+async function read(id: string): Promise<TaskBody> {
+  const res = await request(api.url)
+    .get(`/v1/threads/th-official/tasks/${id}`)
+    .set('Authorization', bearer(alice));
+  expect(res.status).toBe(200);
+  return res.body as TaskBody;
+}
+
+const untilStatus = (id: string, statuses: string | string[]) =>
+  waitForStatus(() => read(id), statuses, { timeoutMs: 20_000, intervalMs: 100 });
+
+const ENDED = ['completed', 'failed', 'cancelled'];
+
+it.each(['found', 'pinned'])(
+  '%s: a call answered on a stream after comments and a notification completes with its result',
+  async (prefix) => {
+    // 300 ms: six keep-alive comments and a log notification come before the response.
+    const id = await submit(`${prefix}-echo`, { text: 'über 🌍', ms: 300 });
+    const task = await untilStatus(id, ENDED);
+    expect(task.error).toBeNull();
+    expect(task.status).toBe('completed');
+    expect(task.result?.content).toEqual([{ type: 'text', text: 'echo: über 🌍' }]);
+  },
+);
+
+it.each(['found', 'pinned'])(
+  "%s: the server's question reaches the consumer, and the answer reaches the server",
+  async (prefix) => {
+    const id = await submit(`${prefix}-confirm`, { text: 'ship it' });
+    const waiting = await untilStatus(id, ['input_required', ...ENDED]);
+    expect(waiting.error).toBeNull();
+    expect(Object.keys(waiting.input_required.requests)).toEqual(['confirm']);
+    const question = waiting.input_required.requests.confirm;
+    expect(question.method).toBe('elicitation/create');
+    expect(question.params.message).toBe('Echo "ship it"?');
+    const res = await request(api.url)
+      .post(`/v1/threads/th-official/tasks/${id}/input`)
+      .set('Authorization', bearer(alice))
+      .send({ responses: { confirm: { action: 'accept', content: { confirm: true } } } });
+    expect(res.status).toBe(202);
+    const task = await untilStatus(id, ENDED);
+    expect(task.status).toBe('completed');
+    expect(task.result?.content).toEqual([{ type: 'text', text: 'confirmed: ship it' }]);
+  },
+);
+
+it('arguments its schema refuses get a 422 naming the field; no task is made', async () => {
+  const count = async () => {
+    const listed = await request(api.url)
+      .get('/v1/threads/th-official/tasks')
+      .set('Authorization', bearer(alice));
+    return (listed.body as { items: TaskBody[] }).items.length;
+  };
+  const before = await count();
+  const res = await request(api.url)
+    .post('/v1/threads/th-official/tasks')
+    .set('Authorization', bearer(alice))
+    .send({ toolset: 'found-echo', arguments: { text: 'x', ms: -1 } });
+  expect(res.status).toBe(422);
+  // The server's own schema (zod, as its SDK publishes it) is what the API checked against.
+  expect((res.body as { errors: Array<{ path: string }> }).errors).toEqual([
+    expect.objectContaining({ path: '/arguments/ms' }),
+  ]);
+  expect(await count()).toBe(before);
+});
+
+it("a tool that throws ends the task failed with the server's message", async () => {
+  const id = await submit('found-echo', { text: 'fail', ms: 0 });
+  const task = await untilStatus(id, ENDED);
+  expect(task.status).toBe('failed');
+  expect(task.error?.code).toBe('upstream_failed');
+  expect(task.error?.message).toContain('asked to fail');
+  expect(task.result?.isError).toBe(true);
+});

@@ -1,0 +1,109 @@
+// An MCP server nobody here wrote, as strict as its library allows: the official SDK v2
+// (@modelcontextprotocol/server) serving 2026-07-28 only (`legacy: 'reject'`: no initialize, no
+// session), every answer an SSE stream (`responseMode: 'sse'`) with a keep-alive comment every
+// 50 ms. It has no tasks extension, as the SDK has none: a tools/call answers with its result, or
+// with questions first (the SDK's `inputRequired`, a multi-round-trip call). The package is ESM
+// only and the tests run as CommonJS, so the test spawns this file with Node.
+//
+//   node official-2026-server.mjs      prints "listening on http://127.0.0.1:<port>"
+//
+// Tools: `slow_echo {text, ms}` sends a log notification, waits `ms`, then answers `echo: <text>`
+// (or throws, for the text `fail`); `confirm_echo {text}` first asks whether to echo (a form elicitation), then
+// answers `confirmed: <text>` or `declined`.
+import { createServer } from 'node:http';
+import { Readable } from 'node:stream';
+import {
+  McpServer,
+  acceptedContent,
+  createMcpHandler,
+  inputRequired,
+} from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
+
+function build() {
+  const server = new McpServer(
+    { name: 'official-strict', version: '1.0.0' },
+    { capabilities: { logging: {} } },
+  );
+  server.registerTool(
+    'slow_echo',
+    {
+      description: 'Echoes text after a delay, with a progress and a log notification first.',
+      inputSchema: z.object({ text: z.string(), ms: z.number().int().min(0).max(60_000) }),
+    },
+    async ({ text, ms }, ctx) => {
+      await ctx.mcpReq.notify({
+        method: 'notifications/message',
+        params: { level: 'info', data: `echoing ${text.length} characters` },
+      });
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      if (text === 'fail') throw new Error('asked to fail');
+      return { content: [{ type: 'text', text: `echo: ${text}` }] };
+    },
+  );
+  const confirmation = z.object({ confirm: z.boolean() });
+  server.registerTool(
+    'confirm_echo',
+    {
+      description: 'Asks whether to echo the text, then does what the answer says.',
+      inputSchema: z.object({ text: z.string() }),
+    },
+    async ({ text }, ctx) => {
+      const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm', confirmation);
+      if (answer === undefined) {
+        return inputRequired({
+          inputRequests: {
+            confirm: inputRequired.elicit({
+              message: `Echo "${text}"?`,
+              requestedSchema: confirmation,
+            }),
+          },
+        });
+      }
+      return {
+        content: [{ type: 'text', text: answer.confirm ? `confirmed: ${text}` : 'declined' }],
+      };
+    },
+  );
+  return server;
+}
+
+const handler = createMcpHandler(build, { legacy: 'reject', responseMode: 'sse', keepAliveMs: 50 });
+
+/** Node's request as a web Request (the body read whole: requests here are small). */
+async function webRequest(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const method = req.method ?? 'GET';
+  const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.concat(chunks);
+  return new Request(`http://${req.headers.host}${req.url}`, { method, headers, body });
+}
+
+const http = createServer((req, res) => {
+  webRequest(req)
+    .then((request) => handler.fetch(request))
+    .then((response) => {
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      if (response.body === null) return res.end();
+      const body = Readable.fromWeb(response.body);
+      res.on('close', () => body.destroy());
+      body.on('error', () => res.destroy());
+      body.pipe(res);
+    })
+    .catch((error) => {
+      process.stderr.write(`official-2026-server: ${error?.stack ?? error}\n`);
+      res.destroy();
+    });
+});
+http.keepAliveTimeout = 60_000;
+http.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`listening on http://127.0.0.1:${http.address().port}\n`);
+});
+process.on('SIGTERM', () => {
+  http.closeAllConnections();
+  http.close(() => process.exit(0));
+});
