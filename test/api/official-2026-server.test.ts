@@ -1,7 +1,8 @@
-// Guards against an upstream built on the official SDK v2 in its strictest serving mode being
-// shown unavailable, or misread: it speaks 2026-07-28 only (initialize refused), has no tasks
+// Guards against an upstream built on the official SDK v2 being shown unavailable, or misread:
+// in its strictest serving mode it speaks 2026-07-28 only (initialize refused), has no tasks
 // extension, and answers every request with an SSE stream that carries keep-alive comments and
-// notifications before the response (test/upstream/official-2026-server.mjs). Every other 2026
+// notifications before the response; on its defaults it serves both eras without sessions
+// (test/upstream/official-2026-server.mjs). Every other 2026
 // fixture here was written to fit the gateway; this one was not (docs/connections.md, "A server
 // of the official SDK").
 import { join } from 'node:path';
@@ -26,23 +27,33 @@ let api: ApiProcess;
 let alice: string;
 
 beforeAll(async () => {
-  const [official, started] = await Promise.all([startScriptServer(SERVER_SCRIPT), fleet.api()]);
-  const url = official.url;
+  const [strict, defaults, started] = await Promise.all([
+    startScriptServer(SERVER_SCRIPT),
+    startScriptServer(SERVER_SCRIPT, ['--defaults']),
+    fleet.api(),
+  ]);
   api = started;
   alice = await apiKeyFor({ db: fleet.database }, 'alice');
-  const entry = (prefix: string, pin?: string) => ({
+  const entry = (url: string, toolsets: Array<[string, string, string]>, pin?: string) => ({
     url: `${url}/mcp`,
     ...(pin ? { protocolVersion: pin } : {}),
     connectTimeoutMs: 1000,
     callTimeoutMs: 1900,
-    taskToolsets: [
-      { name: `${prefix}-echo`, contract: 'mcp-tasks', tool: 'slow_echo' },
-      { name: `${prefix}-confirm`, contract: 'mcp-tasks', tool: 'confirm_echo' },
-    ],
+    taskToolsets: toolsets.map(([name, contract, tool]) => ({ name, contract, tool })),
   });
+  const tasks = (prefix: string): Array<[string, string, string]> => [
+    [`${prefix}-echo`, 'mcp-tasks', 'slow_echo'],
+    [`${prefix}-confirm`, 'mcp-tasks', 'confirm_echo'],
+  ];
   // An unpinned submit may chain discovery and the call (docs/leases.md, "Attempt deadlines").
   await fleet.poller(
-    writeServersFile({ found: entry('found'), pinned: entry('pinned', '2026-07-28') }),
+    writeServersFile({
+      found: entry(strict.url, tasks('found')),
+      pinned: entry(strict.url, tasks('pinned'), '2026-07-28'),
+      defaults: entry(defaults.url, tasks('defaults')),
+      // A server binds a tool to one toolset: the held call goes through a second entry.
+      held: entry(defaults.url, [['defaults-held', 'sync-call', 'slow_echo']]),
+    }),
     { env: { LEASE_MS: '8000' } },
   );
   // A server shown unavailable fails here: found by server/discover or pinned, it serves.
@@ -51,13 +62,21 @@ beforeAll(async () => {
       const res = await request(api.url).get('/v1/toolsets').set('Authorization', bearer(alice));
       const items = (res.body as { items: Array<{ name: string; available: boolean }> }).items;
       const available = items.filter((t) => t.available).map((t) => t.name);
-      return available.length === 4 ? available.sort() : undefined;
+      return available.length === 7 ? available.sort() : undefined;
     },
-    'the official server toolsets to be available',
+    'the official servers toolsets to be available',
     15_000,
     200,
   );
-  expect(names).toEqual(['found-confirm', 'found-echo', 'pinned-confirm', 'pinned-echo']);
+  expect(names).toEqual([
+    'defaults-confirm',
+    'defaults-echo',
+    'defaults-held',
+    'found-confirm',
+    'found-echo',
+    'pinned-confirm',
+    'pinned-echo',
+  ]);
 });
 
 async function submit(toolset: string, args: Record<string, unknown>): Promise<string> {
@@ -82,10 +101,12 @@ const untilStatus = (id: string, statuses: string | string[]) =>
 
 const ENDED = ['completed', 'failed', 'cancelled'];
 
-it.each(['found', 'pinned'])(
-  '%s: a call answered on a stream after comments and a notification completes with its result',
+const SERVERS = ['found', 'pinned', 'defaults'];
+
+it.each(SERVERS)(
+  '%s: a call whose stream has a notification before the result completes with it',
   async (prefix) => {
-    // 300 ms: six keep-alive comments and a log notification come before the response.
+    // A log notification first, then 300 ms (on the strict server: six keep-alive comments).
     const id = await submit(`${prefix}-echo`, { text: 'über 🌍', ms: 300 });
     const task = await untilStatus(id, ENDED);
     expect(task.error).toBeNull();
@@ -94,7 +115,7 @@ it.each(['found', 'pinned'])(
   },
 );
 
-it.each(['found', 'pinned'])(
+it.each(SERVERS)(
   "%s: the server's question reaches the consumer, and the answer reaches the server",
   async (prefix) => {
     const id = await submit(`${prefix}-confirm`, { text: 'ship it' });
@@ -114,6 +135,13 @@ it.each(['found', 'pinned'])(
     expect(task.result?.content).toEqual([{ type: 'text', text: 'confirmed: ship it' }]);
   },
 );
+
+it('on its defaults, a sync-call toolset holds the call to its result', async () => {
+  const id = await submit('defaults-held', { text: 'held', ms: 300 });
+  const task = await untilStatus(id, ENDED);
+  expect(task.status).toBe('completed');
+  expect(task.result?.content).toEqual([{ type: 'text', text: 'echo: held' }]);
+});
 
 it('arguments its schema refuses get a 422 naming the field; no task is made', async () => {
   const count = async () => {

@@ -28,7 +28,7 @@ function build() {
   server.registerTool(
     'slow_echo',
     {
-      description: 'Echoes text after a delay, with a progress and a log notification first.',
+      description: 'Echoes text after a delay, with a log notification first.',
       inputSchema: z.object({ text: z.string(), ms: z.number().int().min(0).max(60_000) }),
     },
     async ({ text, ms }, ctx) => {
@@ -68,7 +68,11 @@ function build() {
   return server;
 }
 
-const handler = createMcpHandler(build, { legacy: 'reject', responseMode: 'sse', keepAliveMs: 50 });
+// `--defaults`: the SDK's defaults instead (both eras, stateless; JSON unless a notification
+// comes first).
+const handler = process.argv.includes('--defaults')
+  ? createMcpHandler(build)
+  : createMcpHandler(build, { legacy: 'reject', responseMode: 'sse', keepAliveMs: 50 });
 
 /** Node's request as a web Request (the body read whole: requests here are small). */
 async function webRequest(req) {

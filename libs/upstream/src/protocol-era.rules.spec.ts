@@ -12,7 +12,7 @@ describe('speaksStateless', () => {
   });
 
   it('serves on the 2026-07-28 side when no listed version can open a session', () => {
-    // The official SDK v2 serving with `legacy: 'reject'` answers this way: no extension.
+    // The official SDK v2 answers this way, whether or not it also serves 2025-11-25.
     expect(speaksStateless({ supportedVersions: ['2026-07-28'], capabilities: {} })).toBe(true);
     expect(speaksStateless({ supportedVersions: ['2026-07-28', '2027-01-01'] })).toBe(true);
   });
