@@ -1,5 +1,7 @@
+import { Contract } from '@app/common';
+import type { ServerConfig, ToolsetConfig } from '@app/config';
 import { TASKS_EXTENSION } from '@app/wire';
-import { speaksStateless } from './protocol-era.rules';
+import { hasStatelessSide, needsSession, sessionless, speaksStateless } from './protocol-era.rules';
 
 const TASKS = { extensions: { [TASKS_EXTENSION]: {} } };
 
@@ -26,5 +28,57 @@ describe('speaksStateless', () => {
   it('never serves a server that does not list 2026-07-28 among the versions it lists', () => {
     expect(speaksStateless({ supportedVersions: ['2027-01-01'], capabilities: TASKS })).toBe(false);
     expect(speaksStateless({ supportedVersions: [] })).toBe(false);
+  });
+});
+
+describe('which sides a server has', () => {
+  const held: ToolsetConfig = {
+    name: 'held',
+    server: 's',
+    contract: Contract.SyncCall,
+    tool: 'run',
+    retryOnCrash: false,
+  };
+  const native: ToolsetConfig = {
+    name: 'native',
+    server: 's',
+    contract: Contract.McpTasks,
+    tool: 'task',
+    retryOnCrash: false,
+  };
+  const server = (extra: Partial<ServerConfig>) =>
+    ({ name: 's', transport: 'http', toolsets: [held], ...extra }) as ServerConfig;
+
+  it('pinned to 2026-07-28, every toolset runs on stateless requests: no session side', () => {
+    const pinned = server({ protocolVersion: '2026-07-28', toolsets: [held, native] });
+    expect([sessionless(pinned), hasStatelessSide(pinned), needsSession(pinned)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+  });
+
+  it('unpinned, a sync-call toolset needs a session beside the 2026-07-28 side', () => {
+    const mixed = server({ toolsets: [held, native] });
+    expect([sessionless(mixed), hasStatelessSide(mixed), needsSession(mixed)]).toEqual([
+      false,
+      true,
+      true,
+    ]);
+    const plain = server({});
+    expect([hasStatelessSide(plain), needsSession(plain)]).toEqual([false, true]);
+  });
+
+  it('pinned to 2025-11-25 or on stdio, there is only the session side', () => {
+    for (const config of [
+      server({ protocolVersion: '2025-11-25', toolsets: [native] }),
+      server({ transport: 'stdio', toolsets: [native] }),
+    ]) {
+      expect([sessionless(config), hasStatelessSide(config), needsSession(config)]).toEqual([
+        false,
+        false,
+        true,
+      ]);
+    }
   });
 });

@@ -64,8 +64,17 @@ export function refusesStateless(error: unknown): boolean {
   return error instanceof UpstreamHttpError && [400, 404, 405].includes(error.status);
 }
 
-/** An HTTP server with `mcp-tasks` toolsets, not pinned to 2025-11-25, has a 2026-07-28 side. */
+/**
+ * A server pinned to 2026-07-28 has no session side: its `ordinary` and `sync-call` toolsets call
+ * their tools with stateless requests too (docs/connections.md, "Which side serves").
+ */
+export function sessionless(config: ServerConfig): boolean {
+  return config.transport === 'http' && config.protocolVersion === STATELESS_ERA;
+}
+
+/** An HTTP server pinned to 2026-07-28, or with `mcp-tasks` toolsets and not pinned to 2025-11-25. */
 export function hasStatelessSide(config: ServerConfig): boolean {
+  if (sessionless(config)) return true;
   return (
     config.transport === 'http' &&
     config.protocolVersion !== LEGACY_ERA &&
@@ -73,7 +82,8 @@ export function hasStatelessSide(config: ServerConfig): boolean {
   );
 }
 
-/** `ordinary` and `sync-call` run on a 2025-11-25 session whatever else the server speaks. */
+/** Unpinned, `ordinary` and `sync-call` run on a 2025-11-25 session whatever else the server speaks. */
 export function needsSession(config: ServerConfig): boolean {
+  if (sessionless(config)) return false;
   return !hasStatelessSide(config) || config.toolsets.some((t) => t.contract !== Contract.McpTasks);
 }

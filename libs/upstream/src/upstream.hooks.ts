@@ -49,3 +49,23 @@ export interface UpstreamPoolOptions {
   /** Reap stdio children a crashed predecessor left behind at construction. Default true. */
   reapOrphans?: boolean;
 }
+
+/**
+ * Tells every listener of one kind. A listener's failure is logged and reaches neither the
+ * other listeners nor the supervisor that reported the event.
+ */
+export function tellEach<A extends unknown[]>(
+  logger: UpstreamLogger,
+  listeners: Iterable<(...args: A) => void>,
+  args: A,
+  server: string,
+  kind: string,
+): void {
+  for (const listener of listeners) {
+    try {
+      listener(...args);
+    } catch (error) {
+      logger.error({ server, err: String(error) }, `${kind} listener failed`);
+    }
+  }
+}

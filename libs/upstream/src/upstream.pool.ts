@@ -6,8 +6,9 @@ import { ProcessGroupRegistry } from './transport/process-group.registry';
 import { ResumedSessionCache } from './2025/resumed-session.cache';
 import { ServerSupervisor } from './2025/server.supervisor';
 import { StatelessHttpClient } from './2026/stateless-http.client';
-import { LEGACY_ERA, hasStatelessSide, needsSession } from './protocol-era.rules';
+import { LEGACY_ERA, hasStatelessSide, needsSession, sessionless } from './protocol-era.rules';
 import { StatelessSupervisor } from './2026/stateless.supervisor';
+import { StatelessToolSession } from './2026/stateless-tool.session';
 import {
   TaskListenStream,
   type TaskListen,
@@ -16,7 +17,12 @@ import {
 import { describe } from './failure.classifier';
 import { TransportFactory } from './transport/transport.factory';
 import { UpstreamUnavailableError, untilAborted } from './upstream.errors';
-import type { UpstreamLogger, UpstreamMetricHooks, UpstreamPoolOptions } from './upstream.hooks';
+import {
+  tellEach,
+  type UpstreamLogger,
+  type UpstreamMetricHooks,
+  type UpstreamPoolOptions,
+} from './upstream.hooks';
 import type {
   ServerStatus,
   SessionPushEvent,
@@ -28,14 +34,14 @@ import type {
 
 /**
  * The poller's connection layer: per configured server a 2025-11-25 session supervisor and, for an
- * HTTP server with `mcp-tasks` toolsets, a 2026-07-28 supervisor that also finds which era the
- * server speaks; the separate native-task sessions and the cache of resumed sessions. Construct
- * it, call `start()` at application bootstrap, `close()` at shutdown.
+ * HTTP server with `mcp-tasks` toolsets or pinned to 2026-07-28, a 2026-07-28 supervisor that also
+ * finds which era the server speaks; the separate native-task sessions and the cache of resumed
+ * sessions. Construct it, call `start()` at application bootstrap, `close()` at shutdown.
  */
 export class UpstreamPool implements UpstreamPort {
   private readonly supervisors = new Map<string, ServerSupervisor>();
   private readonly statelessSides = new Map<string, StatelessSupervisor>();
-  private readonly sessions = new Map<string, PooledSessionAdapter>();
+  private readonly sessions = new Map<string, UpstreamSession>();
   private readonly listeners = new Set<(status: ServerStatus) => void>();
   private readonly stateListeners = new Set<(server: string, state: SupervisorState) => void>();
   private readonly pushListeners = new Set<(event: SessionPushEvent) => void>();
@@ -70,7 +76,8 @@ export class UpstreamPool implements UpstreamPort {
         backoff,
         closeTimeoutMs,
         onToolsChanged: () => this.emitToolsChanged(name),
-        onTaskPush: (event) => this.tell(this.pushListeners, [event], event.server, 'push'),
+        onTaskPush: (event) =>
+          tellEach(this.logger, this.pushListeners, [event], event.server, 'push'),
         onConnectFailed: () => {
           const side = this.statelessSides.get(name);
           if (side?.era === LEGACY_ERA) side.rediscover('a 2025-11-25 session could not be opened');
@@ -100,6 +107,9 @@ export class UpstreamPool implements UpstreamPort {
         onToolsChanged: () => this.emitToolsChanged(name),
       });
       this.statelessSides.set(name, side);
+      if (sessionless(config)) {
+        this.sessions.set(name, new StatelessToolSession(client, () => side.status().capabilities));
+      }
     }
     this.resumed = new ResumedSessionCache({
       factory,
@@ -125,7 +135,10 @@ export class UpstreamPool implements UpstreamPort {
   }
 
   async session(server: string, signal?: AbortSignal): Promise<UpstreamSession> {
-    await untilAborted(this.supervisor(server).ready(), signal, server, 'connect');
+    const supervisor = this.supervisor(server);
+    if (!sessionless(supervisor.config)) {
+      await untilAborted(supervisor.ready(), signal, server, 'connect');
+    }
     return this.sessions.get(server)!;
   }
 
@@ -256,7 +269,7 @@ export class UpstreamPool implements UpstreamPort {
       ...this.hooks,
       onState: (server, state) => {
         if (this.serving(server) === side) this.hooks.onState?.(server, state);
-        this.tell(this.stateListeners, [server, state], server, 'state');
+        tellEach(this.logger, this.stateListeners, [server, state], server, 'state');
       },
     };
   }
@@ -270,29 +283,10 @@ export class UpstreamPool implements UpstreamPort {
     else if (!needsSession(config)) void supervisor.stop('the server speaks 2026-07-28');
     const status = this.status(config.name);
     this.hooks.onState?.(config.name, status.state);
-    this.tell(this.listeners, [status], status.server, 'tools');
+    tellEach(this.logger, this.listeners, [status], status.server, 'tools');
   }
 
   private emitToolsChanged(server: string): void {
-    this.tell(this.listeners, [this.status(server)], server, 'tools');
-  }
-
-  /**
-   * Tells every listener of one kind. A listener's failure is logged and reaches neither the
-   * other listeners nor the supervisor that reported the event.
-   */
-  private tell<A extends unknown[]>(
-    listeners: Iterable<(...args: A) => void>,
-    args: A,
-    server: string,
-    kind: string,
-  ): void {
-    for (const listener of listeners) {
-      try {
-        listener(...args);
-      } catch (error) {
-        this.logger.error({ server, err: String(error) }, `${kind} listener failed`);
-      }
-    }
+    tellEach(this.logger, this.listeners, [this.status(server)], server, 'tools');
   }
 }

@@ -38,20 +38,25 @@ export interface UpstreamSession {
   ): Promise<unknown>;
 }
 
+/** Options of one 2026-07-28 request. */
+export interface StatelessRequestOptions extends RequestOptions {
+  /** The `Mcp-Name` header: the tool of `tools/call`, the task ID of `tasks/*`. */
+  name?: string;
+  /** Leave the tasks extension out of the declared capabilities (a call that must not be a task). */
+  withoutTasks?: boolean;
+}
+
 /**
  * MCP 2026-07-28 to one server: no session, every request carries its own envelope. Used for the
  * tasks extension (SEP-2663): `tools/call`, `tasks/get`, `tasks/update`, `tasks/cancel`.
  */
 export interface StatelessSession {
   readonly server: string;
-  /**
-   * Resolves with the JSON-RPC `result`; a JSON-RPC error is an `UpstreamRpcError`.
-   * `name` is the `Mcp-Name` header: the tool of `tools/call`, the task ID of `tasks/*`.
-   */
+  /** Resolves with the JSON-RPC `result`; a JSON-RPC error is an `UpstreamRpcError`. */
   request(
     method: string,
     params: Record<string, unknown>,
-    options: RequestOptions & { name?: string },
+    options: StatelessRequestOptions,
   ): Promise<Record<string, unknown>>;
 }
 
@@ -88,7 +93,8 @@ export interface ServerStatus {
  */
 export interface UpstreamPort {
   /**
-   * The pooled session of a server (ordinary, sync-call). Throws UpstreamUnavailableError.
+   * The pooled session of a server (ordinary, sync-call); for a server pinned to 2026-07-28, its
+   * stateless tool calls (docs/connections.md, "Which side serves"). Throws UpstreamUnavailableError.
    * Every wait for a connection takes the attempt's signal: its deadline ends the wait
    * (`UpstreamDeadlineError`, nothing sent), though a connect shared with others goes on.
    */

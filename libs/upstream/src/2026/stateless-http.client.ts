@@ -23,7 +23,7 @@ import {
   abortedStepError,
 } from '../upstream.errors';
 import type { UpstreamLogger } from '../upstream.hooks';
-import type { RequestOptions, StatelessSession } from '../upstream.port';
+import type { RequestOptions, StatelessRequestOptions, StatelessSession } from '../upstream.port';
 
 /** The stateless revision this client speaks (docs/connections.md, "MCP 2026-07-28"). */
 export const STATELESS_PROTOCOL_VERSION = PROTOCOL_2026;
@@ -65,7 +65,7 @@ export class StatelessHttpClient implements StatelessSession {
   async request(
     method: string,
     params: Record<string, unknown>,
-    options: RequestOptions & { name?: string },
+    options: StatelessRequestOptions,
   ): Promise<Record<string, unknown>> {
     const timeoutMs = options.timeoutMs ?? this.config.callTimeoutMs;
     const id = this.nextId++;
@@ -73,7 +73,10 @@ export class StatelessHttpClient implements StatelessSession {
       jsonrpc: '2.0',
       id,
       method,
-      params: withTraceMeta({ ...params, _meta: { ...metaOf(params), ...envelope() } }),
+      params: withTraceMeta({
+        ...params,
+        _meta: { ...metaOf(params), ...envelope(options.withoutTasks !== true) },
+      }),
     });
     const headers: Record<string, string> = {
       ...this.config.headers,
@@ -184,12 +187,14 @@ const CLIENT_CAPABILITIES = Object.freeze({
   elicitation: { form: {} },
   extensions: { [TASKS_EXTENSION]: {} },
 });
+/** The same without the tasks extension: the server answers a call, and never makes a task. */
+const WITHOUT_TASKS = Object.freeze({ elicitation: { form: {} } });
 
-export function envelope(): Record<string, unknown> {
+export function envelope(tasks = true): Record<string, unknown> {
   return {
     [META_VERSION]: STATELESS_PROTOCOL_VERSION,
     [META_CLIENT_INFO]: { name: 'mcp-task-gateway', version: GATEWAY_VERSION },
-    [META_CAPABILITIES]: CLIENT_CAPABILITIES,
+    [META_CAPABILITIES]: tasks ? CLIENT_CAPABILITIES : WITHOUT_TASKS,
   };
 }
 
