@@ -51,8 +51,11 @@ beforeAll(async () => {
       found: entry(strict.url, tasks('found')),
       pinned: entry(strict.url, tasks('pinned'), '2026-07-28'),
       defaults: entry(defaults.url, tasks('defaults')),
-      // A server binds a tool to one toolset: the held call goes through a second entry.
+      // A server binds a tool to one toolset: the held calls go through entries of their own.
       held: entry(defaults.url, [['defaults-held', 'sync-call', 'slow_echo']]),
+      // Pinned, a held call needs no session: it is a stateless tools/call.
+      'pinned-held': entry(strict.url, [['pinned-held', 'sync-call', 'slow_echo']], '2026-07-28'),
+      'pinned-ask': entry(strict.url, [['pinned-ask', 'sync-call', 'confirm_echo']], '2026-07-28'),
     }),
     { env: { LEASE_MS: '8000' } },
   );
@@ -62,7 +65,7 @@ beforeAll(async () => {
       const res = await request(api.url).get('/v1/toolsets').set('Authorization', bearer(alice));
       const items = (res.body as { items: Array<{ name: string; available: boolean }> }).items;
       const available = items.filter((t) => t.available).map((t) => t.name);
-      return available.length === 7 ? available.sort() : undefined;
+      return available.length === 9 ? available.sort() : undefined;
     },
     'the official servers toolsets to be available',
     15_000,
@@ -74,8 +77,10 @@ beforeAll(async () => {
     'defaults-held',
     'found-confirm',
     'found-echo',
+    'pinned-ask',
     'pinned-confirm',
     'pinned-echo',
+    'pinned-held',
   ]);
 });
 
@@ -136,11 +141,23 @@ it.each(SERVERS)(
   },
 );
 
-it('on its defaults, a sync-call toolset holds the call to its result', async () => {
-  const id = await submit('defaults-held', { text: 'held', ms: 300 });
+it.each(['defaults', 'pinned'])(
+  '%s: a sync-call toolset holds the call to its result',
+  async (prefix) => {
+    const id = await submit(`${prefix}-held`, { text: 'held', ms: 300 });
+    const task = await untilStatus(id, ENDED);
+    expect(task.error).toBeNull();
+    expect(task.status).toBe('completed');
+    expect(task.result?.content).toEqual([{ type: 'text', text: 'echo: held' }]);
+  },
+);
+
+it('pinned: a held call whose tool asks a question ends failed as a broken contract', async () => {
+  // A held call has nowhere to put a question (docs/connections.md, "Which side serves").
+  const id = await submit('pinned-ask', { text: 'ship it' });
   const task = await untilStatus(id, ENDED);
-  expect(task.status).toBe('completed');
-  expect(task.result?.content).toEqual([{ type: 'text', text: 'echo: held' }]);
+  expect(task.status).toBe('failed');
+  expect(task.error?.code).toBe('protocol_error');
 });
 
 it('arguments its schema refuses get a 422 naming the field; no task is made', async () => {
