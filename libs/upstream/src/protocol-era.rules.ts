@@ -72,7 +72,10 @@ export function sessionless(config: ServerConfig): boolean {
   return config.transport === 'http' && config.protocolVersion === STATELESS_ERA;
 }
 
-/** An HTTP server pinned to 2026-07-28, or with `mcp-tasks` toolsets and not pinned to 2025-11-25. */
+/**
+ * The servers with a 2026-07-28 side: over HTTP, pinned to 2026-07-28, or with `mcp-tasks`
+ * toolsets and not pinned to 2025-11-25.
+ */
 export function hasStatelessSide(config: ServerConfig): boolean {
   if (sessionless(config)) return true;
   return (
@@ -82,7 +85,10 @@ export function hasStatelessSide(config: ServerConfig): boolean {
   );
 }
 
-/** Unpinned, `ordinary` and `sync-call` run on a 2025-11-25 session whatever else the server speaks. */
+/**
+ * Unless the server is pinned to 2026-07-28, `ordinary` and `sync-call` run on a 2025-11-25
+ * session whatever else it speaks.
+ */
 export function needsSession(config: ServerConfig): boolean {
   if (sessionless(config)) return false;
   return !hasStatelessSide(config) || config.toolsets.some((t) => t.contract !== Contract.McpTasks);

@@ -42,7 +42,7 @@ export interface UpstreamSession {
 export interface StatelessRequestOptions extends RequestOptions {
   /** The `Mcp-Name` header: the tool of `tools/call`, the task ID of `tasks/*`. */
   name?: string;
-  /** Leave the tasks extension out of the declared capabilities (a call that must not be a task). */
+  /** Leaves the tasks extension out of the declared capabilities: the call must not be a task. */
   withoutTasks?: boolean;
 }
 
@@ -94,7 +94,8 @@ export interface ServerStatus {
 export interface UpstreamPort {
   /**
    * The pooled session of a server (ordinary, sync-call); for a server pinned to 2026-07-28, its
-   * stateless tool calls (docs/connections.md, "Which side serves"). Throws UpstreamUnavailableError.
+   * stateless tool calls (docs/connections.md, "Which side serves").
+   * Throws UpstreamUnavailableError.
    * Every wait for a connection takes the attempt's signal: its deadline ends the wait
    * (`UpstreamDeadlineError`, nothing sent), though a connect shared with others goes on.
    */

@@ -176,7 +176,6 @@ export class StatelessHttpClient implements StatelessSession {
   }
 }
 
-/** The `_meta` every 2026-07-28 request carries: version, client info, the tasks capability. */
 /**
  * What the gateway can do for a server (docs/connections.md, "MCP 2026-07-28"): the tasks
  * extension, and questions in form mode, which a consumer answers through the API, the console or
@@ -190,6 +189,7 @@ const CLIENT_CAPABILITIES = Object.freeze({
 /** The same without the tasks extension: the server answers a call, and never makes a task. */
 const WITHOUT_TASKS = Object.freeze({ elicitation: { form: {} } });
 
+/** The `_meta` every 2026-07-28 request carries: version, client info, capabilities. */
 export function envelope(tasks = true): Record<string, unknown> {
   return {
     [META_VERSION]: STATELESS_PROTOCOL_VERSION,
