@@ -37,6 +37,7 @@ describe('which sides a server has', () => {
     server: 's',
     contract: Contract.SyncCall,
     tool: 'run',
+    callTimeoutMs: 60_000,
     retryOnCrash: false,
   };
   const native: ToolsetConfig = {
