@@ -18,6 +18,7 @@ interface TaskBody {
   task_id: string;
   status: string;
   result: { content?: Array<{ type: string; text?: string }>; isError?: boolean } | null;
+  progress: { current?: number; total?: number; message?: string } | null;
   error: { code: string; message: string } | null;
   input_required: { requests: Record<string, { method: string; params: Record<string, unknown> }> };
 }
@@ -142,13 +143,15 @@ it.each(SERVERS)(
 );
 
 it.each(['defaults', 'pinned'])(
-  '%s: a sync-call toolset holds the call to its result',
+  '%s: a sync-call toolset holds the call to its result, with its progress',
   async (prefix) => {
     const id = await submit(`${prefix}-held`, { text: 'held', ms: 300 });
     const task = await untilStatus(id, ENDED);
     expect(task.error).toBeNull();
     expect(task.status).toBe('completed');
     expect(task.result?.content).toEqual([{ type: 'text', text: 'echo: held' }]);
+    // On a session (defaults) or on the call's own SSE stream (pinned), progress arrives alike.
+    expect(task.progress).toEqual({ current: 1, total: 2, message: 'half way' });
   },
 );
 

@@ -7,8 +7,8 @@
 //
 //   node official-2026-server.mjs      prints "listening on http://127.0.0.1:<port>"
 //
-// Tools: `slow_echo {text, ms}` sends a log notification, waits `ms`, then answers `echo: <text>`
-// (or throws, for the text `fail`); `confirm_echo {text}` first asks whether to echo (a form elicitation), then
+// Tools: `slow_echo {text, ms}` sends a log notification (and a progress one when the request has
+// a progress token), waits `ms`, then answers `echo: <text>` (or throws, for the text `fail`); `confirm_echo {text}` first asks whether to echo (a form elicitation), then
 // answers `confirmed: <text>` or `declined`.
 import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
@@ -28,7 +28,7 @@ function build() {
   server.registerTool(
     'slow_echo',
     {
-      description: 'Echoes text after a delay, with a log notification first.',
+      description: 'Echoes text after a delay, with a log and a progress notification first.',
       inputSchema: z.object({ text: z.string(), ms: z.number().int().min(0).max(60_000) }),
     },
     async ({ text, ms }, ctx) => {
@@ -36,6 +36,13 @@ function build() {
         method: 'notifications/message',
         params: { level: 'info', data: `echoing ${text.length} characters` },
       });
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      if (progressToken !== undefined) {
+        await ctx.mcpReq.notify({
+          method: 'notifications/progress',
+          params: { progressToken, progress: 1, total: 2, message: 'half way' },
+        });
+      }
       await new Promise((resolve) => setTimeout(resolve, ms));
       if (text === 'fail') throw new Error('asked to fail');
       return { content: [{ type: 'text', text: `echo: ${text}` }] };

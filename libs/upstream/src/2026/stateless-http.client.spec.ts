@@ -110,6 +110,31 @@ describe('StatelessHttpClient', () => {
     });
   });
 
+  it("hands the request's own progress notifications to onProgress, with a token only then", async () => {
+    const progress = (token: unknown, value: number, extra = '') =>
+      `data: {"jsonrpc":"2.0","method":"notifications/progress","params":` +
+      `{"progressToken":${JSON.stringify(token)},"progress":${value}${extra}}}\n\n`;
+    reply = (s, res) => {
+      const token = (s.body.params._meta as Record<string, unknown>).progressToken ?? null;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(progress(token, 1, ',"total":4,"message":"one"'));
+      res.write(progress('someone-else', 2));
+      res.write(progress(token, 3));
+      res.end(`data: {"jsonrpc":"2.0","id":${s.body.id},"result":{"ok":1}}\n\n`);
+    };
+    const seenProgress: unknown[] = [];
+    const result = await client().request(
+      'tools/call',
+      {},
+      { idempotent: false, onProgress: (update) => seenProgress.push(update) },
+    );
+    expect(result).toEqual({ ok: 1 });
+    expect(seenProgress).toEqual([{ progress: 1, total: 4, message: 'one' }, { progress: 3 }]);
+    expect(seen[0].body.params._meta).toMatchObject({ progressToken: seen[0].body.id });
+    await client().request('tools/call', {}, { idempotent: false });
+    expect(seen[1].body.params._meta).not.toHaveProperty('progressToken');
+  });
+
   it('answers once the response came, though the server keeps its SSE stream open', async () => {
     let closed: Promise<void> = Promise.resolve();
     reply = (s, res) => {

@@ -23,6 +23,7 @@ import {
   abortedStepError,
 } from '../upstream.errors';
 import type { UpstreamLogger } from '../upstream.hooks';
+import { answered, type OtherMessage } from './sse-answer.reader';
 import type { RequestOptions, StatelessRequestOptions, StatelessSession } from '../upstream.port';
 
 /** The stateless revision this client speaks (docs/connections.md, "MCP 2026-07-28"). */
@@ -75,7 +76,12 @@ export class StatelessHttpClient implements StatelessSession {
       method,
       params: withTraceMeta({
         ...params,
-        _meta: { ...metaOf(params), ...envelope(options.withoutTasks !== true) },
+        _meta: {
+          ...metaOf(params),
+          ...envelope(options.withoutTasks !== true),
+          // The request's ID is its progress token: unique among this client's requests.
+          ...(options.onProgress ? { progressToken: id } : {}),
+        },
       }),
     });
     const headers: Record<string, string> = {
@@ -106,7 +112,7 @@ export class StatelessHttpClient implements StatelessSession {
       }
       let message: unknown;
       try {
-        message = await answered(response, id);
+        message = await answered(response, id, progressOf(id, options.onProgress));
       } catch (error) {
         throw this.sendFailure(error, deadline.signal, timeoutMs, options, false);
       }
@@ -202,97 +208,28 @@ function metaOf(params: Record<string, unknown>): Record<string, unknown> {
   return isRecord(params._meta) ? params._meta : {};
 }
 
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * The JSON-RPC message an answer carries: its JSON body, or from an SSE answer the response with
- * our id, read event by event as they stream in (notifications are skipped). Undefined for a web
- * page or what does not parse.
+ * The `notifications/progress` of one request, handed to its `onProgress` (a callback that
+ * throws is ignored: progress is advisory, the answer is what counts).
  */
-async function answered(response: Response, id: number): Promise<unknown> {
-  const type = response.headers.get('content-type') ?? '';
-  if (!type.includes('text/event-stream') || !response.body) {
-    const text = await response.text();
-    return type.includes('text/html') ? undefined : parse(text);
-  }
-  return responseEvent(response.body, id);
-}
-
-/**
- * The response with our id among an SSE stream's events. Only the event being read is held
- * (each bounded by `maxMessageBytes`, docs/connections.md, "Message size"), and once the
- * response is there the request is answered without waiting for the stream's end: a server that
- * keeps the stream open after it (or a proxy that holds it) does not hold the request until its
- * deadline. The rest is read in the background for a moment, so that the connection is kept when
- * the server ends the stream just after, and let go of otherwise.
- */
-async function responseEvent(body: ReadableStream<Uint8Array>, id: number): Promise<unknown> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  // Where an event ends: a blank line (line breaks of LF or CRLF).
-  const eventEnd = /\r?\n\r?\n/g;
-  let pending = '';
-  let done = false;
-  try {
-    for (;;) {
-      const chunk = await reader.read();
-      done = chunk.done;
-      // Where to look for the event's end again: a blank line may straddle two chunks.
-      eventEnd.lastIndex = Math.max(0, pending.length - 3);
-      pending += done ? decoder.decode() : decoder.decode(chunk.value, { stream: true });
-      for (let end = eventEnd.exec(pending); end; end = eventEnd.exec(pending)) {
-        const message = eventMessage(pending.slice(0, end.index));
-        if (isRecord(message) && message.id === id) return message;
-        pending = pending.slice(end.index + end[0].length);
-        eventEnd.lastIndex = 0;
-      }
-      if (done) {
-        // The last event, if the stream ended without its blank line.
-        const message = eventMessage(pending);
-        return isRecord(message) && message.id === id ? message : undefined;
-      }
-    }
-  } catch (error) {
-    done = true; // a failed stream is done with
-    throw error;
-  } finally {
-    if (!done) drainThenRelease(reader);
-  }
-}
-
-/** How long the rest of an answered SSE stream is read before it is let go of. */
-const DRAIN_AFTER_RESPONSE_MS = 1_000;
-
-/** Reads what is left of a stream to its end, or cancels it after DRAIN_AFTER_RESPONSE_MS. */
-function drainThenRelease(reader: ReadableStreamDefaultReader<Uint8Array>): void {
-  const timer = setTimeout(
-    () => void reader.cancel().catch(() => undefined),
-    DRAIN_AFTER_RESPONSE_MS,
-  );
-  timer.unref();
-  void (async () => {
+function progressOf(
+  token: number,
+  onProgress: RequestOptions['onProgress'],
+): OtherMessage | undefined {
+  if (!onProgress) return undefined;
+  return (message) => {
+    const params = message.params;
+    if (message.method !== 'notifications/progress' || !isRecord(params)) return;
+    const { progressToken, progress, total, message: text } = params;
+    if (progressToken !== token || typeof progress !== 'number') return;
     try {
-      while (!(await reader.read()).done);
+      onProgress({
+        progress,
+        ...(typeof total === 'number' ? { total } : {}),
+        ...(typeof text === 'string' ? { message: text } : {}),
+      });
     } catch {
-      // A stream that breaks after its response: the request has its answer already.
-    } finally {
-      clearTimeout(timer);
+      // See above.
     }
-  })();
-}
-
-/** The JSON-RPC message of one SSE event: its `data:` lines joined, parsed. */
-function eventMessage(block: string): unknown {
-  const data = block
-    .split(/\r?\n/)
-    .filter((line) => line.startsWith('data:'))
-    .map((line) => line.slice(5).replace(/^ /, ''))
-    .join('\n');
-  return data === '' ? undefined : parse(data);
+  };
 }

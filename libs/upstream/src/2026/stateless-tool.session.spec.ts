@@ -22,17 +22,25 @@ describe('StatelessToolSession', () => {
       content: [{ type: 'text', text: 'done' }],
     });
     const signal = new AbortController().signal;
+    const onProgress = () => undefined;
     const result = await session.callTool(
       'run',
       { n: 1 },
-      { idempotent: false, timeoutMs: 5000, signal, onProgress: () => undefined },
+      { idempotent: false, timeoutMs: 5000, signal, onProgress },
     );
     expect(result).toEqual({ content: [{ type: 'text', text: 'done' }] });
     expect(sent).toEqual([
       {
         method: 'tools/call',
         params: { name: 'run', arguments: { n: 1 } },
-        options: { idempotent: false, timeoutMs: 5000, signal, name: 'run', withoutTasks: true },
+        options: {
+          idempotent: false,
+          timeoutMs: 5000,
+          signal,
+          onProgress,
+          name: 'run',
+          withoutTasks: true,
+        },
       },
     ]);
     expect(session.protocolVersion).toBe('2026-07-28');

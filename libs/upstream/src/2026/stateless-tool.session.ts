@@ -17,7 +17,8 @@ import type {
  * serves"): its `ordinary` and `sync-call` tools are called with stateless `tools/call` requests
  * that leave the tasks extension out of the declared capabilities, so the server answers with the
  * result and never makes a task. The answer is checked against the same schema the session side's
- * SDK checks it with. Progress is not relayed on this path: no progress token is sent.
+ * SDK checks it with. Progress comes as it does on a session: `notifications/progress` for the
+ * request's progress token, on the answer's SSE stream.
  */
 export class StatelessToolSession implements UpstreamSession {
   readonly sessionId = undefined;
@@ -41,11 +42,10 @@ export class StatelessToolSession implements UpstreamSession {
     args: Record<string, unknown>,
     options: RequestOptions,
   ): Promise<CallToolResult> {
-    const { onProgress: _notRelayed, ...rest } = options;
     const reply = await this.client.request(
       'tools/call',
       { name, arguments: args },
-      { ...rest, name, withoutTasks: true },
+      { ...options, name, withoutTasks: true },
     );
     const { resultType, ...result } = reply;
     if (resultType !== undefined && resultType !== 'complete') {
