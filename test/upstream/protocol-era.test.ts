@@ -63,6 +63,7 @@ describe('which side serves a server', () => {
       ['mixed-ordinary', false],
     ]);
     expect(rows[1].unavailableReason).toMatch(/-32020/);
+    expect(rows[1].unavailableReason).toContain('pin it ("protocolVersion": "2026-07-28")');
   });
 
   it('a 2025-11-25-only server (server/discover refused) is served by its session', async () => {

@@ -46,6 +46,25 @@ const sync = (t: string): ToolsetConfig => ({
 describe('CatalogBuilder', () => {
   const builder = new CatalogBuilder();
 
+  it('a session refused by a server that serves 2026-07-28 says how to run without one', () => {
+    const serving: ServerStatus = { ...READY, taskProtocol: '2026-07-28' };
+    const refused: ServerStatus = { server: 'demo', state: 'parked', reason: 'initialize refused' };
+    const connecting: ServerStatus = { server: 'demo', state: 'connecting', reason: 'starting' };
+    const [parked] = builder.build([sync('demo_slow')], { ...serving, sessionSide: refused });
+    expect(parked.available).toBe(false);
+    expect(parked.unavailableReason).toBe(
+      'server unavailable: initialize refused; the server serves MCP 2026-07-28: pin it ' +
+        '("protocolVersion": "2026-07-28") to run this toolset without a session',
+    );
+    // Not while the session is still being opened, nor when the whole server is away.
+    const [waiting] = builder.build([sync('demo_slow')], { ...serving, sessionSide: connecting });
+    expect(waiting.unavailableReason).toBe('server unavailable: starting');
+    const away = { ...refused, sessionSide: refused };
+    expect(builder.build([sync('demo_slow')], away)[0].unavailableReason).toBe(
+      'server unavailable: initialize refused',
+    );
+  });
+
   it('publishes an available ordinary toolset with the submit tool description and schema', () => {
     const [entry] = builder.build([ORDINARY], READY);
     expect(entry).toMatchObject({

@@ -58,7 +58,12 @@ export class CatalogBuilder {
     const side =
       toolset.contract !== Contract.McpTasks && status.sessionSide ? status.sessionSide : status;
     const tool = side.tools?.find((candidate) => candidate.name === toolName);
-    const reason = this.unavailableReason(toolset, side, secrets);
+    let reason = this.unavailableReason(toolset, side, secrets);
+    if (reason !== null && side !== status && side.state === 'parked' && status.state === 'ready') {
+      // The server serves 2026-07-28 and refused the session: pinned, it needs none
+      // (docs/connections.md, "Which side serves").
+      reason += `; ${PIN_HINT}`;
+    }
     return {
       name: toolset.name,
       server: toolset.server,
@@ -99,6 +104,11 @@ export class CatalogBuilder {
     return null;
   }
 }
+
+/** What an operator does about a refused session on a server that serves 2026-07-28. */
+const PIN_HINT =
+  'the server serves MCP 2026-07-28: pin it ("protocolVersion": "2026-07-28") to run this ' +
+  'toolset without a session';
 
 function describe(tool: Tool | undefined, contract: Contract): string {
   const own = tool?.description?.trim();
