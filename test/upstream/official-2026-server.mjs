@@ -1,15 +1,18 @@
 // An MCP server nobody here wrote, as strict as its library allows: the official SDK v2
 // (@modelcontextprotocol/server) serving 2026-07-28 only (`legacy: 'reject'`: no initialize, no
 // session), every answer an SSE stream (`responseMode: 'sse'`) with a keep-alive comment every
-// 50 ms. It has no tasks extension, as the SDK has none: a tools/call answers with its result, or
-// with questions first (the SDK's `inputRequired`, a multi-round-trip call). The package is ESM
-// only and the tests run as CommonJS, so the test spawns this file with Node.
+// 50 ms. With `--defaults`, the same server on the library's defaults instead: both eras without
+// sessions, JSON unless a notification comes first. It has no tasks extension, as the SDK has
+// none: a tools/call answers with its result, or with questions first (the SDK's
+// `inputRequired`, a multi-round-trip call). The package is ESM only and the tests run as
+// CommonJS, so the test spawns this file with Node.
 //
-//   node official-2026-server.mjs      prints "listening on http://127.0.0.1:<port>"
+//   node official-2026-server.mjs [--defaults]   prints "listening on http://127.0.0.1:<port>"
 //
 // Tools: `slow_echo {text, ms}` sends a log notification (and a progress one when the request has
-// a progress token), waits `ms`, then answers `echo: <text>` (or throws, for the text `fail`); `confirm_echo {text}` first asks whether to echo (a form elicitation), then
-// answers `confirmed: <text>` or `declined`.
+// a progress token), waits `ms`, then answers `echo: <text>` (or throws, for the text `fail`);
+// `confirm_echo {text}` first asks whether to echo (a form elicitation), then answers
+// `confirmed: <text>` or `declined`.
 import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import {
@@ -75,8 +78,6 @@ function build() {
   return server;
 }
 
-// `--defaults`: the SDK's defaults instead (both eras, stateless; JSON unless a notification
-// comes first).
 const handler = process.argv.includes('--defaults')
   ? createMcpHandler(build)
   : createMcpHandler(build, { legacy: 'reject', responseMode: 'sse', keepAliveMs: 50 });
