@@ -30,7 +30,8 @@ export async function answered(
  * response is there the request is answered without waiting for the stream's end: a server that
  * keeps the stream open after it (or a proxy that holds it) does not hold the request until its
  * deadline. The rest is read in the background for a moment, so that the connection is kept when
- * the server ends the stream just after, and let go of otherwise.
+ * the server ends the stream just after, and let go of otherwise (a stream already ended or
+ * failed has nothing left to read).
  */
 async function responseEvent(
   body: ReadableStream<Uint8Array>,
@@ -38,36 +39,45 @@ async function responseEvent(
   onOther?: OtherMessage,
 ): Promise<unknown> {
   const reader = body.getReader();
+  try {
+    for await (const message of sseMessages(reader)) {
+      if (!isRecord(message)) continue;
+      if (message.id === id) return message;
+      onOther?.(message);
+    }
+    return undefined;
+  } finally {
+    drainThenRelease(reader);
+  }
+}
+
+/**
+ * The JSON-RPC message of each event of an SSE stream as it arrives (undefined for an event
+ * without JSON data), the last one counted even without its closing blank line. The reader stays
+ * the caller's: leaving the loop early neither cancels nor releases it.
+ */
+export async function* sseMessages(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): AsyncGenerator<unknown, void> {
   const decoder = new TextDecoder();
   // Where an event ends: a blank line (line breaks of LF or CRLF).
   const eventEnd = /\r?\n\r?\n/g;
   let pending = '';
-  let done = false;
-  try {
-    for (;;) {
-      const chunk = await reader.read();
-      done = chunk.done;
-      // Where to look for the event's end again: a blank line may straddle two chunks.
-      eventEnd.lastIndex = Math.max(0, pending.length - 3);
-      pending += done ? decoder.decode() : decoder.decode(chunk.value, { stream: true });
-      for (let end = eventEnd.exec(pending); end; end = eventEnd.exec(pending)) {
-        const message = eventMessage(pending.slice(0, end.index));
-        if (isRecord(message) && message.id === id) return message;
-        if (isRecord(message)) onOther?.(message);
-        pending = pending.slice(end.index + end[0].length);
-        eventEnd.lastIndex = 0;
-      }
-      if (done) {
-        // The last event, if the stream ended without its blank line.
-        const message = eventMessage(pending);
-        return isRecord(message) && message.id === id ? message : undefined;
-      }
+  for (;;) {
+    const chunk = await reader.read();
+    // Where to look for the event's end again: a blank line may straddle two chunks.
+    eventEnd.lastIndex = Math.max(0, pending.length - 3);
+    pending += chunk.done ? decoder.decode() : decoder.decode(chunk.value, { stream: true });
+    for (let end = eventEnd.exec(pending); end; end = eventEnd.exec(pending)) {
+      const block = pending.slice(0, end.index);
+      pending = pending.slice(end.index + end[0].length);
+      eventEnd.lastIndex = 0;
+      yield eventMessage(block);
     }
-  } catch (error) {
-    done = true; // a failed stream is done with
-    throw error;
-  } finally {
-    if (!done) drainThenRelease(reader);
+    if (chunk.done) {
+      yield eventMessage(pending);
+      return;
+    }
   }
 }
 

@@ -3,6 +3,7 @@ import type { ServerConfig } from '@app/config';
 import { encodeHeaderValue } from '@app/wire';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
+import { sseMessages } from './sse-answer.reader';
 import { STATELESS_PROTOCOL_VERSION, envelope } from './stateless-http.client';
 
 /** What a listen stream reports; each callback is the owner's, and none may throw into it. */
@@ -92,16 +93,14 @@ export class TaskListenStream implements TaskListen {
         const text = await response.text().catch(() => '');
         throw new Error(`listen refused: HTTP ${response.status} ${refusal(text)}`);
       }
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let cut: number;
-        while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, '');
-          if (this.message(block) === 'acknowledged') clearTimeout(acked);
+      const reader = response.body.getReader();
+      try {
+        for await (const message of sseMessages(reader)) {
+          if (this.message(message) === 'acknowledged') clearTimeout(acked);
         }
+      } finally {
+        // A refusal read in the stream leaves it early: let the connection go.
+        void reader.cancel().catch(() => undefined);
       }
     } finally {
       clearTimeout(acked);
@@ -109,18 +108,7 @@ export class TaskListenStream implements TaskListen {
   }
 
   /** One SSE event: the acknowledgement, a task notification, or the listen's own answer. */
-  private message(block: string): 'acknowledged' | undefined {
-    const data = block
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).replace(/^ /, ''))
-      .join('\n');
-    let message: unknown;
-    try {
-      message = JSON.parse(data);
-    } catch {
-      return undefined;
-    }
+  private message(message: unknown): 'acknowledged' | undefined {
     if (!isRecord(message) || this.ended) return undefined;
     const params = isRecord(message.params) ? message.params : {};
     if (message.method === 'notifications/subscriptions/acknowledged') {
