@@ -4,6 +4,7 @@ import type { DemoContext } from '../demo-context.interface';
 import { CONFORMANCE_TOOLS } from './conformance-tools.catalog';
 import { demoTools2026 } from './demo-tools-2026.catalog';
 import { jobTaskTools2026 } from './job-task-tools-2026.catalog';
+import { ordinaryTools } from '../ordinary-tools.registrar';
 import { invalidParams, JsonRpcWireError, methodNotFound, tasksExtensionRequired } from '@app/wire';
 import { isRecord } from '@app/common';
 import { validateRequest2026, type Request2026 } from '@app/wire';
@@ -50,6 +51,7 @@ export class Mcp2026Handler {
       ...CONFORMANCE_TOOLS,
       ...demoTools2026(context.registry, context.tasks2026),
       ...jobTaskTools2026(context.registry),
+      ...ordinaryTools(context.registry),
     ];
     for (const tool of all) this.tools.set(tool.name, tool);
   }
