@@ -54,7 +54,9 @@ beforeAll(async () => {
       defaults: entry(defaults.url, tasks('defaults')),
       // A server binds a tool to one toolset: the held calls go through entries of their own.
       held: entry(defaults.url, [['defaults-held', 'sync-call', 'slow_echo']]),
-      // Pinned, a held call needs no session: it is a stateless tools/call.
+      // Unpinned, its refused session and server/discover find it needs none (and pinned, it
+      // needs none from the start): a held call is a stateless tools/call.
+      'strict-held': entry(strict.url, [['strict-held', 'sync-call', 'slow_echo']]),
       'pinned-held': entry(strict.url, [['pinned-held', 'sync-call', 'slow_echo']], '2026-07-28'),
       'pinned-ask': entry(strict.url, [['pinned-ask', 'sync-call', 'confirm_echo']], '2026-07-28'),
     }),
@@ -66,7 +68,7 @@ beforeAll(async () => {
       const res = await request(api.url).get('/v1/toolsets').set('Authorization', bearer(alice));
       const items = (res.body as { items: Array<{ name: string; available: boolean }> }).items;
       const available = items.filter((t) => t.available).map((t) => t.name);
-      return available.length === 9 ? available.sort() : undefined;
+      return available.length === 10 ? available.sort() : undefined;
     },
     'the official servers toolsets to be available',
     15_000,
@@ -82,6 +84,7 @@ beforeAll(async () => {
     'pinned-confirm',
     'pinned-echo',
     'pinned-held',
+    'strict-held',
   ]);
 });
 
@@ -142,7 +145,7 @@ it.each(SERVERS)(
   },
 );
 
-it.each(['defaults', 'pinned'])(
+it.each(['defaults', 'pinned', 'strict'])(
   '%s: a sync-call toolset holds the call to its result, with its progress',
   async (prefix) => {
     const id = await submit(`${prefix}-held`, { text: 'held', ms: 300 });
@@ -150,7 +153,8 @@ it.each(['defaults', 'pinned'])(
     expect(task.error).toBeNull();
     expect(task.status).toBe('completed');
     expect(task.result?.content).toEqual([{ type: 'text', text: 'echo: held' }]);
-    // On a session (defaults) or on the call's own SSE stream (pinned), progress arrives alike.
+    // On a session (defaults) or on the call's own SSE stream (pinned, strict), progress arrives
+    // alike.
     expect(task.progress).toEqual({ current: 1, total: 2, message: 'half way' });
   },
 );

@@ -3,6 +3,7 @@
 // and a server redeployed to the other era going unnoticed (docs/connections.md, "Which side
 // serves").
 import type { ServerConfig, ToolsetConfig } from '@app/config';
+import type { UpstreamPool } from '@app/upstream';
 import { freePort } from '@app/dev-db';
 import { CatalogBuilder } from '@app/drivers';
 import { useProcesses } from '../helpers/process-scope';
@@ -48,22 +49,58 @@ describe('which side serves a server', () => {
     expect(
       recorder.logs.filter((l) => l.obj.side === 'session' && l.obj.server !== 'mixed'),
     ).toEqual([]);
-    // An ordinary toolset beside it needs a session the server refuses: only it is unavailable.
+    // An ordinary toolset beside it needs a session: refused, and no session version listed, the
+    // server is served without one, and the toolset by stateless calls.
     await waitUntil(
-      () => (pool.status('mixed').sessionSide?.state === 'parked' ? true : undefined),
-      'the mixed server session side to park',
+      () => (pool.status('mixed').sessionSide === undefined ? true : undefined),
+      'the mixed server to be served without a session',
     );
-    const mixed = pool.status('mixed');
     const rows = new CatalogBuilder().build(
       [nativeToolset('mixed'), ordinaryToolset('mixed')],
-      mixed,
+      pool.status('mixed'),
     );
-    expect(rows.map((row) => [row.name, row.available])).toEqual([
-      ['mixed-native', true],
-      ['mixed-ordinary', false],
+    expect(rows.map((row) => [row.name, row.available, row.unavailableReason])).toEqual([
+      ['mixed-native', true, null],
+      ['mixed-ordinary', true, null],
     ]);
-    expect(rows[1].unavailableReason).toMatch(/-32020/);
-    expect(rows[1].unavailableReason).toContain('pin it ("protocolVersion": "2026-07-28")');
+    await expectStatelessSubmit(pool, 'mixed');
+  });
+
+  it('an unpinned strict 2026-07-28 server without mcp-tasks toolsets serves after one refusal', async () => {
+    const strict = await startDemoServer(['--strict-2026']);
+    const { pool, recorder } = openPool([
+      server('plain', strict.url, { toolsets: [ordinaryToolset('plain')] }),
+    ]);
+    // The session is refused (-32020); the server/discover asked then finds 2026-07-28 and no
+    // session version: the 2026-07-28 side wakes and serves, and no session is tried again.
+    const status = await waitUntil(
+      () => (pool.status('plain').state === 'ready' ? pool.status('plain') : undefined),
+      'the plain server to be ready',
+      10_000,
+    );
+    expect(status.taskProtocol).toBe('2026-07-28');
+    expect(status.sessionSide).toBeUndefined();
+    const [row] = new CatalogBuilder().build([ordinaryToolset('plain')], status);
+    expect([row.available, row.unavailableReason]).toEqual([true, null]);
+    await expectStatelessSubmit(pool, 'plain');
+    // The session side was put to rest, not left retrying beside it.
+    const sessionSide = recorder.logs.filter((l) => l.obj.side === 'session');
+    expect(sessionSide.at(-1)?.obj.reason).toBe('the server speaks 2026-07-28 without a session');
+  });
+
+  it('a server listing 2025-11-25 too keeps its session side: discover alone changes nothing', async () => {
+    // The demo server on its defaults lists 2026-07-28 alone yet opens sessions: its session
+    // works, so no discover is asked for a server without mcp-tasks toolsets.
+    const both = await startDemoServer([]);
+    const { pool } = openPool([server('both', both.url, { toolsets: [ordinaryToolset('both')] })]);
+    const status = await waitUntil(
+      () => (pool.status('both').state === 'ready' ? pool.status('both') : undefined),
+      'the both-eras server session to be ready',
+    );
+    expect(status.taskProtocol).toBe('2025-11-25');
+    expect(status.capabilities).toBeDefined();
+    const session = await pool.session('both');
+    expect(session.constructor.name).toBe('PooledSessionAdapter');
   });
 
   it('a 2025-11-25-only server (server/discover refused) is served by its session', async () => {
@@ -118,3 +155,15 @@ describe('which side serves a server', () => {
     expect(back.sessionSide).toBeUndefined();
   });
 });
+
+/** A stateless `tools/call` of the demo's ordinary submit tool answers with its handle. */
+async function expectStatelessSubmit(pool: UpstreamPool, name: string): Promise<void> {
+  const session = await pool.session(name);
+  expect(session.constructor.name).toBe('StatelessToolSession');
+  const result = await session.callTool('demo_submit', {}, { idempotent: false });
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({
+    task_id: expect.any(String),
+    status: 'running',
+  });
+}

@@ -1,7 +1,14 @@
 import { Contract } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import { TASKS_EXTENSION } from '@app/wire';
-import { hasStatelessSide, needsSession, sessionless, speaksStateless } from './protocol-era.rules';
+import {
+  hasStatelessSide,
+  listsNoSessionVersion,
+  mayServeStateless,
+  needsSession,
+  sessionless,
+  speaksStateless,
+} from './protocol-era.rules';
 
 const TASKS = { extensions: { [TASKS_EXTENSION]: {} } };
 
@@ -31,6 +38,19 @@ describe('speaksStateless', () => {
   });
 });
 
+describe('listsNoSessionVersion', () => {
+  it('holds for 2026-07-28 listed without any version a session opens with, extension or not', () => {
+    expect(listsNoSessionVersion({ supportedVersions: ['2026-07-28'] })).toBe(true);
+    expect(listsNoSessionVersion({ supportedVersions: ['2026-07-28'], capabilities: TASKS })).toBe(
+      true,
+    );
+    expect(listsNoSessionVersion({ supportedVersions: ['2026-07-28', '2025-11-25'] })).toBe(false);
+    // No list says nothing about sessions; a list without 2026-07-28 is another server's.
+    expect(listsNoSessionVersion({ capabilities: TASKS })).toBe(false);
+    expect(listsNoSessionVersion({ supportedVersions: ['2027-01-01'] })).toBe(false);
+  });
+});
+
 describe('which sides a server has', () => {
   const held: ToolsetConfig = {
     name: 'held',
@@ -49,6 +69,13 @@ describe('which sides a server has', () => {
   };
   const server = (extra: Partial<ServerConfig>) =>
     ({ name: 's', transport: 'http', toolsets: [held], ...extra }) as ServerConfig;
+
+  it('an HTTP server not pinned to 2025-11-25 may be found to speak 2026-07-28', () => {
+    expect(mayServeStateless(server({}))).toBe(true);
+    expect(mayServeStateless(server({ protocolVersion: '2026-07-28' }))).toBe(true);
+    expect(mayServeStateless(server({ protocolVersion: '2025-11-25' }))).toBe(false);
+    expect(mayServeStateless(server({ transport: 'stdio' }))).toBe(false);
+  });
 
   it('pinned to 2026-07-28, every toolset runs on stateless requests: no session side', () => {
     const pinned = server({ protocolVersion: '2026-07-28', toolsets: [held, native] });

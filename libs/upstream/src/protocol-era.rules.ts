@@ -36,7 +36,18 @@ export function speaksStateless(result: Record<string, unknown>): boolean {
   const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : undefined;
   if (versions !== undefined && !versions.includes(STATELESS_ERA)) return false;
   if (typeof capabilities?.extensions?.[TASKS_EXTENSION] === 'object') return true;
-  return versions !== undefined && !versions.some((v) => SESSION_VERSIONS.has(v));
+  return listsNoSessionVersion(result);
+}
+
+/**
+ * A `server/discover` answer that lists 2026-07-28 and no version the session side's SDK can open
+ * a session with: with a session refused too, the server is served without one
+ * (docs/connections.md, "Which side serves").
+ */
+export function listsNoSessionVersion(result: Record<string, unknown>): boolean {
+  const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : undefined;
+  if (versions === undefined || !versions.includes(STATELESS_ERA)) return false;
+  return !versions.some((v) => SESSION_VERSIONS.has(v));
 }
 
 /** The versions the session side's SDK can open a session with. */
@@ -66,10 +77,20 @@ export function refusesStateless(error: unknown): boolean {
 
 /**
  * A server pinned to 2026-07-28 has no session side: its `ordinary` and `sync-call` toolsets call
- * their tools with stateless requests too (docs/connections.md, "Which side serves").
+ * their tools with stateless requests too (docs/connections.md, "Which side serves"). An unpinned
+ * server can become so at run time (`UpstreamPool`).
  */
 export function sessionless(config: ServerConfig): boolean {
   return config.transport === 'http' && config.protocolVersion === STATELESS_ERA;
+}
+
+/**
+ * The servers that may be found to speak 2026-07-28: over HTTP and not pinned to 2025-11-25. Those
+ * without a 2026-07-28 side of their own (no `mcp-tasks` toolsets) ask `server/discover` only when
+ * a session is refused.
+ */
+export function mayServeStateless(config: ServerConfig): boolean {
+  return config.transport === 'http' && config.protocolVersion !== LEGACY_ERA;
 }
 
 /**

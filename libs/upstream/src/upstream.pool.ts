@@ -1,20 +1,16 @@
 import type { ServerConfig, TaskProtocolVersion } from '@app/config';
 import { BackoffPolicy, DEFAULT_BACKOFF } from './backoff.policy';
 import { BoundSessionAdapter, breaksSession } from './2025/bound-session.adapter';
-import { PooledSessionAdapter } from './2025/pooled-session.adapter';
 import { ProcessGroupRegistry } from './transport/process-group.registry';
 import { ResumedSessionCache } from './2025/resumed-session.cache';
-import { ServerSupervisor } from './2025/server.supervisor';
-import { StatelessHttpClient } from './2026/stateless-http.client';
 import { LEGACY_ERA, hasStatelessSide, needsSession, sessionless } from './protocol-era.rules';
-import { StatelessSupervisor } from './2026/stateless.supervisor';
-import { StatelessToolSession } from './2026/stateless-tool.session';
 import {
   TaskListenStream,
   type TaskListen,
   type TaskListenHandlers,
 } from './2026/task-listen.stream';
 import { describe } from './failure.classifier';
+import { buildSides, type ServerSides } from './server-sides';
 import { TransportFactory } from './transport/transport.factory';
 import { UpstreamUnavailableError, untilAborted } from './upstream.errors';
 import {
@@ -34,20 +30,18 @@ import type {
 
 /**
  * The poller's connection layer: per configured server a 2025-11-25 session supervisor and, for an
- * HTTP server with `mcp-tasks` toolsets or pinned to 2026-07-28, a 2026-07-28 supervisor that also
- * finds which era the server speaks; the separate native-task sessions and the cache of resumed
- * sessions. Construct it, call `start()` at application bootstrap, `close()` at shutdown.
+ * HTTP server not pinned to 2025-11-25, a 2026-07-28 supervisor that also finds which era the
+ * server speaks (latent where no `mcp-tasks` toolset needs it: woken by a refused session); the
+ * separate native-task sessions and the cache of resumed sessions. Construct it, call `start()` at
+ * application bootstrap, `close()` at shutdown.
  */
 export class UpstreamPool implements UpstreamPort {
-  private readonly supervisors = new Map<string, ServerSupervisor>();
-  private readonly statelessSides = new Map<string, StatelessSupervisor>();
-  private readonly sessions = new Map<string, UpstreamSession>();
+  private readonly servers = new Map<string, ServerSides>();
   private readonly listeners = new Set<(status: ServerStatus) => void>();
   private readonly stateListeners = new Set<(server: string, state: SupervisorState) => void>();
   private readonly pushListeners = new Set<(event: SessionPushEvent) => void>();
   private readonly registry: ProcessGroupRegistry;
   private readonly resumed: ResumedSessionCache;
-  private readonly stateless = new Map<string, StatelessHttpClient>();
   private closed = false;
 
   /**
@@ -65,52 +59,23 @@ export class UpstreamPool implements UpstreamPort {
     this.registry = new ProcessGroupRegistry(logger, options.processGroupDir);
     const factory = new TransportFactory(this.registry, logger);
     const closeTimeoutMs = options.closeTimeoutMs ?? 3000;
-    const backoff = new BackoffPolicy({ ...DEFAULT_BACKOFF, ...options.backoff });
-    for (const config of servers) {
-      const name = config.name;
-      const supervisor = new ServerSupervisor({
-        config,
-        factory,
-        logger,
-        metrics: this.sideMetrics('session'),
-        backoff,
-        closeTimeoutMs,
-        onToolsChanged: () => this.emitToolsChanged(name),
-        onTaskPush: (event) =>
-          tellEach(this.logger, this.pushListeners, [event], event.server, 'push'),
-        onConnectFailed: () => {
-          const side = this.statelessSides.get(name);
-          if (side?.era === LEGACY_ERA) side.rediscover('a 2025-11-25 session could not be opened');
-        },
-      });
-      this.supervisors.set(name, supervisor);
-      this.sessions.set(name, new PooledSessionAdapter(supervisor));
-      if (config.transport !== 'http') continue;
-      // The gateway's HTTP client under it, as under every upstream request (its default).
-      const client = new StatelessHttpClient(
-        config,
-        logger,
-        undefined,
-        (method, seconds) => hooks.onCallDuration?.(name, method, seconds),
-        (method, error) =>
-          this.statelessSides.get(name)?.rediscover(`${method} refused: ${describe(error)}`),
-      );
-      this.stateless.set(name, client);
-      if (!hasStatelessSide(config)) continue;
-      const side = new StatelessSupervisor({
-        config,
-        client,
-        logger,
-        metrics: this.sideMetrics('stateless'),
-        backoff,
-        onEra: (era) => this.eraChanged(config, era),
-        onToolsChanged: () => this.emitToolsChanged(name),
-      });
-      this.statelessSides.set(name, side);
-      if (sessionless(config)) {
-        this.sessions.set(name, new StatelessToolSession(client, () => side.status().capabilities));
-      }
-    }
+    const wiring = {
+      factory,
+      logger,
+      backoff: new BackoffPolicy({ ...DEFAULT_BACKOFF, ...options.backoff }),
+      closeTimeoutMs,
+      sessionMetrics: this.sideMetrics('session'),
+      statelessMetrics: this.sideMetrics('stateless'),
+      onCallDuration: hooks.onCallDuration?.bind(hooks),
+      onToolsChanged: (server: string) => this.emitToolsChanged(server),
+      onTaskPush: (event: SessionPushEvent) =>
+        tellEach(this.logger, this.pushListeners, [event], event.server, 'push'),
+      onSessionFailed: (server: string) => this.sessionFailed(server),
+      onStatelessRefused: (server: string, method: string, error: unknown) =>
+        this.servers.get(server)?.stateless?.rediscover(`${method} refused: ${describe(error)}`),
+      onEra: (config: ServerConfig, era: TaskProtocolVersion) => this.eraChanged(config, era),
+    };
+    for (const config of servers) this.servers.set(config.name, buildSides(config, wiring));
     this.resumed = new ResumedSessionCache({
       factory,
       logger,
@@ -122,30 +87,28 @@ export class UpstreamPool implements UpstreamPort {
 
   /**
    * Reaps children a crashed predecessor left, then starts every server's side: the 2026-07-28
-   * side where there is one (it finds the era), the session side where no 2026-07-28 side serves
-   * or `ordinary`/`sync-call` toolsets need a session.
+   * side where `mcp-tasks` toolsets or the pin need one (it finds the era), the session side where
+   * no 2026-07-28 side serves or `ordinary`/`sync-call` toolsets need a session.
    */
   start(): void {
     if (this.options.reapOrphans !== false) this.registry.reapOrphans();
-    for (const supervisor of this.supervisors.values()) {
-      const side = this.statelessSides.get(supervisor.server);
-      side?.start();
-      if (!side || needsSession(supervisor.config)) supervisor.start();
+    for (const { config, supervisor, stateless } of this.servers.values()) {
+      if (hasStatelessSide(config)) stateless?.start();
+      if (needsSession(config)) supervisor.start();
     }
   }
 
   async session(server: string, signal?: AbortSignal): Promise<UpstreamSession> {
-    const supervisor = this.supervisor(server);
-    if (!sessionless(supervisor.config)) {
-      await untilAborted(supervisor.ready(), signal, server, 'connect');
-    }
-    return this.sessions.get(server)!;
+    const sides = this.sides(server);
+    if (sides.toolCalls && this.sessionless(sides)) return sides.toolCalls;
+    await untilAborted(sides.supervisor.ready(), signal, server, 'connect');
+    return sides.pooled;
   }
 
   async taskSession(server: string, signal?: AbortSignal): Promise<UpstreamSession> {
-    const supervisor = this.supervisor(server);
+    const { supervisor, pooled } = this.sides(server);
     const conn = await untilAborted(supervisor.taskConnectionReady(), signal, server, 'connect');
-    if (conn === supervisor.currentConnection) return this.sessions.get(server)!;
+    if (conn === supervisor.currentConnection) return pooled;
     return new BoundSessionAdapter(conn, (broken, error) => {
       if (breaksSession(error)) supervisor.dropTaskConnection(broken, error);
     });
@@ -157,22 +120,20 @@ export class UpstreamPool implements UpstreamPort {
     protocolVersion: string,
     signal?: AbortSignal,
   ): Promise<UpstreamSession> {
-    const supervisor = this.supervisor(server);
-    const resuming = this.resumed.get(supervisor.config, sessionId, protocolVersion);
+    const { config } = this.sides(server);
+    const resuming = this.resumed.get(config, sessionId, protocolVersion);
     return untilAborted(resuming, signal, server, 'session resume');
   }
 
   async taskProtocol(server: string, signal?: AbortSignal): Promise<TaskProtocolVersion> {
-    const { config } = this.supervisor(server);
+    const { config, stateless: side } = this.sides(server);
     // Asked of the 2026-07-28 side even when pinned: work revives it if parked.
-    const side = this.statelessSides.get(server);
     if (side) return untilAborted(side.protocol(), signal, server, 'finding the task protocol');
     return config.protocolVersion ?? LEGACY_ERA;
   }
 
   statelessSession(server: string): StatelessSession {
-    this.supervisor(server);
-    const client = this.stateless.get(server);
+    const { client } = this.sides(server);
     if (!client) throw new UpstreamUnavailableError(server, 'closed', 'not an HTTP server');
     return client;
   }
@@ -187,8 +148,7 @@ export class UpstreamPool implements UpstreamPort {
     taskIds: readonly string[],
     handlers: TaskListenHandlers,
   ): TaskListen {
-    const { config } = this.supervisor(server);
-    const side = this.statelessSides.get(server);
+    const { config, stateless: side } = this.sides(server);
     if (!side || side.era === LEGACY_ERA) {
       throw new UpstreamUnavailableError(server, 'closed', 'no 2026-07-28 side to listen on');
     }
@@ -203,20 +163,18 @@ export class UpstreamPool implements UpstreamPort {
    * side's own status beside it when that side runs too.
    */
   status(server: string): ServerStatus {
-    const supervisor = this.supervisor(server);
-    const side = this.statelessSides.get(server);
+    const { config, supervisor, stateless: side } = this.sides(server);
     if (side && side.era !== LEGACY_ERA) {
       const status = side.status();
       return supervisor.started ? { ...status, sessionSide: supervisor.status() } : status;
     }
-    const { config } = supervisor;
     const known = config.protocolVersion ?? (config.transport === 'http' ? side?.era : LEGACY_ERA);
     return known ? { ...supervisor.status(), taskProtocol: known } : supervisor.status();
   }
 
   /** Statuses of every configured server (for the catalog and health endpoints). */
   statuses(): ServerStatus[] {
-    return [...this.supervisors.keys()].map((server) => this.status(server));
+    return [...this.servers.keys()].map((server) => this.status(server));
   }
 
   onToolsChanged(listener: (status: ServerStatus) => void): void {
@@ -237,8 +195,10 @@ export class UpstreamPool implements UpstreamPort {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([
-      ...[...this.supervisors.values()].map((supervisor) => supervisor.close()),
-      ...[...this.statelessSides.values()].map((side) => side.close()),
+      ...[...this.servers.values()].flatMap(({ supervisor, stateless }) => [
+        supervisor.close(),
+        stateless?.close(),
+      ]),
       this.resumed.close(),
     ]);
     this.listeners.clear();
@@ -246,16 +206,16 @@ export class UpstreamPool implements UpstreamPort {
     this.pushListeners.clear();
   }
 
-  private supervisor(server: string): ServerSupervisor {
-    const supervisor = this.supervisors.get(server);
-    if (!supervisor) throw new UpstreamUnavailableError(server, 'closed', 'not configured');
+  private sides(server: string): ServerSides {
+    const sides = this.servers.get(server);
+    if (!sides) throw new UpstreamUnavailableError(server, 'closed', 'not configured');
     if (this.closed) throw new UpstreamUnavailableError(server, 'closed', 'pool closed');
-    return supervisor;
+    return sides;
   }
 
   /** The side whose state is the server's: the 2026-07-28 one unless the era is 2025-11-25. */
   private serving(server: string): 'session' | 'stateless' {
-    const side = this.statelessSides.get(server);
+    const side = this.servers.get(server)?.stateless;
     return side && side.era !== LEGACY_ERA ? 'stateless' : 'session';
   }
 
@@ -274,13 +234,44 @@ export class UpstreamPool implements UpstreamPort {
     };
   }
 
-  /** The era changed: the serving side changes, and with it the gauge and the catalog. */
+  /**
+   * Served without a session (docs/connections.md, "Which side serves"): pinned to 2026-07-28, or
+   * found to speak it, listing no session version, with a session refused since.
+   */
+  private sessionless({ config, stateless, sessionRefused }: ServerSides): boolean {
+    if (!stateless) return false;
+    return sessionless(config) || (stateless.listsNoSessionVersion && sessionRefused);
+  }
+
+  /** A refused session may mean a server that speaks 2026-07-28 only (or since a redeploy). */
+  private sessionFailed(server: string): void {
+    const sides = this.servers.get(server);
+    if (!sides?.stateless) return;
+    sides.sessionRefused = true;
+    if (sides.stateless.era === LEGACY_ERA) {
+      sides.stateless.rediscover('a 2025-11-25 session could not be opened');
+    } else if (this.sessionless(sides)) this.serve(sides);
+  }
+
+  /** The era, or the versions it lists, changed: which sides run, the gauge and the catalog. */
   private eraChanged(config: ServerConfig, era: TaskProtocolVersion): void {
-    const supervisor = this.supervisors.get(config.name);
-    if (!supervisor || this.closed) return;
+    const sides = this.servers.get(config.name);
+    if (!sides || this.closed) return;
     this.logger.info({ server: config.name, era }, 'upstream era found');
-    if (era === LEGACY_ERA) supervisor.start();
-    else if (!needsSession(config)) void supervisor.stop('the server speaks 2026-07-28');
+    // A session refused before this answer is evidence only for the versions it lists.
+    if (!sides.stateless?.listsNoSessionVersion) sides.sessionRefused = false;
+    this.serve(sides);
+  }
+
+  /** Runs the session side where it is needed, puts it to rest where not, and publishes. */
+  private serve(sides: ServerSides): void {
+    const { config, supervisor, stateless } = sides;
+    if (this.closed) return;
+    if (stateless?.era === LEGACY_ERA || (!this.sessionless(sides) && needsSession(config))) {
+      supervisor.start();
+    } else if (supervisor.started) {
+      void supervisor.stop('the server speaks 2026-07-28 without a session');
+    }
     const status = this.status(config.name);
     this.hooks.onState?.(config.name, status.state);
     tellEach(this.logger, this.listeners, [status], status.server, 'tools');

@@ -30,7 +30,7 @@ const refuse =
     throw error;
   };
 
-function sideAnswering(answers: Answer[], pinned = false) {
+function sideAnswering(answers: Answer[], pinned = false, latent = false) {
   const asked: string[] = [];
   const eras: TaskProtocolVersion[] = [];
   const published: number[] = [];
@@ -53,6 +53,7 @@ function sideAnswering(answers: Answer[], pinned = false) {
     backoff: new BackoffPolicy({ initialMs: 5, maxMs: 5, jitter: 0 }),
     onEra: (era) => eras.push(era),
     onToolsChanged: () => published.push(Date.now()),
+    latent,
   });
   return { side, asked, eras, published };
 }
@@ -153,6 +154,46 @@ describe('StatelessSupervisor', () => {
     const before = asked.length;
     side.rediscover('tasks/get refused');
     expect(asked).toHaveLength(before);
+    await side.close();
+  });
+
+  it('latent: a refused session wakes it only for a server that lists no session version', async () => {
+    const bothEras = { ...DISCOVERED, supportedVersions: ['2026-07-28', '2025-11-25'] };
+    const onlyNew = { ...DISCOVERED, capabilities: { tools: {} } };
+    const { side, asked, eras } = sideAnswering(
+      [() => bothEras, () => onlyNew, () => onlyNew, () => TOOLS],
+      false,
+      true,
+    );
+    // Latent: the session side serves until told otherwise; nothing is asked at start.
+    expect(side.era).toBe('2025-11-25');
+    await expect(side.protocol()).resolves.toBe('2025-11-25');
+    expect(asked).toEqual([]);
+    // A server that lists a session version refused the session for another reason: it rests.
+    side.rediscover('a 2025-11-25 session could not be opened');
+    await waitFor(() => asked.length === 1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(side.status().state).not.toBe('ready');
+    expect(eras).toEqual([]);
+    // One that lists 2026-07-28 alone wakes it: found, with no session version listed.
+    side.rediscover('a 2025-11-25 session could not be opened');
+    await waitFor(() => side.status().state === 'ready');
+    expect(asked).toEqual(['server/discover', 'server/discover', 'server/discover', 'tools/list']);
+    expect(eras).toEqual(['2026-07-28']);
+    expect(side.listsNoSessionVersion).toBe(true);
+    await side.close();
+  });
+
+  it('a change in the versions listed is told as the era again (a session may be needed)', async () => {
+    const bothEras = { ...DISCOVERED, supportedVersions: ['2026-07-28', '2025-11-25'] };
+    const { side, eras } = sideAnswering([() => DISCOVERED, () => TOOLS, () => bothEras]);
+    side.start();
+    await waitFor(() => side.status().state === 'ready');
+    expect(side.listsNoSessionVersion).toBe(true);
+    side.rediscover('re-ask');
+    await waitFor(() => eras.length === 2);
+    expect(eras).toEqual(['2026-07-28', '2026-07-28']);
+    expect(side.listsNoSessionVersion).toBe(false);
     await side.close();
   });
 

@@ -5,6 +5,7 @@ import { classifyConnectFailure, describe } from '../failure.classifier';
 import {
   LEGACY_ERA,
   STATELESS_ERA,
+  listsNoSessionVersion,
   speaksStateless,
   reaskDelayMs,
   refusesDiscover,
@@ -25,11 +26,16 @@ export interface StatelessSupervisorDeps {
   onEra(era: TaskProtocolVersion): void;
   /** A successful discover and tools/list: the catalog may have changed. */
   onToolsChanged(): void;
+  /**
+   * A server with no `mcp-tasks` toolsets: its session side serves, and this side wakes only when
+   * a `server/discover` asked after a refused session lists 2026-07-28 and no session version.
+   */
+  latent?: boolean;
 }
 
 /**
- * The 2026-07-28 side of one HTTP server with `mcp-tasks` toolsets, and the finder of its era
- * (docs/connections.md, "Which side serves"). An attempt is `server/discover` then a stateless
+ * The 2026-07-28 side of one HTTP server with `mcp-tasks` toolsets (or pinned, or latent), and
+ * the finder of its era (docs/connections.md, "Which side serves"). An attempt is `server/discover` then a stateless
  * `tools/list`; a ready side asks both again after the discover answer's `ttlMs` (bounded), which
  * is its health probe and keepalive. A discover refused (unless pinned to 2026-07-28) means the
  * server speaks 2025-11-25: this side rests, and asks again only when told to (`rediscover`).
@@ -45,11 +51,13 @@ export class StatelessSupervisor {
   private lastRediscovery = 0;
   private askingLegacy?: Promise<void>;
   private readonly pinned: boolean;
+  private noSessionVersion = false;
 
   constructor(private readonly deps: StatelessSupervisorDeps) {
     this.server = deps.config.name;
     this.pinned = deps.config.protocolVersion === STATELESS_ERA;
     if (this.pinned) this.found = STATELESS_ERA;
+    else if (deps.latent) this.found = LEGACY_ERA; // until a refused session says otherwise
     this.life = new SupervisorLifecycle({
       config: deps.config,
       logger: deps.logger,
@@ -67,6 +75,11 @@ export class StatelessSupervisor {
 
   get state(): ServerStatus['state'] {
     return this.life.state;
+  }
+
+  /** While 2026-07-28 serves: the last `server/discover` listed no version a session opens with. */
+  get listsNoSessionVersion(): boolean {
+    return this.found === STATELESS_ERA && this.noSessionVersion;
   }
 
   start(): void {
@@ -150,9 +163,11 @@ export class StatelessSupervisor {
           {},
           { idempotent: true, timeoutMs: config.connectTimeoutMs },
         );
-        if (!speaksStateless(discovered) && !this.pinned) {
+        if (!this.pinned && !this.wakesOn(discovered)) {
           return this.speaksLegacy(
-            'server/discover names neither the tasks extension nor 2026-07-28 alone',
+            this.deps.latent
+              ? 'server/discover lists a version a session can be opened with'
+              : 'server/discover names neither the tasks extension nor 2026-07-28 alone',
           );
         }
       } catch (error) {
@@ -169,7 +184,10 @@ export class StatelessSupervisor {
       return this.life.failed(failure);
     }
     if (!this.life.started) return;
-    const changed = this.found !== STATELESS_ERA;
+    const noSessionVersion = discovered !== undefined && listsNoSessionVersion(discovered);
+    // A change of the versions listed may change whether a session is needed (UpstreamPool).
+    const changed = this.found !== STATELESS_ERA || noSessionVersion !== this.noSessionVersion;
+    this.noSessionVersion = noSessionVersion;
     const capabilities = discovered?.capabilities as ServerCapabilities | undefined;
     // A re-ask that found what the last one did publishes nothing (a catalog write per 5 s).
     const same =
@@ -197,6 +215,15 @@ export class StatelessSupervisor {
     if (changed) this.deps.onEra(LEGACY_ERA);
   }
 
+  /**
+   * A discover answer after which this side serves. A latent side needs more than 2026-07-28: a
+   * server that also lists a session version keeps its session side (the session failed for
+   * another reason).
+   */
+  private wakesOn(result: Record<string, unknown>): boolean {
+    return this.deps.latent ? listsNoSessionVersion(result) : speaksStateless(result);
+  }
+
   /** While the session side serves: one discover; only a 2026-07-28 answer wakes this side. */
   private async askWhileLegacy(): Promise<void> {
     try {
@@ -205,7 +232,7 @@ export class StatelessSupervisor {
         {},
         { idempotent: true, timeoutMs: this.deps.config.connectTimeoutMs },
       );
-      if (speaksStateless(result) && this.life.state !== 'closed') {
+      if (this.wakesOn(result) && this.life.state !== 'closed') {
         this.life.start('server/discover names the tasks extension or 2026-07-28 alone');
       }
     } catch {
