@@ -6,6 +6,8 @@ export { TASKS_EXTENSION } from '../helpers/mcp-2026';
 export interface Options2026 extends Request2026Options {
   /** Header overrides; a value of null removes that header. */
   headers?: Record<string, string | null>;
+  /** The endpoint's path; default /mcp. */
+  path?: string;
 }
 
 export interface Answer2026 {
@@ -31,7 +33,7 @@ export async function post2026(
     if (value === null) delete headers[key.toLowerCase()];
     else headers[key.toLowerCase()] = value;
   }
-  const response = await fetch(`${url}/mcp`, {
+  const response = await fetch(`${url}${options.path ?? '/mcp'}`, {
     method: 'POST',
     headers,
     body: JSON.stringify(request.body),

@@ -303,6 +303,30 @@ describe('demo server, --strict-2026 and --only-2025', () => {
     expect(done.result.structuredContent.echo).toMatchObject({ duration_ms: 100 });
   });
 
+  it('/mcp-2026 beside /mcp: the strict endpoint in one process, with the ordinary tools', async () => {
+    const { url } = await startDemoServer([]);
+    const refused = await fetch(`${url}/mcp-2026`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(INITIALIZE),
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { code: -32020 } });
+    expect((await fetch(`${url}/mcp-2026`)).status).toBe(405);
+    const submitted = await post2026(
+      url,
+      'tools/call',
+      { name: 'demo_submit', arguments: {} },
+      { path: '/mcp-2026' },
+    );
+    expect(submitted.result).toMatchObject({ structuredContent: { status: 'running' } });
+    // /mcp still opens sessions in the same process.
+    await expect(connectHttp(url)).resolves.toBeDefined();
+  });
+
   it('only-2025: server/discover gets what a 2025-11-25 server answers, sessions work', async () => {
     const { url } = await startDemoServer(['--only-2025']);
     const discover = await post2026(url, 'server/discover');

@@ -39,6 +39,9 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
+/** Served as `--strict-2026` serves /mcp, whatever the mode (none with --only-2025). */
+export const STRICT_PATH = '/mcp-2026';
+
 /**
  * One plain node:http server for the MCP endpoints and the test admin endpoints. node:http
  * rather than express keeps the demo free of framework behaviour the tests would then depend on.
@@ -60,7 +63,12 @@ export async function startHttpServer(context: DemoContext): Promise<RunningHttp
       return sendJson(res, 200, { added: 'demo_extra' });
     }
     const sse = options.transport === 'sse' && (path === '/sse' || path === '/messages');
-    if (path !== '/mcp' && !sse) return sendJson(res, 404, { error: `no route for ${path}` });
+    // The strict 2026-07-28 endpoint beside /mcp (docs/demo-server.md, "Strict and 2025-only
+    // modes").
+    const strict = path === STRICT_PATH && options.transport === 'http' && !options.only2025;
+    if (path !== '/mcp' && !sse && !strict) {
+      return sendJson(res, 404, { error: `no route for ${path}` });
+    }
     if (options.html) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return void res.end(HTML_PAGE);
@@ -76,6 +84,7 @@ export async function startHttpServer(context: DemoContext): Promise<RunningHttp
     const body = req.method === 'POST' ? await readJsonBody(req) : undefined;
     if (path === '/messages' && req.method === 'POST') return mcp.ssePost(req, res, body);
     if (path === '/mcp') return mcp.streamable(req, res, body);
+    if (strict) return mcp.strict(req, res, body);
     return sendJson(res, 405, { error: `${req.method} not allowed on ${path}` });
   };
 

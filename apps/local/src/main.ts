@@ -114,6 +114,8 @@ runMain('start', async () => {
   const appEnv = {
     ...env,
     DEMO_SERVER_URL: `${demoUrl}/mcp`,
+    // The same process's strict 2026-07-28 endpoint: it refuses sessions (docs/demo-server.md).
+    DEMO_SERVER_STRICT_URL: `${demoUrl}/mcp-2026`,
     MCP_SERVERS_FILE:
       process.env.MCP_SERVERS_FILE ?? join(ROOT, 'deploy', 'local', 'mcp-servers.json'),
   };
@@ -142,6 +144,8 @@ runMain('start', async () => {
   );
   log('push:    the demo server pushes task changes and the poller subscribes, so its tasks are');
   log('         polled only every PUSH_SAFETY_POLL_FACTOR intervals (docs/connections.md, "Push")');
+  log('strict:  demo-strict is a server that refuses sessions; the gateway finds that and calls');
+  log('         its tools without one (docs/connections.md, "Which side serves")');
   log(`try:     curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${base}/v1/toolsets`);
   void submitDemoTasks(base, devKey.key, log);
 });

@@ -20,6 +20,7 @@ function serversFiles(dir: string): string[] {
 const FILES = ['deploy', 'k8s'].flatMap((dir) => serversFiles(join(ROOT, dir)));
 const ENV = {
   DEMO_SERVER_URL: 'http://127.0.0.1:3001/mcp',
+  DEMO_SERVER_STRICT_URL: 'http://127.0.0.1:3001/mcp-2026',
   REPORTS_TOKEN: 'token',
   RESEARCH_TOKEN: 'token',
   BUILD_TOKEN: 'token',
