@@ -103,6 +103,44 @@ describe('which side serves a server', () => {
     expect(session.constructor.name).toBe('PooledSessionAdapter');
   });
 
+  it('a session that times out is no refusal: a server that lists 2026-07-28 alone keeps it', async () => {
+    // Found in CI: under load the demo server's initialize missed the connect deadline, and the
+    // server (which lists 2026-07-28 alone yet opens sessions) was served without one, losing
+    // the sync-call tool that exists on its session only.
+    const slow = await startDemoServer(['--slow-initialize-ms', '1500']);
+    const { pool, recorder } = openPool([
+      server('slow', slow.url, {
+        toolsets: [nativeToolset('slow'), ordinaryToolset('slow')],
+        connectTimeoutMs: 500,
+      }),
+      // Without mcp-tasks toolsets, a timeout does not even wake the latent side.
+      server('plain', slow.url, { toolsets: [ordinaryToolset('plain')], connectTimeoutMs: 500 }),
+    ]);
+    const timeouts = (name: string) =>
+      recorder.logs.filter(
+        (l) =>
+          l.obj.server === name &&
+          l.obj.side === 'session' &&
+          /did not finish/.test(String(l.obj.reason)),
+      ).length;
+    await waitUntil(
+      () =>
+        pool.status('slow').state === 'ready' && timeouts('slow') >= 2 && timeouts('plain') >= 2
+          ? true
+          : undefined,
+      'the 2026-07-28 side ready and two session connects of each server timed out',
+      15_000,
+    );
+    expect(pool.status('slow').sessionSide).toBeDefined();
+    expect(pool.status('plain').taskProtocol).toBe('2025-11-25');
+    expect(recorder.logs.map((l) => l.obj.reason)).not.toContain(
+      'the server speaks 2026-07-28 without a session',
+    );
+    expect(recorder.logs.filter((l) => l.obj.server === 'plain').map((l) => l.msg)).not.toContain(
+      'upstream protocol asked again',
+    );
+  });
+
   it('a 2025-11-25-only server (server/discover refused) is served by its session', async () => {
     const legacy = await startDemoServer(['--only-2025']);
     const { pool } = openPool([

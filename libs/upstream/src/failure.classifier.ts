@@ -55,7 +55,8 @@ export function describe(error: unknown): string {
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
-function httpStatus(error: unknown): number | undefined {
+/** The HTTP status an upstream answered with, where the error carries one. */
+export function httpStatus(error: unknown): number | undefined {
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     return typeof error.code === 'number' ? error.code : undefined;
   }

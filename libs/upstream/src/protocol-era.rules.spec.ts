@@ -1,11 +1,14 @@
 import { Contract } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
 import { TASKS_EXTENSION } from '@app/wire';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   hasStatelessSide,
   listsNoSessionVersion,
   mayServeStateless,
   needsSession,
+  refusesSession,
   sessionless,
   speaksStateless,
 } from './protocol-era.rules';
@@ -48,6 +51,36 @@ describe('listsNoSessionVersion', () => {
     // No list says nothing about sessions; a list without 2026-07-28 is another server's.
     expect(listsNoSessionVersion({ capabilities: TASKS })).toBe(false);
     expect(listsNoSessionVersion({ supportedVersions: ['2027-01-01'] })).toBe(false);
+  });
+});
+
+describe('refusesSession', () => {
+  it("takes the server's own refusal of initialize as evidence", () => {
+    // A strict 2026-07-28 server: HTTP 400 with -32020 in the body.
+    expect(refusesSession(new StreamableHTTPError(400, 'Error POSTing to endpoint'))).toBe(true);
+    expect(refusesSession(new StreamableHTTPError(405, 'Method Not Allowed'))).toBe(true);
+    expect(refusesSession(new McpError(-32022, 'Unsupported protocol version'))).toBe(true);
+    const wrapped = new Error('connect failed', {
+      cause: new Error("Server's protocol version is not supported: 2026-07-28"),
+    });
+    expect(refusesSession(wrapped)).toBe(true);
+  });
+
+  it('never a timeout, a lost connection, load, the credentials or a server error', () => {
+    // The demo server under load: its initialize did not finish in time. Taken for a refusal,
+    // a server that opens sessions lost its sync-call tools (they exist on its session only).
+    expect(refusesSession(new Error('connect and initialize did not finish within 1000 ms'))).toBe(
+      false,
+    );
+    expect(refusesSession(new McpError(ErrorCode.RequestTimeout, 'Request timed out'))).toBe(false);
+    expect(refusesSession(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'))).toBe(
+      false,
+    );
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    expect(refusesSession(refused)).toBe(false);
+    for (const status of [401, 403, 408, 429, 500, 502, 503]) {
+      expect(refusesSession(new StreamableHTTPError(status, 'x'))).toBe(false);
+    }
   });
 });
 

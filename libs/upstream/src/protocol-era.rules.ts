@@ -1,7 +1,12 @@
 import { Contract } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { TASKS_EXTENSION } from '@app/wire';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+import { causeChain, httpStatus } from './failure.classifier';
 import { UpstreamHttpError, UpstreamRpcError } from './upstream.errors';
 
 export const LEGACY_ERA = '2025-11-25';
@@ -63,6 +68,29 @@ export function refusesDiscover(error: unknown): boolean {
   if (!(error instanceof UpstreamHttpError)) return false;
   return error.status < 500 && ![401, 403, 408, 429].includes(error.status);
 }
+
+/**
+ * A session that the server's answer refused: an HTTP 4xx to `initialize` (but 401/403, the
+ * credentials, and 408/429, load, say nothing about sessions), a JSON-RPC error answered to it
+ * (not the SDK's own timeout or closed connection), or a protocol version it cannot accept. A
+ * timeout, a lost connection or a 5xx is not one: under load a server that opens sessions would
+ * otherwise be taken for one that does not (docs/connections.md, "Which side serves").
+ */
+export function refusesSession(error: unknown): boolean {
+  return causeChain(error).some((link) => {
+    const status = httpStatus(link);
+    if (status !== undefined) return status >= 400 && status < 500 && !NOT_A_REFUSAL.has(status);
+    if (link instanceof McpError) return !SDK_OWN_ERRORS.has(link.code);
+    return link instanceof Error && /protocol version is not supported/i.test(link.message);
+  });
+}
+
+const NOT_A_REFUSAL: ReadonlySet<number> = new Set([401, 403, 408, 429]);
+/** The SDK's codes for what happened on this side: the connection closed, the request timed out. */
+const SDK_OWN_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.ConnectionClosed,
+  ErrorCode.RequestTimeout,
+]);
 
 /**
  * A 2026-07-28 request refused in a way that says the server may no longer speak 2026-07-28

@@ -38,7 +38,7 @@ export interface SidesWiring {
   onToolsChanged(server: string): void;
   onTaskPush(event: SessionPushEvent): void;
   /** The session side failed to connect. */
-  onSessionFailed(server: string): void;
+  onSessionFailed(server: string, error: unknown): void;
   /** A 2026-07-28 request was refused in a way that may mean the server changed era. */
   onStatelessRefused(server: string, method: string, error: unknown): void;
   onEra(config: ServerConfig, era: TaskProtocolVersion): void;
@@ -57,7 +57,7 @@ export function buildSides(config: ServerConfig, wiring: SidesWiring): ServerSid
     closeTimeoutMs: wiring.closeTimeoutMs,
     onToolsChanged: () => wiring.onToolsChanged(name),
     onTaskPush: (event) => wiring.onTaskPush(event),
-    onConnectFailed: () => wiring.onSessionFailed(name),
+    onConnectFailed: (_, error) => wiring.onSessionFailed(name, error),
   });
   const sides = { config, supervisor, pooled: new PooledSessionAdapter(supervisor) };
   if (config.transport !== 'http') return { ...sides, sessionRefused: false };

@@ -3,7 +3,13 @@ import { BackoffPolicy, DEFAULT_BACKOFF } from './backoff.policy';
 import { BoundSessionAdapter, breaksSession } from './2025/bound-session.adapter';
 import { ProcessGroupRegistry } from './transport/process-group.registry';
 import { ResumedSessionCache } from './2025/resumed-session.cache';
-import { LEGACY_ERA, hasStatelessSide, needsSession, sessionless } from './protocol-era.rules';
+import {
+  LEGACY_ERA,
+  hasStatelessSide,
+  needsSession,
+  refusesSession,
+  sessionless,
+} from './protocol-era.rules';
 import {
   TaskListenStream,
   type TaskListen,
@@ -70,7 +76,7 @@ export class UpstreamPool implements UpstreamPort {
       onToolsChanged: (server: string) => this.emitToolsChanged(server),
       onTaskPush: (event: SessionPushEvent) =>
         tellEach(this.logger, this.pushListeners, [event], event.server, 'push'),
-      onSessionFailed: (server: string) => this.sessionFailed(server),
+      onSessionFailed: (server: string, error: unknown) => this.sessionFailed(server, error),
       onStatelessRefused: (server: string, method: string, error: unknown) =>
         this.servers.get(server)?.stateless?.rediscover(`${method} refused: ${describe(error)}`),
       onEra: (config: ServerConfig, era: TaskProtocolVersion) => this.eraChanged(config, era),
@@ -243,14 +249,22 @@ export class UpstreamPool implements UpstreamPort {
     return sessionless(config) || (stateless.listsNoSessionVersion && sessionRefused);
   }
 
-  /** A refused session may mean a server that speaks 2026-07-28 only (or since a redeploy). */
-  private sessionFailed(server: string): void {
+  /**
+   * A failed session may mean a server that speaks 2026-07-28 only (or since a redeploy). Only a
+   * refusal in the server's own answer counts as evidence against sessions: a timeout or a lost
+   * connection says nothing about what it speaks.
+   */
+  private sessionFailed(server: string, error: unknown): void {
     const sides = this.servers.get(server);
     if (!sides?.stateless) return;
-    sides.sessionRefused = true;
-    if (sides.stateless.era === LEGACY_ERA) {
+    const refused = refusesSession(error);
+    if (refused) sides.sessionRefused = true;
+    if (sides.stateless.era !== LEGACY_ERA) {
+      if (this.sessionless(sides)) this.serve(sides);
+    } else if (refused || hasStatelessSide(sides.config)) {
+      // A latent side asks only after a refusal; one that found 2025-11-25 after any failure.
       sides.stateless.rediscover('a 2025-11-25 session could not be opened');
-    } else if (this.sessionless(sides)) this.serve(sides);
+    }
   }
 
   /** The era, or the versions it lists, changed: which sides run, the gauge and the catalog. */

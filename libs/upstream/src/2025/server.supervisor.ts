@@ -27,7 +27,7 @@ export interface SupervisorDeps {
   closeTimeoutMs: number;
   onToolsChanged(status: ServerStatus): void;
   /** A connect attempt failed (the pool may ask whether the server now speaks 2026-07-28). */
-  onConnectFailed?(failure: FailureClass): void;
+  onConnectFailed?(failure: FailureClass, error: unknown): void;
   /** What the task session's server stream pushed, or that it ended (HTTP only). */
   onTaskPush?(event: SessionPushEvent): void;
 }
@@ -319,7 +319,7 @@ export class ServerSupervisor {
       if (this.life.started) {
         const failure = classifyConnectFailure(error);
         this.life.failed(failure);
-        this.deps.onConnectFailed?.(failure);
+        this.deps.onConnectFailed?.(failure, error);
       }
     } finally {
       this.attemptConnection = undefined;
