@@ -45,11 +45,12 @@ export interface TcpProxy {
     then?: 'close' | 'silence',
   ): Promise<void>;
   /**
-   * Holds what every open connection's server sends (and its close) until the returned function
-   * is called, which passes each pair's held bytes on in one write, then the close: several
-   * messages the client then reads in one chunk, as a slow reader does.
+   * Holds what every open connection's server sends (and its close) until `release` is called,
+   * which passes each pair's held bytes on in one write, then the close: several messages the
+   * client then reads in one chunk, as a slow reader does. `serverClosed` tells when every held
+   * connection's server has closed: what the server sent before its close is all held by then.
    */
-  holdReplies(): () => void;
+  holdReplies(): { release(): void; serverClosed(): boolean };
   /** Connections accepted so far. */
   readonly accepted: number;
   close(): Promise<void>;
@@ -197,8 +198,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       return Promise.all(all).then(() => undefined);
     },
     holdReplies() {
-      for (const pair of pairs) pair.held = { chunks: [], closed: false };
-      return () => {
+      const holding = [...pairs];
+      for (const pair of holding) pair.held = { chunks: [], closed: false };
+      const serverClosed = () => holding.every((pair) => pair.held?.closed !== false);
+      const release = () => {
         for (const pair of [...pairs]) {
           const held = pair.held;
           pair.held = undefined;
@@ -213,6 +216,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
           pair.client.end(bytes);
         }
       };
+      return { release, serverClosed };
     },
     async close() {
       for (const pair of [...pairs]) endPair(pair);
