@@ -50,6 +50,7 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: false },
       globals: {
+        AbortController: 'readonly',
         Buffer: 'readonly',
         clearTimeout: 'readonly',
         console: 'readonly',

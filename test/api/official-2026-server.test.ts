@@ -26,6 +26,8 @@ interface TaskBody {
 const fleet = useFleet();
 let api: ApiProcess;
 let alice: string;
+/** Each server entry's base URL, for its /aborted list. */
+const serverUrl: Record<string, string> = {};
 
 beforeAll(async () => {
   const [strict, defaults, started] = await Promise.all([
@@ -34,13 +36,19 @@ beforeAll(async () => {
     fleet.api(),
   ]);
   api = started;
+  serverUrl.pinned = serverUrl.strict = strict.url;
   alice = await apiKeyFor({ db: fleet.database }, 'alice');
   const entry = (url: string, toolsets: Array<[string, string, string]>, pin?: string) => ({
     url: `${url}/mcp`,
     ...(pin ? { protocolVersion: pin } : {}),
     connectTimeoutMs: 1000,
     callTimeoutMs: 1900,
-    taskToolsets: toolsets.map(([name, contract, tool]) => ({ name, contract, tool })),
+    // A held call's own deadline is long, so that only a cancel ends one early.
+    taskToolsets: toolsets.map(([name, contract, tool]) =>
+      contract === 'sync-call'
+        ? { name, contract, tool, callTimeoutMs: 60_000 }
+        : { name, contract, tool },
+    ),
   });
   const tasks = (prefix: string): Array<[string, string, string]> => [
     [`${prefix}-echo`, 'mcp-tasks', 'slow_echo'],
@@ -156,6 +164,39 @@ it.each(['defaults', 'pinned', 'strict'])(
     // On a session (defaults) or on the call's own SSE stream (pinned, strict), progress arrives
     // alike.
     expect(task.progress).toEqual({ current: 1, total: 2, message: 'half way' });
+  },
+);
+
+it.each(['pinned', 'strict'])(
+  '%s: a cancelled held call ends its request, and the server aborts the call',
+  async (prefix) => {
+    // Without a session there is no notifications/cancelled: leaving the request is the cancel
+    // (docs/connections.md, "Which side serves").
+    const text = `cancel me (${prefix})`;
+    const id = await submit(`${prefix}-held`, { text, ms: 60_000 });
+    // The progress notification shows the call is running on the server.
+    await waitUntil(
+      async () => ((await read(id)).progress ? true : undefined),
+      'the held call to report progress',
+      20_000,
+      100,
+    );
+    const res = await request(api.url)
+      .post(`/v1/threads/th-official/tasks/${id}/cancel`)
+      .set('Authorization', bearer(alice));
+    expect(res.status).toBe(202);
+    const task = await untilStatus(id, ENDED);
+    expect(task.status).toBe('cancelled');
+    const aborted = await waitUntil(
+      async () => {
+        const list = (await (await fetch(`${serverUrl[prefix]}/aborted`)).json()) as string[];
+        return list.includes(text) ? list : undefined;
+      },
+      'the server to see its client leave',
+      10_000,
+      100,
+    );
+    expect(aborted).toContain(text);
   },
 );
 

@@ -12,7 +12,9 @@
 // Tools: `slow_echo {text, ms}` sends a log notification (and a progress one when the request has
 // a progress token), waits `ms`, then answers `echo: <text>` (or throws, for the text `fail`);
 // `confirm_echo {text}` first asks whether to echo (a form elicitation), then answers
-// `confirmed: <text>` or `declined`.
+// `confirmed: <text>` or `declined`. A client that leaves during a call aborts it (the request's
+// signal, as a server on Node's fetch-style adapters has it): `GET /aborted` lists the texts of
+// the `slow_echo` calls aborted so far.
 import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import {
@@ -22,6 +24,17 @@ import {
   inputRequired,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
+
+/** The texts of the slow_echo calls whose client left before the answer. */
+const aborted = [];
+
+/** Waits `ms`, or until the call is aborted (its client left). */
+function wait(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
 
 function build() {
   const server = new McpServer(
@@ -46,7 +59,11 @@ function build() {
           params: { progressToken, progress: 1, total: 2, message: 'half way' },
         });
       }
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await wait(ms, ctx.mcpReq.signal);
+      if (ctx.mcpReq.signal.aborted) {
+        aborted.push(text);
+        throw new Error('the client left');
+      }
       if (text === 'fail') throw new Error('asked to fail');
       return { content: [{ type: 'text', text: `echo: ${text}` }] };
     },
@@ -82,8 +99,11 @@ const handler = process.argv.includes('--defaults')
   ? createMcpHandler(build)
   : createMcpHandler(build, { legacy: 'reject', responseMode: 'sse', keepAliveMs: 50 });
 
-/** Node's request as a web Request (the body read whole: requests here are small). */
-async function webRequest(req) {
+/**
+ * Node's request as a web Request (the body read whole: requests here are small), whose signal
+ * aborts when the client leaves before the answer is written.
+ */
+async function webRequest(req, res) {
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
   const headers = new Headers();
@@ -92,11 +112,20 @@ async function webRequest(req) {
   }
   const method = req.method ?? 'GET';
   const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.concat(chunks);
-  return new Request(`http://${req.headers.host}${req.url}`, { method, headers, body });
+  const left = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) left.abort();
+  });
+  const url = `http://${req.headers.host}${req.url}`;
+  return new Request(url, { method, headers, body, signal: left.signal });
 }
 
 const http = createServer((req, res) => {
-  webRequest(req)
+  if (req.method === 'GET' && req.url === '/aborted') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify(aborted));
+  }
+  webRequest(req, res)
     .then((request) => handler.fetch(request))
     .then((response) => {
       res.writeHead(response.status, Object.fromEntries(response.headers));
