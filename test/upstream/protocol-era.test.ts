@@ -192,6 +192,39 @@ describe('which side serves a server', () => {
     expect(back.tools?.map((tool) => tool.name)).toContain('demo_task');
     expect(back.sessionSide).toBeUndefined();
   });
+
+  it('a server run without a session gets its session back when redeployed as 2025-11-25', async () => {
+    const port = await freePort();
+    let demo = await startDemoServer(['--port', String(port), '--strict-2026']);
+    const { pool } = openPool([
+      server('plain', demo.url, { toolsets: [ordinaryToolset('plain')], parkedProbeMs: 500 }),
+    ]);
+    const served = (era: string) =>
+      waitUntil(
+        () => {
+          const status = pool.status('plain');
+          return status.taskProtocol === era && status.state === 'ready' ? status : undefined;
+        },
+        `the server to be ready on ${era}`,
+        15_000,
+      );
+    await served('2026-07-28');
+    await expectStatelessSubmit(pool, 'plain');
+
+    // Redeployed as 2025-11-25 only: the next stateless call is refused as such a server refuses
+    // it, server/discover is refused too, and the session side serves again.
+    await demo.stop();
+    demo = await startDemoServer(['--port', String(port), '--only-2025']);
+    const stateless = await pool.session('plain');
+    await expect(stateless.callTool('demo_submit', {}, { idempotent: false })).rejects.toThrow(
+      /-32000/,
+    );
+    await served('2025-11-25');
+    const session = await pool.session('plain');
+    expect(session.constructor.name).toBe('PooledSessionAdapter');
+    const result = await session.callTool('demo_submit', {}, { idempotent: false });
+    expect(result.structuredContent).toMatchObject({ status: 'running' });
+  });
 });
 
 /** A stateless `tools/call` of the demo's ordinary submit tool answers with its handle. */
