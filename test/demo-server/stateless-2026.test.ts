@@ -3,6 +3,7 @@ import { waitForStatus, waitUntil } from '../helpers/wait';
 import { startDemoServer } from '../helpers/processes';
 import { connectHttp, useDemoProcesses } from './demo-process.helper';
 import { callTool, getTask, ok2026, post2026, TASKS_EXTENSION } from './stateless-2026.helper';
+import { request2026 } from '../helpers/mcp-2026';
 
 useDemoProcesses();
 
@@ -259,6 +260,14 @@ describe('demo server, MCP 2026-07-28', () => {
   });
 });
 
+/** One SSE event of a 2026-07-28 answer: a notification or the response. */
+interface Event2026 {
+  id?: string | number;
+  method?: string;
+  params?: { progressToken?: unknown };
+  result?: unknown;
+}
+
 describe('demo server, --strict-2026 and --only-2025', () => {
   const INITIALIZE = {
     jsonrpc: '2.0',
@@ -323,6 +332,42 @@ describe('demo server, --strict-2026 and --only-2025', () => {
       { path: '/mcp-2026' },
     );
     expect(submitted.result).toMatchObject({ structuredContent: { status: 'running' } });
+    // demo_slow asked for progress: the answer becomes SSE, progress events first, then the
+    // response; asked without a token it stays one JSON answer.
+    const held = request2026(
+      'tools/call',
+      { name: 'demo_slow', arguments: { duration_ms: 250 }, _meta: { progressToken: 'p1' } },
+      { declare: false },
+    );
+    const streamed = await fetch(`${url}/mcp-2026`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...held.headers,
+      },
+      body: JSON.stringify(held.body),
+    });
+    expect(streamed.headers.get('content-type')).toBe('text/event-stream');
+    const events = (await streamed.text())
+      .split('\n\n')
+      .filter((block) => block.startsWith('event: message'))
+      .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)) as Event2026);
+    const progress = events.filter((e) => e.method === 'notifications/progress');
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.every((e) => e.params?.progressToken === 'p1')).toBe(true);
+    expect(events.at(-1)).toMatchObject({
+      id: held.body.id,
+      result: { resultType: 'complete', structuredContent: { echo: { duration_ms: 250 } } },
+    });
+    const plain = await post2026(
+      url,
+      'tools/call',
+      { name: 'demo_slow', arguments: { duration_ms: 10 } },
+      { path: '/mcp-2026', declare: false },
+    );
+    expect(plain.result).toMatchObject({ resultType: 'complete' });
+    expect(plain.result?.isError).toBeUndefined();
     // /mcp still opens sessions in the same process.
     await expect(connectHttp(url)).resolves.toBeDefined();
   });

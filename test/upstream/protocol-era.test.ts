@@ -83,6 +83,19 @@ describe('which side serves a server', () => {
     const [row] = new CatalogBuilder().build([ordinaryToolset('plain')], status);
     expect([row.available, row.unavailableReason]).toEqual([true, null]);
     await expectStatelessSubmit(pool, 'plain');
+    // A held call (demo_slow) without a session: its progress comes on the answer's SSE stream.
+    const progress: number[] = [];
+    const held = await (
+      await pool.session('plain')
+    ).callTool(
+      'demo_slow',
+      { duration_ms: 250 },
+      { idempotent: false, onProgress: (p) => progress.push(p.progress) },
+    );
+    expect(held.isError).toBeFalsy();
+    expect(held.structuredContent).toMatchObject({ echo: { duration_ms: 250 } });
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.at(-1)).toBe(250);
     // The session side was put to rest, not left retrying beside it.
     const sessionSide = recorder.logs.filter((l) => l.obj.side === 'session');
     expect(sessionSide.at(-1)?.obj.reason).toBe('the server speaks 2026-07-28 without a session');

@@ -36,7 +36,12 @@ export function registerOrdinaryTools(server: McpServer, registry: JobRegistry):
       tool.name,
       { description: tool.description, inputSchema: tool.schema.shape },
       async (args: Record<string, unknown>, extra) => {
-        const call = { declaresTasks: false, inputResponses: {}, signal: extra.signal };
+        const call = {
+          declaresTasks: false,
+          inputResponses: {},
+          signal: extra.signal,
+          notify: () => undefined,
+        };
         const outcome = await tool.call(args, call);
         if (outcome.kind !== 'complete') throw new Error(`${tool.name} answered ${outcome.kind}`);
         return outcome.result;

@@ -1,10 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type {
-  CallToolResult,
-  ServerNotification,
-  ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import {
   DEFAULT_DURATION_MS,
@@ -15,6 +10,7 @@ import {
 } from './job-args.schema';
 import type { JobRecord, JobRegistry } from './job.registry';
 import { jobFailMessage, jobResult } from './job-result.util';
+import { defineTool, type Tool2026, type ToolCall2026 } from './mcp-2026/tool-2026.types';
 import { crashNow, hangUntilAborted, toolError } from './tool-result.util';
 
 /** The brief asks for progress at least every 200 ms; half that leaves room for a slow loop. */
@@ -36,6 +32,19 @@ function delay(ms: number, signal: AbortSignal): Promise<boolean> {
   });
 }
 
+const DESCRIPTION =
+  'Runs a demo job inside the call itself: the answer arrives when the job ends (after ' +
+  'duration_ms). Sends progress notifications when the request carries a progressToken ' +
+  'and stops at once when the request is cancelled.';
+
+const slowSchema = z.object({
+  ...jobArgsShape,
+  fault: z
+    .enum(SYNC_FAULTS)
+    .optional()
+    .describe('"crash_call": the server exits half-way; "hang_call": never answers.'),
+});
+
 /**
  * The `sync-call` contract: demo_slow holds the request open for the whole job, reports progress
  * when asked to (a progressToken) and stops when the request is cancelled.
@@ -43,38 +52,60 @@ function delay(ms: number, signal: AbortSignal): Promise<boolean> {
 export function registerSyncTool(server: McpServer, registry: JobRegistry): void {
   server.registerTool(
     'demo_slow',
-    {
-      description:
-        'Runs a demo job inside the call itself: the answer arrives when the job ends (after ' +
-        'duration_ms). Sends progress notifications when the request carries a progressToken ' +
-        'and stops at once when the request is cancelled.',
-      inputSchema: {
-        ...jobArgsShape,
-        fault: z
-          .enum(SYNC_FAULTS)
-          .optional()
-          .describe('"crash_call": the server exits half-way; "hang_call": never answers.'),
-      },
-    },
+    { description: DESCRIPTION, inputSchema: slowSchema.shape },
     async (args, extra): Promise<CallToolResult> => {
-      // Concurrency as the upstream sees it: the fleet-wide cap test reads the maximum.
-      registry.heldCallStarted();
-      try {
-        return await runSlow(registry, args, extra);
-      } finally {
-        registry.heldCallEnded();
-      }
+      const token = extra._meta?.progressToken;
+      return heldCall(registry, args, {
+        signal: extra.signal,
+        ...(token === undefined ? {} : { progressToken: token }),
+        notify: (method, params) =>
+          extra.sendNotification({ method, params } as ServerNotification),
+      });
     },
   );
 }
 
+/**
+ * demo_slow on the 2026-07-28 side: task mode `forbidden`, the same job, counters and faults;
+ * its first progress notification makes the answer an SSE stream (docs/demo-server.md).
+ */
+export function syncTools2026(registry: JobRegistry): Tool2026[] {
+  return [
+    defineTool({
+      name: 'demo_slow',
+      description: DESCRIPTION,
+      mode: 'forbidden',
+      schema: slowSchema,
+      call: async (args, call) => ({
+        kind: 'complete',
+        result: await heldCall(registry, args, call),
+      }),
+    }),
+  ];
+}
+
 type SlowArgs = JobArgs & { fault?: SyncFault };
-type SlowExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a held call needs of its request, in either era. */
+type SlowCall = Pick<ToolCall2026, 'signal' | 'progressToken' | 'notify'>;
+
+async function heldCall(
+  registry: JobRegistry,
+  args: SlowArgs,
+  call: SlowCall,
+): Promise<CallToolResult> {
+  // Concurrency as the upstream sees it: the fleet-wide cap test reads the maximum.
+  registry.heldCallStarted();
+  try {
+    return await runSlow(registry, args, call);
+  } finally {
+    registry.heldCallEnded();
+  }
+}
 
 async function runSlow(
   registry: JobRegistry,
   args: SlowArgs,
-  extra: SlowExtra,
+  call: SlowCall,
 ): Promise<CallToolResult> {
   registry.count('sync', 'calls');
   registry.countTag(args.tag, 'submits');
@@ -85,28 +116,25 @@ async function runSlow(
     return new Error('demo_slow was cancelled');
   };
   if (args.fault === 'hang_call') {
-    await hangUntilAborted(extra.signal).catch(() => {
+    await hangUntilAborted(call.signal).catch(() => {
       throw cancelled();
     });
   }
   const total = args.duration_ms ?? DEFAULT_DURATION_MS;
-  const token = extra._meta?.progressToken;
+  const token = call.progressToken;
   const startedAt = Date.now();
   for (let elapsed = 0; ; elapsed = Date.now() - startedAt) {
     if (args.fault === 'crash_call' && elapsed >= total / 2) crashNow('crash_call');
     if (token !== undefined) {
-      await extra.sendNotification({
-        method: 'notifications/progress',
-        params: {
-          progressToken: token,
-          progress: Math.min(elapsed, total),
-          total,
-          message: `${elapsed} of ${total} ms`,
-        },
+      await call.notify('notifications/progress', {
+        progressToken: token,
+        progress: Math.min(elapsed, total),
+        total,
+        message: `${elapsed} of ${total} ms`,
       });
     }
     if (elapsed >= total) break;
-    if (!(await delay(Math.min(PROGRESS_EVERY_MS, total - elapsed), extra.signal)))
+    if (!(await delay(Math.min(PROGRESS_EVERY_MS, total - elapsed), call.signal)))
       throw cancelled();
   }
   return finish(registry, job);

@@ -5,6 +5,7 @@ import { CONFORMANCE_TOOLS } from './conformance-tools.catalog';
 import { demoTools2026 } from './demo-tools-2026.catalog';
 import { jobTaskTools2026 } from './job-task-tools-2026.catalog';
 import { ordinaryTools } from '../ordinary-tools.registrar';
+import { syncTools2026 } from '../sync-tool.registrar';
 import { invalidParams, JsonRpcWireError, methodNotFound, tasksExtensionRequired } from '@app/wire';
 import { isRecord } from '@app/common';
 import { validateRequest2026, type Request2026 } from '@app/wire';
@@ -19,13 +20,9 @@ import {
   TASKS_EXTENSION,
 } from '@app/wire';
 import { SERVER_INFO } from './wire-2026.constants';
+import { Answer2026Writer } from './answer-2026.writer';
 
 type Result = Record<string, unknown>;
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
 
 /** Aborted when the client closes the connection before the answer is written. */
 function abortOnClose(res: ServerResponse): AbortSignal {
@@ -52,6 +49,7 @@ export class Mcp2026Handler {
       ...demoTools2026(context.registry, context.tasks2026),
       ...jobTaskTools2026(context.registry),
       ...ordinaryTools(context.registry),
+      ...syncTools2026(context.registry),
     ];
     for (const tool of all) this.tools.set(tool.name, tool);
   }
@@ -67,20 +65,21 @@ export class Mcp2026Handler {
         ? body.id
         : null;
     const signal = abortOnClose(res);
+    const answer = new Answer2026Writer(res);
     try {
       const request = validateRequest2026(req.headers, body);
       if (request.method === 'subscriptions/listen' && this.context.listen2026) {
         return this.context.listen2026.listen(request, res);
       }
-      const result = await this.dispatch(request, signal);
-      sendJson(res, 200, { jsonrpc: '2.0', id, result });
+      const result = await this.dispatch(request, signal, answer);
+      answer.send(200, { jsonrpc: '2.0', id, result });
     } catch (error) {
       if (signal.aborted) return; // the client left; nobody reads an answer
       if (error instanceof JsonRpcWireError) {
-        return sendJson(res, error.httpStatus, { jsonrpc: '2.0', id, error: error.toJson() });
+        return answer.send(error.httpStatus, { jsonrpc: '2.0', id, error: error.toJson() });
       }
       process.stderr.write(`demo-server: 2026 request failed: ${String(error)}\n`);
-      sendJson(res, 500, {
+      answer.send(500, {
         jsonrpc: '2.0',
         id,
         error: { code: ErrorCode2026.InternalError, message: 'Internal error' },
@@ -88,7 +87,11 @@ export class Mcp2026Handler {
     }
   }
 
-  private async dispatch(request: Request2026, signal: AbortSignal): Promise<Result> {
+  private async dispatch(
+    request: Request2026,
+    signal: AbortSignal,
+    answer: Answer2026Writer,
+  ): Promise<Result> {
     switch (request.method) {
       case 'server/discover':
         return this.discover();
@@ -98,7 +101,7 @@ export class Mcp2026Handler {
       case 'tools/list':
         return { resultType: 'complete', tools: this.listTools(), ttlMs: 0, cacheScope: 'public' };
       case 'tools/call':
-        return this.callTool(request, signal);
+        return this.callTool(request, signal, answer);
       case 'tasks/get':
       case 'tasks/update':
       case 'tasks/cancel':
@@ -133,7 +136,11 @@ export class Mcp2026Handler {
     }));
   }
 
-  private async callTool(request: Request2026, signal: AbortSignal): Promise<Result> {
+  private async callTool(
+    request: Request2026,
+    signal: AbortSignal,
+    answer: Answer2026Writer,
+  ): Promise<Result> {
     const { params, declaresTasks } = request;
     const name = params.name as string; // the validator checked it against Mcp-Name
     const tool = this.tools.get(name);
@@ -162,11 +169,15 @@ export class Mcp2026Handler {
         ...toolErrorResult(`Invalid arguments for ${name}: ${problems}`),
       };
     }
+    const meta = isRecord(params._meta) ? params._meta : {};
+    const token = meta.progressToken;
     const outcome = await tool.call(parsed.data, {
       declaresTasks,
       inputResponses,
       requestState,
       signal,
+      ...(typeof token === 'string' || typeof token === 'number' ? { progressToken: token } : {}),
+      notify: (method, notification) => answer.notify(method, notification),
     });
     return this.present(outcome, declaresTasks);
   }

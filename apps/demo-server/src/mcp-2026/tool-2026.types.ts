@@ -18,6 +18,10 @@ export interface ToolCall2026 {
   requestState?: string;
   /** Aborted when the client goes away during a synchronous run. */
   signal: AbortSignal;
+  /** The request's `_meta.progressToken`, when it asked for progress. */
+  progressToken?: string | number;
+  /** Sends a notification for this request (on the 2026 side: the answer becomes SSE). */
+  notify(method: string, params: Record<string, unknown>): void | Promise<void>;
 }
 
 /** The answer a tool chooses; `task` is only ever returned to a request that declared tasks. */
