@@ -34,8 +34,9 @@ function abortOnClose(res: ServerResponse): AbortSignal {
 }
 
 /**
- * The MCP 2026-07-28 side of the demo server: stateless, one JSON answer per POST, written by
- * hand because no SDK release speaks this version. It serves `server/discover`, `tools/list`,
+ * The MCP 2026-07-28 side of the demo server: stateless, one JSON answer per POST (an SSE stream
+ * when a tool sends notifications first: Answer2026Writer), written by hand because no SDK
+ * release spoke this version when it was written. It serves `server/discover`, `tools/list`,
  * `tools/call` (a result, a multi-round-trip `input_required`, or a task) and the tasks
  * extension's `tasks/get`, `tasks/update` and `tasks/cancel`. Tasks live in the process-wide
  * Task2026Store, so any request (any connection) can reach them.
