@@ -178,15 +178,7 @@ describe('which side serves a server', () => {
     const { pool } = openPool([
       server('up', demo.url, { keepaliveIntervalMs: 1000, parkedProbeMs: 500 }),
     ]);
-    const era = (want: string) =>
-      waitUntil(
-        () => {
-          const status = pool.status('up');
-          return status.taskProtocol === want && status.state === 'ready' ? status : undefined;
-        },
-        `the server to be ready on ${want}`,
-        15_000,
-      );
+    const era = (want: string) => readyOn(pool, 'up', want);
     await era('2026-07-28');
 
     // Redeployed as 2025-11-25 only: a refused 2026-07-28 call asks server/discover again.
@@ -212,15 +204,7 @@ describe('which side serves a server', () => {
     const { pool } = openPool([
       server('plain', demo.url, { toolsets: [ordinaryToolset('plain')], parkedProbeMs: 500 }),
     ]);
-    const served = (era: string) =>
-      waitUntil(
-        () => {
-          const status = pool.status('plain');
-          return status.taskProtocol === era && status.state === 'ready' ? status : undefined;
-        },
-        `the server to be ready on ${era}`,
-        15_000,
-      );
+    const served = (era: string) => readyOn(pool, 'plain', era);
     await served('2026-07-28');
     await expectStatelessSubmit(pool, 'plain');
 
@@ -250,4 +234,16 @@ async function expectStatelessSubmit(pool: UpstreamPool, name: string): Promise<
     task_id: expect.any(String),
     status: 'running',
   });
+}
+
+/** The server's status once it is ready on this era. */
+function readyOn(pool: UpstreamPool, name: string, era: string) {
+  return waitUntil(
+    () => {
+      const status = pool.status(name);
+      return status.taskProtocol === era && status.state === 'ready' ? status : undefined;
+    },
+    `${name} to be ready on ${era}`,
+    15_000,
+  );
 }
