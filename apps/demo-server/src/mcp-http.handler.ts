@@ -90,9 +90,10 @@ export class McpHttpHandler {
   }
 
   /**
-   * --strict-2026, and /mcp-2026 in any mode: only the stateless side exists. A POST without `MCP-Protocol-Version` (every
-   * 2025-11-25 request, `initialize` first) is refused as a 2026-07-28 server refuses it: HTTP
-   * 400, -32020; another version is -32022; GET and DELETE (sessions, streams) are 405.
+   * --strict-2026, and /mcp-2026 in any mode: only the stateless side exists. A POST without
+   * `MCP-Protocol-Version` (every 2025-11-25 request, `initialize` first) is refused as a
+   * 2026-07-28 server refuses it: HTTP 400, -32020; another version is -32022; GET and DELETE
+   * (sessions, streams) are 405.
    */
   strict(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> | void {
     if (req.method !== 'POST') {

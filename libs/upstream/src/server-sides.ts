@@ -22,7 +22,10 @@ export interface ServerSides {
   readonly client?: StatelessHttpClient;
   readonly stateless?: StatelessSupervisor;
   readonly toolCalls?: StatelessToolSession;
-  /** A session failed to open since the server's discover last listed a session version. */
+  /**
+   * The server's own answer refused a session (`refusesSession`) since its `server/discover` last
+   * listed a session version.
+   */
   sessionRefused: boolean;
 }
 

@@ -35,10 +35,11 @@ export interface StatelessSupervisorDeps {
 
 /**
  * The 2026-07-28 side of one HTTP server with `mcp-tasks` toolsets (or pinned, or latent), and
- * the finder of its era (docs/connections.md, "Which side serves"). An attempt is `server/discover` then a stateless
- * `tools/list`; a ready side asks both again after the discover answer's `ttlMs` (bounded), which
- * is its health probe and keepalive. A discover refused (unless pinned to 2026-07-28) means the
- * server speaks 2025-11-25: this side rests, and asks again only when told to (`rediscover`).
+ * the finder of its era (docs/connections.md, "Which side serves"). An attempt is
+ * `server/discover` then a stateless `tools/list`; a ready side asks both again after the
+ * discover answer's `ttlMs` (bounded), which is its health probe and keepalive. A discover refused
+ * (unless pinned to 2026-07-28) means the server speaks 2025-11-25: this side rests, and asks
+ * again only when told to (`rediscover`).
  * States, backoff, parking and metrics are the session side's (SupervisorLifecycle).
  */
 export class StatelessSupervisor {
