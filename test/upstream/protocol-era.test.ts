@@ -101,11 +101,13 @@ describe('which side serves a server', () => {
     expect(sessionSide.at(-1)?.obj.reason).toBe('the server speaks 2026-07-28 without a session');
   });
 
-  it('a server listing 2025-11-25 too keeps its session side: discover alone changes nothing', async () => {
+  it('a server listing 2026-07-28 alone that opens sessions keeps them: versions alone decide nothing', async () => {
     // The demo server on its defaults lists 2026-07-28 alone yet opens sessions: its session
     // works, so no discover is asked for a server without mcp-tasks toolsets.
     const both = await startDemoServer([]);
-    const { pool } = openPool([server('both', both.url, { toolsets: [ordinaryToolset('both')] })]);
+    const { pool, recorder } = openPool([
+      server('both', both.url, { toolsets: [ordinaryToolset('both')] }),
+    ]);
     const status = await waitUntil(
       () => (pool.status('both').state === 'ready' ? pool.status('both') : undefined),
       'the both-eras server session to be ready',
@@ -114,6 +116,7 @@ describe('which side serves a server', () => {
     expect(status.capabilities).toBeDefined();
     const session = await pool.session('both');
     expect(session.constructor.name).toBe('PooledSessionAdapter');
+    expect(recorder.logs.map((l) => l.msg)).not.toContain('upstream protocol asked again');
   });
 
   it('a session that times out is no refusal: a server that lists 2026-07-28 alone keeps it', async () => {

@@ -54,7 +54,8 @@ export class CatalogBuilder {
   ): PublishedToolset {
     // ordinary: consumers call the submit tool, so its description and schema are the toolset's.
     const toolName = toolset.contract === Contract.Ordinary ? toolset.submitTool : toolset.tool;
-    // A 2026-07-28 server's ordinary and sync-call toolsets run on its 2025-11-25 session side.
+    // A 2026-07-28 server's ordinary and sync-call toolsets run on its 2025-11-25 session side,
+    // where it has one running (served without a session, they follow the server's status).
     const side =
       toolset.contract !== Contract.McpTasks && status.sessionSide ? status.sessionSide : status;
     const tool = side.tools?.find((candidate) => candidate.name === toolName);

@@ -135,8 +135,9 @@ export function hasStatelessSide(config: ServerConfig): boolean {
 }
 
 /**
- * Unless the server is pinned to 2026-07-28, `ordinary` and `sync-call` run on a 2025-11-25
- * session whatever else it speaks.
+ * From the configuration alone: unless the server is pinned to 2026-07-28, `ordinary` and
+ * `sync-call` run on a 2025-11-25 session whatever else it speaks. At run time the pool may find
+ * that the server refuses sessions and needs none (`UpstreamPool`).
  */
 export function needsSession(config: ServerConfig): boolean {
   if (sessionless(config)) return false;

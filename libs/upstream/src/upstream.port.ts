@@ -93,8 +93,9 @@ export interface ServerStatus {
  */
 export interface UpstreamPort {
   /**
-   * The pooled session of a server (ordinary, sync-call); for a server pinned to 2026-07-28, its
-   * stateless tool calls (docs/connections.md, "Which side serves").
+   * The pooled session of a server (ordinary, sync-call); for a server served without a session
+   * (pinned to 2026-07-28, or found to refuse sessions), its stateless tool calls
+   * (docs/connections.md, "Which side serves").
    * Throws UpstreamUnavailableError.
    * Every wait for a connection takes the attempt's signal: its deadline ends the wait
    * (`UpstreamDeadlineError`, nothing sent), though a connect shared with others goes on.

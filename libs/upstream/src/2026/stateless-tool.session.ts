@@ -13,8 +13,8 @@ import type {
 } from '../upstream.port';
 
 /**
- * The session of a server pinned to 2026-07-28, which has none (docs/connections.md, "Which side
- * serves"): its `ordinary` and `sync-call` tools are called with stateless `tools/call` requests
+ * The session of a server served without one: pinned to 2026-07-28, or found to refuse sessions
+ * (docs/connections.md, "Which side serves"). Its `ordinary` and `sync-call` tools are called with stateless `tools/call` requests
  * that leave the tasks extension out of the declared capabilities, so the server answers with the
  * result and never makes a task. The answer is checked against the same schema the session side's
  * SDK checks it with. Progress comes as it does on a session: `notifications/progress` for the

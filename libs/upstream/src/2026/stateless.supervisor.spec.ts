@@ -172,7 +172,8 @@ describe('StatelessSupervisor', () => {
     // A server that lists a session version refused the session for another reason: it rests.
     side.rediscover('a 2025-11-25 session could not be opened');
     await waitFor(() => asked.length === 1);
-    await new Promise((r) => setTimeout(r, 20));
+    // The answer is settled within the microtasks that follow it: no timer is needed.
+    await new Promise((r) => setImmediate(r));
     expect(side.status().state).not.toBe('ready');
     expect(eras).toEqual([]);
     // One that lists 2026-07-28 alone wakes it: found, with no session version listed.
