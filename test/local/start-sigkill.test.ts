@@ -11,6 +11,7 @@ import { waitUntil } from '../helpers/wait';
 import { useProcesses } from '../helpers/process-scope';
 
 const LAUNCHER = join(__dirname, '..', '..', 'dist', 'apps', 'local', 'src', 'main.js');
+const DEFAULT_SERVERS = join(__dirname, '..', '..', 'deploy', 'local', 'mcp-servers.json');
 // One folder for every run: the embedded cluster is created once and reused, as .data/ is.
 const DATA = join(tmpdir(), `mtg-start-sigkill-${process.getuid?.() ?? 0}`);
 // The launcher stops with the file; its descendants, which the scope does not know, are killed by
@@ -62,6 +63,53 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * `npm start`'s default config shows every feature: each toolset of deploy/local/mcp-servers.json
+ * is listed and available (the strict 2026-07-28 server's too, served without a session:
+ * docs/connections.md, "Without a session, unpinned"), and a task on that server completes.
+ */
+async function expectEveryDefaultToolsetServes(base: string): Promise<void> {
+  const file = JSON.parse(readFileSync(DEFAULT_SERVERS, 'utf8')) as {
+    mcpServers: Record<string, { taskToolsets: { name: string }[] }>;
+  };
+  const names = Object.values(file.mcpServers).flatMap((s) => s.taskToolsets.map((t) => t.name));
+  expect(names).toEqual(expect.arrayContaining(['demo-strict', 'demo-strict-sync']));
+  const key = readFileSync(join(DATA, 'dev-api-key'), 'utf8').trim();
+  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+  type Toolset = { name: string; available: boolean; unavailable_reason: string | null };
+  let listed: Toolset[] = [];
+  await waitUntil(
+    async () => {
+      const res = await fetch(`${base}/v1/toolsets`, { headers });
+      listed = ((await res.json()) as { items: Toolset[] }).items;
+      return names.every((name) => listed.some((t) => t.name === name && t.available))
+        ? true
+        : undefined;
+    },
+    () => `every default toolset available (listed: ${JSON.stringify(listed)})`,
+    60_000,
+    200,
+  );
+  const submitted = await fetch(`${base}/v1/threads/start-sigkill/tasks`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ toolset: 'demo-strict', arguments: { duration_ms: 100 } }),
+  });
+  expect(submitted.status).toBe(201);
+  const { task_id: id } = (await submitted.json()) as { task_id: string };
+  const status = await waitUntil(
+    async () => {
+      const res = await fetch(`${base}/v1/tasks/${id}`, { headers });
+      const task = (await res.json()) as { status: string };
+      return ['completed', 'failed', 'cancelled'].includes(task.status) ? task.status : undefined;
+    },
+    'the task on the strict server to end',
+    60_000,
+    100,
+  );
+  expect(status).toBe('completed');
+}
+
 it('ends the API, the poller, the demo server and Postgres, and frees their ports', async () => {
   if (!existsSync(LAUNCHER)) throw new Error(`${LAUNCHER} is missing: run \`npm run build\``);
   mkdirSync(DATA, { recursive: true });
@@ -99,6 +147,7 @@ it('ends the API, the poller, the demo server and Postgres, and frees their port
       90_000,
       100,
     );
+    await expectEveryDefaultToolsetServes(`http://127.0.0.1:${ports.PORT}`);
     started = descendants(launcher.pid!);
     const postmaster = Number(
       readFileSync(
