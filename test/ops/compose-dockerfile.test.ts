@@ -156,7 +156,10 @@ describe('docker-compose.yml', () => {
       ]),
     );
     const servers = JSON.parse(read('deploy/compose/mcp-servers.json')) as {
-      mcpServers: Record<string, { url: string; taskToolsets: Record<string, unknown>[] }>;
+      mcpServers: Record<
+        string,
+        { url: string; protocolVersion?: string; taskToolsets: { name: string }[] }
+      >;
     };
     const demo = Object.values(servers.mcpServers)[0];
     expect(demo.url).toBe('http://demo-server:3001/mcp');
@@ -182,6 +185,18 @@ describe('docker-compose.yml', () => {
         mcp: { companionTools: true },
       },
     ]);
+    // The other servers as npm start has them: the same endpoint unpinned for the 2026-07-28
+    // tasks, and the strict 2026-07-28 endpoint that refuses sessions (docs/demo-server.md).
+    const { 'demo-2026': both, 'demo-strict': strict } = servers.mcpServers;
+    expect([both.url, both.protocolVersion]).toEqual(['http://demo-server:3001/mcp', undefined]);
+    expect([strict.url, strict.protocolVersion]).toEqual([
+      'http://demo-server:3001/mcp-2026',
+      undefined,
+    ]);
+    const local = JSON.parse(read('deploy/local/mcp-servers.json')) as typeof servers;
+    const toolsets = (file: typeof servers) =>
+      Object.values(file.mcpServers).flatMap((server) => server.taskToolsets.map((t) => t.name));
+    expect(toolsets(servers)).toEqual(toolsets(local));
     const mount = (services.poller.volumes as string[]).find((v) => v.includes('mcp-servers.json'));
     expect(mount?.split(':')[1]).toBe(env(services.poller).MCP_SERVERS_FILE);
   });
