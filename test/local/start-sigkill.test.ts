@@ -66,7 +66,7 @@ function portFree(port: number): Promise<boolean> {
 /**
  * `npm start`'s default config shows every feature: each toolset of deploy/local/mcp-servers.json
  * is listed and available (the strict 2026-07-28 server's too, served without a session:
- * docs/connections.md, "Without a session, unpinned"), and a task on that server completes.
+ * docs/connections.md, "Which side serves"), and a task on that server completes.
  */
 async function expectEveryDefaultToolsetServes(base: string): Promise<void> {
   const file = JSON.parse(readFileSync(DEFAULT_SERVERS, 'utf8')) as {
