@@ -62,7 +62,8 @@ export interface ServerConfig {
   sharedState: boolean;
   /**
    * Pins the task design instead of discovering it (`server/discover`). 2026-07-28 needs the
-   * Streamable HTTP transport; undefined means discover.
+   * Streamable HTTP or the stdio transport; undefined means discover (over HTTP; a stdio server
+   * unpinned speaks 2025-11-25).
    */
   protocolVersion?: TaskProtocolVersion;
   toolsets: ToolsetConfig[];

@@ -181,10 +181,11 @@ function readServer(name: string, r: FieldReader, leaseMs: number): ServerConfig
         'already reaches the same process over a url',
     );
   }
-  // The 2026-07-28 client is stateless JSON-RPC over HTTP POST: no stdio or legacy SSE framing.
-  if (server.protocolVersion === '2026-07-28' && transport !== 'http') {
+  // The 2026-07-28 client speaks over HTTP POST or a stdio child's lines; the legacy SSE
+  // transport is a 2024-11-05 framing.
+  if (server.protocolVersion === '2026-07-28' && transport === 'sse') {
     throw new ConfigError(
-      `server "${name}": protocolVersion "2026-07-28" needs the http transport, not ${transport}`,
+      `server "${name}": protocolVersion "2026-07-28" needs the http or stdio transport, not sse`,
     );
   }
   const list = r.array('taskToolsets');

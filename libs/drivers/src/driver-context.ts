@@ -40,3 +40,13 @@ export function requireRemoteId(ctx: DriverContext): string {
   }
   return ctx.task.remoteTaskId;
 }
+
+/**
+ * A stdio server is one child process per poller, each with its own jobs and tasks: an ID from
+ * this worker's child means nothing to another worker's child, so the row stays with this worker
+ * (the claim's pinning), unless the operator declares the server's state shared (`sharedState`).
+ * Over a url every poller reaches the same server.
+ */
+export function pinnedOwner(ctx: DriverContext): string | null {
+  return ctx.server.transport === 'stdio' && !ctx.server.sharedState ? ctx.workerId : null;
+}

@@ -13,17 +13,7 @@ import { protocolError } from './driver.errors';
 import { parseStatusAnswer, parseSubmitAnswer } from './ordinary-answer.parser';
 import { lastErrorText, remoteIdProblem, strayRemoteId } from './snapshot-fields';
 import { classifyPollError, classifySubmitError } from './submit-safety';
-import { requireRemoteId, toolArguments, toolsetOf } from './driver-context';
-
-/**
- * A stdio server is one child process per poller, each with its own jobs: a task ID from this
- * worker's child means nothing to another worker's child, so the row stays with this worker
- * (the claim's pinning, as for stdio native tasks), unless the operator declares the server's
- * state shared (`sharedState`). Over a url every poller reaches the same server.
- */
-function pinnedOwner(ctx: DriverContext): string | null {
-  return ctx.server.transport === 'stdio' && !ctx.server.sharedState ? ctx.workerId : null;
-}
+import { pinnedOwner, requireRemoteId, toolArguments, toolsetOf } from './driver-context';
 
 /**
  * Contract `ordinary`: three plain tools on the server's pooled session. The parsing rules live

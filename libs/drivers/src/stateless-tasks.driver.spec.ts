@@ -10,7 +10,7 @@ import {
 import type { ToolsetConfig } from '@app/config';
 import { UpstreamConnectionError, UpstreamRpcError } from '@app/upstream';
 import { McpTasksDriver } from './mcp-tasks.driver';
-import { FakeUpstream, context } from './testing/fake-upstream';
+import { FakeUpstream, context, serverConfig } from './testing/fake-upstream';
 
 const TOOLSET: ToolsetConfig = {
   name: 'modern',
@@ -81,6 +81,7 @@ describe('McpTasksDriver on 2026-07-28', () => {
         remoteTaskId: 'tk-1',
         protocolVersion: '2026-07-28',
         driverState: { createdAt: Date.parse(NOW), ttlMs: 60000 },
+        pinnedWorkerId: null,
       },
       snapshot: {
         status: TaskStatus.Working,
@@ -88,6 +89,16 @@ describe('McpTasksDriver on 2026-07-28', () => {
         backstopAtMs: Date.parse(NOW) + 60000,
       },
     });
+  });
+
+  it('over stdio the task stays with this worker, whose child holds it, unless state is shared', async () => {
+    upstream.handler = () => ({ ...task('working'), resultType: 'task' });
+    const pinnedTo = async (sharedState: boolean) => {
+      const server = { ...serverConfig('stdio'), sharedState };
+      const outcome = await driver.submit(context(TOOLSET, {}, { server }));
+      return outcome.handle?.pinnedWorkerId;
+    };
+    expect([await pinnedTo(false), await pinnedTo(true)]).toEqual(['worker-1', null]);
   });
 
   it('resultType complete: no task upstream, the result is final', async () => {

@@ -19,7 +19,7 @@ import type {
   PendingAnswers,
   SubmitOutcome,
 } from './contract-driver';
-import { requireRemoteId, toolArguments, toolsetOf } from './driver-context';
+import { pinnedOwner, requireRemoteId, toolArguments, toolsetOf } from './driver-context';
 import { protocolError } from './driver.errors';
 import type { InputRequest } from './input-requests';
 import { remoteIdProblem } from './snapshot-fields';
@@ -200,6 +200,7 @@ export class StatelessTasksDriver implements ContractDriver {
             remoteTaskId: task.taskId,
             protocolVersion: STATELESS_TASKS_VERSION,
             driverState: { createdAt: task.createdAt, ttlMs: task.ttlMs },
+            pinnedWorkerId: pinnedOwner(ctx),
           },
           snapshot,
         };

@@ -103,11 +103,30 @@ describe('which sides a server has', () => {
   const server = (extra: Partial<ServerConfig>) =>
     ({ name: 's', transport: 'http', toolsets: [held], ...extra }) as ServerConfig;
 
-  it('an HTTP server not pinned to 2025-11-25 may be found to speak 2026-07-28', () => {
+  it('a server over HTTP or stdio not pinned to 2025-11-25 may be found to speak 2026-07-28', () => {
     expect(mayServeStateless(server({}))).toBe(true);
     expect(mayServeStateless(server({ protocolVersion: '2026-07-28' }))).toBe(true);
     expect(mayServeStateless(server({ protocolVersion: '2025-11-25' }))).toBe(false);
-    expect(mayServeStateless(server({ transport: 'stdio' }))).toBe(false);
+    expect(mayServeStateless(server({ transport: 'stdio' }))).toBe(true);
+    expect(mayServeStateless(server({ transport: 'stdio', protocolVersion: '2025-11-25' }))).toBe(
+      false,
+    );
+    expect(mayServeStateless(server({ transport: 'sse' }))).toBe(false);
+  });
+
+  it('over stdio, pinned to 2026-07-28 it has no session; unpinned its 2026-07-28 side is latent', () => {
+    const pinned = server({ transport: 'stdio', protocolVersion: '2026-07-28' });
+    expect([sessionless(pinned), hasStatelessSide(pinned), needsSession(pinned)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    const unpinned = server({ transport: 'stdio', toolsets: [held, native] });
+    expect([sessionless(unpinned), hasStatelessSide(unpinned), needsSession(unpinned)]).toEqual([
+      false,
+      false,
+      true,
+    ]);
   });
 
   it('pinned to 2026-07-28, every toolset runs on stateless requests: no session side', () => {

@@ -104,26 +104,27 @@ export function refusesStateless(error: unknown): boolean {
 }
 
 /**
- * A server pinned to 2026-07-28 has no session side: its `ordinary` and `sync-call` toolsets call
- * their tools with stateless requests too (docs/connections.md, "Which side serves"). An unpinned
- * server can become so at run time (`UpstreamPool`).
+ * A server pinned to 2026-07-28 (over HTTP or stdio) has no session side: its `ordinary` and
+ * `sync-call` toolsets call their tools with stateless requests too (docs/connections.md, "Which
+ * side serves"). An unpinned HTTP server can become so at run time (`UpstreamPool`).
  */
 export function sessionless(config: ServerConfig): boolean {
-  return config.transport === 'http' && config.protocolVersion === STATELESS_ERA;
+  return config.transport !== 'sse' && config.protocolVersion === STATELESS_ERA;
 }
 
 /**
- * The servers that may be found to speak 2026-07-28: over HTTP and not pinned to 2025-11-25. Those
- * without a 2026-07-28 side of their own (no `mcp-tasks` toolsets) ask `server/discover` only when
- * a session is refused.
+ * The servers that may serve 2026-07-28: over HTTP or stdio, not pinned to 2025-11-25. Those
+ * without a 2026-07-28 side of their own (no `mcp-tasks` toolsets over HTTP, and every unpinned
+ * stdio server) ask `server/discover` only when a session is refused (docs/connections.md, "MCP
+ * 2026-07-28 over stdio").
  */
 export function mayServeStateless(config: ServerConfig): boolean {
-  return config.transport === 'http' && config.protocolVersion !== LEGACY_ERA;
+  return config.transport !== 'sse' && config.protocolVersion !== LEGACY_ERA;
 }
 
 /**
- * The servers with a 2026-07-28 side: over HTTP, pinned to 2026-07-28, or with `mcp-tasks`
- * toolsets and not pinned to 2025-11-25.
+ * The servers with a 2026-07-28 side from the start: pinned to 2026-07-28, or over HTTP with
+ * `mcp-tasks` toolsets and not pinned to 2025-11-25.
  */
 export function hasStatelessSide(config: ServerConfig): boolean {
   if (sessionless(config)) return true;

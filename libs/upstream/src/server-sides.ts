@@ -3,6 +3,7 @@ import type { BackoffPolicy } from './backoff.policy';
 import { PooledSessionAdapter } from './2025/pooled-session.adapter';
 import { ServerSupervisor } from './2025/server.supervisor';
 import { StatelessHttpClient } from './2026/stateless-http.client';
+import { StatelessStdioClient } from './2026/stateless-stdio.client';
 import { StatelessSupervisor } from './2026/stateless.supervisor';
 import { StatelessToolSession } from './2026/stateless-tool.session';
 import { hasStatelessSide, mayServeStateless } from './protocol-era.rules';
@@ -12,14 +13,16 @@ import type { SessionPushEvent } from './upstream.port';
 
 /**
  * One configured server's parts: its session side; over HTTP its 2026-07-28 client; unless pinned
- * to 2025-11-25, its 2026-07-28 side and the stateless tool calls used when no session serves
- * (docs/connections.md, "Which side serves"). Which side serves is `UpstreamPool`'s decision.
+ * to 2025-11-25, over HTTP or stdio, its 2026-07-28 side (over stdio with a client of its own) and
+ * the stateless tool calls used when no session serves (docs/connections.md, "Which side
+ * serves"). Which side serves is `UpstreamPool`'s decision.
  */
 export interface ServerSides {
   readonly config: ServerConfig;
   readonly supervisor: ServerSupervisor;
   readonly pooled: PooledSessionAdapter;
-  readonly client?: StatelessHttpClient;
+  /** Its 2026-07-28 client; over stdio a child of its own, started by the first request. */
+  readonly client?: StatelessHttpClient | StatelessStdioClient;
   readonly stateless?: StatelessSupervisor;
   readonly toolCalls?: StatelessToolSession;
   /**
@@ -63,15 +66,18 @@ export function buildSides(config: ServerConfig, wiring: SidesWiring): ServerSid
     onConnectFailed: (_, error) => wiring.onSessionFailed(name, error),
   });
   const sides = { config, supervisor, pooled: new PooledSessionAdapter(supervisor) };
-  if (config.transport !== 'http') return { ...sides, sessionRefused: false };
-  // The gateway's HTTP client under it, as under every upstream request (its default).
-  const client = new StatelessHttpClient(
-    config,
-    logger,
-    undefined,
-    (method, seconds) => wiring.onCallDuration?.(name, method, seconds),
-    (method, error) => wiring.onStatelessRefused(name, method, error),
-  );
+  if (config.transport !== 'http' && !mayServeStateless(config)) {
+    return { ...sides, sessionRefused: false };
+  }
+  const onCallDuration = (method: string, seconds: number) =>
+    wiring.onCallDuration?.(name, method, seconds);
+  const onRefused = (method: string, error: unknown) =>
+    wiring.onStatelessRefused(name, method, error);
+  const client =
+    config.transport === 'stdio'
+      ? new StatelessStdioClient(config, wiring.factory, logger, onCallDuration, onRefused)
+      : // The gateway's HTTP client under it, as under every upstream request (its default).
+        new StatelessHttpClient(config, logger, undefined, onCallDuration, onRefused);
   if (!mayServeStateless(config)) return { ...sides, client, sessionRefused: false };
   const stateless = new StatelessSupervisor({
     config,

@@ -36,10 +36,10 @@ import type {
 
 /**
  * The poller's connection layer: per configured server a 2025-11-25 session supervisor and, for an
- * HTTP server not pinned to 2025-11-25, a 2026-07-28 supervisor that also finds which era the
- * server speaks (latent where no `mcp-tasks` toolset needs it: woken by a refused session); the
- * separate native-task sessions and the cache of resumed sessions. Construct it, call `start()` at
- * application bootstrap, `close()` at shutdown.
+ * HTTP server not pinned to 2025-11-25 or a stdio one pinned to 2026-07-28, a 2026-07-28
+ * supervisor that also finds which era the server speaks (latent where no `mcp-tasks` toolset
+ * needs it: woken by a refused session); the separate native-task sessions and the cache of
+ * resumed sessions. Construct it, `start()` at bootstrap, `close()` at shutdown.
  */
 export class UpstreamPool implements UpstreamPort {
   private readonly servers = new Map<string, ServerSides>();
@@ -140,7 +140,7 @@ export class UpstreamPool implements UpstreamPort {
 
   statelessSession(server: string): StatelessSession {
     const { client } = this.sides(server);
-    if (!client) throw new UpstreamUnavailableError(server, 'closed', 'not an HTTP server');
+    if (!client) throw new UpstreamUnavailableError(server, 'closed', 'no 2026-07-28 client');
     return client;
   }
 
@@ -155,8 +155,9 @@ export class UpstreamPool implements UpstreamPort {
     handlers: TaskListenHandlers,
   ): TaskListen {
     const { config, stateless: side } = this.sides(server);
-    if (!side || side.era === LEGACY_ERA) {
-      throw new UpstreamUnavailableError(server, 'closed', 'no 2026-07-28 side to listen on');
+    // Over stdio its tasks are polled (docs/connections.md, "MCP 2026-07-28 over stdio").
+    if (!side || side.era === LEGACY_ERA || config.transport !== 'http') {
+      throw new UpstreamUnavailableError(server, 'closed', 'no 2026-07-28 HTTP side to listen on');
     }
     const stream = new TaskListenStream(config, taskIds, handlers);
     stream.start();
@@ -201,9 +202,10 @@ export class UpstreamPool implements UpstreamPort {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([
-      ...[...this.servers.values()].flatMap(({ supervisor, stateless }) => [
+      ...[...this.servers.values()].flatMap(({ supervisor, stateless, client }) => [
         supervisor.close(),
-        stateless?.close(),
+        // A stdio client's child ends after its side stopped asking.
+        (stateless?.close() ?? Promise.resolve()).then(() => client?.close()),
       ]),
       this.resumed.close(),
     ]);

@@ -58,6 +58,8 @@ export interface StatelessSession {
     params: Record<string, unknown>,
     options: StatelessRequestOptions,
   ): Promise<Record<string, unknown>>;
+  /** Lets go of what it holds until its next request (a stdio child); nothing over HTTP. */
+  release?(): Promise<void>;
 }
 
 /**

@@ -395,9 +395,9 @@ describe('mcpServers file', () => {
       'server "a": protocolVersion must be one of 2025-11-25, 2026-07-28',
     ],
     [
-      '2026-07-28 over stdio',
-      ok({ a: { command: 'x', protocolVersion: '2026-07-28' } }),
-      'server "a": protocolVersion "2026-07-28" needs the http transport, not stdio',
+      '2026-07-28 over legacy SSE',
+      ok({ a: { url: 'http://h/sse', transport: 'sse', protocolVersion: '2026-07-28' } }),
+      'server "a": protocolVersion "2026-07-28" needs the http or stdio transport, not sse',
     ],
     [
       'negative timeout',

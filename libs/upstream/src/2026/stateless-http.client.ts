@@ -74,15 +74,7 @@ export class StatelessHttpClient implements StatelessSession {
       jsonrpc: '2.0',
       id,
       method,
-      params: withTraceMeta({
-        ...params,
-        _meta: {
-          ...metaOf(params),
-          ...envelope(options.withoutTasks !== true),
-          // The request's ID is its progress token: unique among this client's requests.
-          ...(options.onProgress ? { progressToken: id } : {}),
-        },
-      }),
+      params: envelopedParams(params, options, id),
     });
     const headers: Record<string, string> = {
       ...this.config.headers,
@@ -128,6 +120,11 @@ export class StatelessHttpClient implements StatelessSession {
       options.signal?.removeEventListener('abort', onCallerAbort);
       this.onCallDuration?.(method, (Date.now() - started) / 1000);
     }
+  }
+
+  /** Nothing to end: the connections are the shared HTTP agent's. */
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 
   /** The caller's abort wins; else our deadline; else a transport failure, sent unless proven. */
@@ -204,15 +201,31 @@ export function envelope(tasks = true): Record<string, unknown> {
   };
 }
 
-function metaOf(params: Record<string, unknown>): Record<string, unknown> {
-  return isRecord(params._meta) ? params._meta : {};
+/**
+ * A request's params with its envelope in `_meta` (beside what the caller put there, and the
+ * trace context); the request's ID is its progress token when progress is asked for: unique among
+ * one client's requests.
+ */
+export function envelopedParams(
+  params: Record<string, unknown>,
+  options: StatelessRequestOptions,
+  id: number,
+): Record<string, unknown> {
+  return withTraceMeta({
+    ...params,
+    _meta: {
+      ...(isRecord(params._meta) ? params._meta : {}),
+      ...envelope(options.withoutTasks !== true),
+      ...(options.onProgress ? { progressToken: id } : {}),
+    },
+  });
 }
 
 /**
  * The `notifications/progress` of one request, handed to its `onProgress` (a callback that
  * throws is ignored: progress is advisory, the answer is what counts).
  */
-function progressOf(
+export function progressOf(
   token: number,
   onProgress: RequestOptions['onProgress'],
 ): OtherMessage | undefined {

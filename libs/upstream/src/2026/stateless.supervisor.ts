@@ -213,6 +213,7 @@ export class StatelessSupervisor {
     clearTimeout(this.reaskTimer);
     if (changed) this.deps.logger.info({ server: this.server, why }, 'upstream speaks 2025-11-25');
     this.life.stop(why);
+    void this.deps.client.release?.();
     if (changed) this.deps.onEra(LEGACY_ERA);
   }
 
@@ -235,9 +236,11 @@ export class StatelessSupervisor {
       );
       if (this.wakesOn(result) && this.life.state !== 'closed') {
         this.life.start('server/discover names the tasks extension or 2026-07-28 alone');
+        return;
       }
     } catch {
       // A refusal confirms 2025-11-25; a failure decides nothing. The session side goes on.
     }
+    await this.deps.client.release?.(); // a stdio child of its own, asked and not needed
   }
 }
