@@ -2,9 +2,11 @@
 // in its strictest serving mode it speaks 2026-07-28 only (initialize refused), has no tasks
 // extension, and answers every request with an SSE stream that carries keep-alive comments and
 // notifications before the response; on its defaults it serves both eras without sessions
-// (test/upstream/official-2026-server.mjs). Every other 2026
+// (test/upstream/official-2026-server.mjs), over HTTP and over stdio. Every other 2026
 // fixture here was written to fit the gateway; this one was not (docs/connections.md, "A server
 // of the official SDK").
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { useFleet } from '../helpers/fleet';
@@ -13,6 +15,10 @@ import { waitForStatus, waitUntil } from '../helpers/wait';
 import { ApiProcess, apiKeyFor, bearer } from '../helpers/api';
 
 const SERVER_SCRIPT = join(__dirname, '..', 'upstream', 'official-2026-server.mjs');
+/** Where the stdio servers list the calls they aborted. */
+const ABORTED_DIR = mkdtempSync(join(tmpdir(), 'mtg-official-'));
+const ABORTED_FILE = join(ABORTED_DIR, 'aborted');
+afterAll(() => rmSync(ABORTED_DIR, { recursive: true, force: true }));
 
 interface TaskBody {
   task_id: string;
@@ -50,6 +56,11 @@ beforeAll(async () => {
         : { name, contract, tool },
     ),
   });
+  const stdioEntry = (toolsets: Array<[string, string, string]>, args: string[], pin?: string) => {
+    const { url: _, ...rest } = entry('', toolsets, pin);
+    const env = { ABORTED_FILE };
+    return { ...rest, command: process.execPath, args: [SERVER_SCRIPT, ...args], env };
+  };
   const tasks = (prefix: string): Array<[string, string, string]> => [
     [`${prefix}-echo`, 'mcp-tasks', 'slow_echo'],
     [`${prefix}-confirm`, 'mcp-tasks', 'confirm_echo'],
@@ -67,6 +78,24 @@ beforeAll(async () => {
       'strict-held': entry(strict.url, [['strict-held', 'sync-call', 'slow_echo']]),
       'pinned-held': entry(strict.url, [['pinned-held', 'sync-call', 'slow_echo']], '2026-07-28'),
       'pinned-ask': entry(strict.url, [['pinned-ask', 'sync-call', 'confirm_echo']], '2026-07-28'),
+      // The same library's server over stdio, a child of the poller. Strict (initialize
+      // refused), it serves pinned to 2026-07-28, and unpinned once its refused session and
+      // server/discover find it needs none; on its defaults, unpinned, on a session.
+      stdio: stdioEntry(tasks('stdio'), ['--stdio'], '2026-07-28'),
+      'stdio-found': stdioEntry(tasks('stdio-found'), ['--stdio']),
+      'stdio-held': stdioEntry(
+        [['stdio-held', 'sync-call', 'slow_echo']],
+        ['--stdio'],
+        '2026-07-28',
+      ),
+      'stdio-unpinned': stdioEntry(
+        [['stdio-unpinned-held', 'sync-call', 'slow_echo']],
+        ['--stdio'],
+      ),
+      'stdio-defaults': stdioEntry(
+        [['stdio-defaults-held', 'sync-call', 'slow_echo']],
+        ['--stdio', '--defaults'],
+      ),
     }),
     { env: { LEASE_MS: '8000' } },
   );
@@ -76,7 +105,7 @@ beforeAll(async () => {
       const res = await request(api.url).get('/v1/toolsets').set('Authorization', bearer(alice));
       const items = (res.body as { items: Array<{ name: string; available: boolean }> }).items;
       const available = items.filter((t) => t.available).map((t) => t.name);
-      return available.length === 10 ? available.sort() : undefined;
+      return available.length === 17 ? available.sort() : undefined;
     },
     'the official servers toolsets to be available',
     15_000,
@@ -92,6 +121,13 @@ beforeAll(async () => {
     'pinned-confirm',
     'pinned-echo',
     'pinned-held',
+    'stdio-confirm',
+    'stdio-defaults-held',
+    'stdio-echo',
+    'stdio-found-confirm',
+    'stdio-found-echo',
+    'stdio-held',
+    'stdio-unpinned-held',
     'strict-held',
   ]);
 });
@@ -118,7 +154,29 @@ const untilStatus = (id: string, statuses: string | string[]) =>
 
 const ENDED = ['completed', 'failed', 'cancelled'];
 
-const SERVERS = ['found', 'pinned', 'defaults'];
+/** Submits a held call of a minute, waits until it reports progress, cancels it; its end. */
+async function cancelRunningHeldCall(toolset: string, text: string): Promise<TaskBody> {
+  const id = await submit(toolset, { text, ms: 60_000 });
+  // The progress notification shows the call is running on the server.
+  await waitUntil(
+    async () => ((await read(id)).progress ? true : undefined),
+    'the held call to report progress',
+    20_000,
+    100,
+  );
+  const res = await request(api.url)
+    .post(`/v1/threads/th-official/tasks/${id}/cancel`)
+    .set('Authorization', bearer(alice));
+  expect(res.status).toBe(202);
+  return untilStatus(id, ENDED);
+}
+
+/** The texts of the calls the stdio servers aborted (ABORTED_FILE). */
+function readAborted(): string[] {
+  return existsSync(ABORTED_FILE) ? readFileSync(ABORTED_FILE, 'utf8').split('\n') : [];
+}
+
+const SERVERS = ['found', 'pinned', 'defaults', 'stdio', 'stdio-found'];
 
 it.each(SERVERS)(
   '%s: a call whose stream has a notification before the result completes with it',
@@ -153,7 +211,7 @@ it.each(SERVERS)(
   },
 );
 
-it.each(['defaults', 'pinned', 'strict'])(
+it.each(['defaults', 'pinned', 'strict', 'stdio', 'stdio-unpinned', 'stdio-defaults'])(
   '%s: a sync-call toolset holds the call to its result, with its progress',
   async (prefix) => {
     const id = await submit(`${prefix}-held`, { text: 'held', ms: 300 });
@@ -161,8 +219,8 @@ it.each(['defaults', 'pinned', 'strict'])(
     expect(task.error).toBeNull();
     expect(task.status).toBe('completed');
     expect(task.result?.content).toEqual([{ type: 'text', text: 'echo: held' }]);
-    // On a session (defaults) or on the call's own SSE stream (pinned, strict), progress arrives
-    // alike.
+    // On a session (defaults, stdio-defaults), on the call's own SSE stream (pinned, strict) or
+    // on the child's stdout (stdio, stdio-unpinned), progress arrives alike.
     expect(task.progress).toEqual({ current: 1, total: 2, message: 'half way' });
   },
 );
@@ -173,20 +231,7 @@ it.each(['pinned', 'strict'])(
     // Without a session there is no notifications/cancelled: leaving the request is the cancel
     // (docs/connections.md, "Which side serves").
     const text = `cancel me (${prefix})`;
-    const id = await submit(`${prefix}-held`, { text, ms: 60_000 });
-    // The progress notification shows the call is running on the server.
-    await waitUntil(
-      async () => ((await read(id)).progress ? true : undefined),
-      'the held call to report progress',
-      20_000,
-      100,
-    );
-    const res = await request(api.url)
-      .post(`/v1/threads/th-official/tasks/${id}/cancel`)
-      .set('Authorization', bearer(alice));
-    expect(res.status).toBe(202);
-    const task = await untilStatus(id, ENDED);
-    expect(task.status).toBe('cancelled');
+    expect((await cancelRunningHeldCall(`${prefix}-held`, text)).status).toBe('cancelled');
     const aborted = await waitUntil(
       async () => {
         const list = (await (await fetch(`${serverUrl[prefix]}/aborted`)).json()) as string[];
@@ -199,6 +244,20 @@ it.each(['pinned', 'strict'])(
     expect(aborted).toContain(text);
   },
 );
+
+it('stdio: a cancelled held call is cancelled on the child, which serves the next call', async () => {
+  // notifications/cancelled on the child's stdin aborts the call (the SDK's request signal).
+  const text = 'cancel me (stdio)';
+  expect((await cancelRunningHeldCall('stdio-held', text)).status).toBe('cancelled');
+  await waitUntil(
+    () => (readAborted().includes(text) ? true : undefined),
+    'the server to abort the call',
+    10_000,
+    100,
+  );
+  const next = await untilStatus(await submit('stdio-held', { text: 'after', ms: 0 }), ENDED);
+  expect(next.result?.content).toEqual([{ type: 'text', text: 'echo: after' }]);
+});
 
 it('pinned: a held call whose tool asks a question ends failed as a broken contract', async () => {
   // A held call has nowhere to put a question (docs/connections.md, "Which side serves").

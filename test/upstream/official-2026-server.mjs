@@ -8,13 +8,15 @@
 // CommonJS, so the test spawns this file with Node.
 //
 //   node official-2026-server.mjs [--defaults]   prints "listening on http://127.0.0.1:<port>"
+//   node official-2026-server.mjs --stdio [--defaults]   the same server over stdio
 //
 // Tools: `slow_echo {text, ms}` sends a log notification (and a progress one when the request has
 // a progress token), waits `ms`, then answers `echo: <text>` (or throws, for the text `fail`);
 // `confirm_echo {text}` first asks whether to echo (a form elicitation), then answers
 // `confirmed: <text>` or `declined`. A client that leaves during a call aborts it (the request's
 // signal, as a server on Node's fetch-style adapters has it): `GET /aborted` lists the texts of
-// the `slow_echo` calls aborted so far.
+// the `slow_echo` calls aborted so far (over stdio, a line each in the file `ABORTED_FILE` names).
+import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import {
@@ -23,6 +25,7 @@ import {
   createMcpHandler,
   inputRequired,
 } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod/v4';
 
 /** The texts of the slow_echo calls whose client left before the answer. */
@@ -62,6 +65,7 @@ function build() {
       await wait(ms, ctx.mcpReq.signal);
       if (ctx.mcpReq.signal.aborted) {
         aborted.push(text);
+        if (process.env.ABORTED_FILE) appendFileSync(process.env.ABORTED_FILE, `${text}\n`);
         throw new Error('the client left');
       }
       if (text === 'fail') throw new Error('asked to fail');
@@ -95,9 +99,16 @@ function build() {
   return server;
 }
 
-const handler = process.argv.includes('--defaults')
-  ? createMcpHandler(build)
-  : createMcpHandler(build, { legacy: 'reject', responseMode: 'sse', keepAliveMs: 50 });
+if (process.argv.includes('--stdio')) {
+  // Over stdio: strict refuses initialize (a 2025-11-25 client) with an error; defaults serve it.
+  serveStdio(build, process.argv.includes('--defaults') ? {} : { legacy: 'reject' });
+} else {
+  serveHttp(
+    process.argv.includes('--defaults')
+      ? createMcpHandler(build)
+      : createMcpHandler(build, { legacy: 'reject', responseMode: 'sse', keepAliveMs: 50 }),
+  );
+}
 
 /**
  * Node's request as a web Request (the body read whole: requests here are small), whose signal
@@ -120,31 +131,34 @@ async function webRequest(req, res) {
   return new Request(url, { method, headers, body, signal: left.signal });
 }
 
-const http = createServer((req, res) => {
-  if (req.method === 'GET' && req.url === '/aborted') {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    return res.end(JSON.stringify(aborted));
-  }
-  webRequest(req, res)
-    .then((request) => handler.fetch(request))
-    .then((response) => {
-      res.writeHead(response.status, Object.fromEntries(response.headers));
-      if (response.body === null) return res.end();
-      const body = Readable.fromWeb(response.body);
-      res.on('close', () => body.destroy());
-      body.on('error', () => res.destroy());
-      body.pipe(res);
-    })
-    .catch((error) => {
-      process.stderr.write(`official-2026-server: ${error?.stack ?? error}\n`);
-      res.destroy();
-    });
-});
-http.keepAliveTimeout = 60_000;
-http.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`listening on http://127.0.0.1:${http.address().port}\n`);
-});
-process.on('SIGTERM', () => {
-  http.closeAllConnections();
-  http.close(() => process.exit(0));
-});
+/** Serves `handler` over HTTP on a free loopback port, and `GET /aborted`. */
+function serveHttp(handler) {
+  const http = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/aborted') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(aborted));
+    }
+    webRequest(req, res)
+      .then((request) => handler.fetch(request))
+      .then((response) => {
+        res.writeHead(response.status, Object.fromEntries(response.headers));
+        if (response.body === null) return res.end();
+        const body = Readable.fromWeb(response.body);
+        res.on('close', () => body.destroy());
+        body.on('error', () => res.destroy());
+        body.pipe(res);
+      })
+      .catch((error) => {
+        process.stderr.write(`official-2026-server: ${error?.stack ?? error}\n`);
+        res.destroy();
+      });
+  });
+  http.keepAliveTimeout = 60_000;
+  http.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`listening on http://127.0.0.1:${http.address().port}\n`);
+  });
+  process.on('SIGTERM', () => {
+    http.closeAllConnections();
+    http.close(() => process.exit(0));
+  });
+}
