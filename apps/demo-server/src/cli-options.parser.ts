@@ -98,10 +98,8 @@ export function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOpt
     throw new CliUsageError('--transport must be stdio, http or sse');
   }
   const strict2026 = flag('strict-2026');
-  if (strict2026 && transport !== 'http') {
-    throw new CliUsageError(
-      '--strict-2026 needs --transport http (2026-07-28 has no stdio or SSE)',
-    );
+  if (strict2026 && transport === 'sse') {
+    throw new CliUsageError('--strict-2026 needs --transport http or stdio (not legacy SSE)');
   }
   const only2025 = flag('only-2025');
   if (strict2026 && only2025)

@@ -58,7 +58,10 @@ async function main(): Promise<void> {
 
   let stop: () => Promise<void>;
   let listeningUrl: string | undefined;
-  if (options.transport === 'stdio') {
+  if (options.transport === 'stdio' && options.strict2026) {
+    const { serveStdio2026 } = await import('./mcp-2026/stdio-2026.server');
+    stop = serveStdio2026(context);
+  } else if (options.transport === 'stdio') {
     stop = await startStdio(context);
   } else {
     // Loaded only here: a stdio server (spawned per session by the pollers) skips the HTTP

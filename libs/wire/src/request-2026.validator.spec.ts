@@ -55,6 +55,16 @@ describe('validateRequest2026', () => {
     expect(request).toMatchObject({ method: 'tasks/get', declaresTasks: true });
   });
 
+  it('without a header layer (stdio) checks the body alone, and still needs its envelope', () => {
+    const call = body('tools/call', { name: 'slow' });
+    expect(validateRequest2026(undefined, call)).toMatchObject({ method: 'tools/call' });
+    expect(codeOf(() => validateRequest2026(undefined, body('tools/call', { name: 7 })))).toBe(
+      -32602,
+    );
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} };
+    expect(codeOf(() => validateRequest2026(undefined, initialize))).toBe(-32602);
+  });
+
   it('decodes a base64 Mcp-Name before comparing', () => {
     const name = `=?base64?${Buffer.from('tâche').toString('base64')}?=`;
     expect(

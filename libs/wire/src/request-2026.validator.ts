@@ -69,9 +69,13 @@ const mismatch = (message: string): JsonRpcWireError =>
  * `MCP-Protocol-Version` header, version support, `Mcp-Method`, the client capabilities, then
  * `Mcp-Name`. Header problems are -32020 (a missing required header included), an unknown
  * version -32022. `Mcp-Name` is required on `tools/call` and on `tasks/get`, `tasks/update` and
- * `tasks/cancel`: the extension binds clients to send it there.
+ * `tasks/cancel`: the extension binds clients to send it there. `headers` undefined: a transport
+ * without a header layer (stdio), where the body is the only signal and no header is checked.
  */
-export function validateRequest2026(headers: IncomingHttpHeaders, body: unknown): Request2026 {
+export function validateRequest2026(
+  headers: IncomingHttpHeaders | undefined,
+  body: unknown,
+): Request2026 {
   if (!isRecord(body) || typeof body.method !== 'string' || body.jsonrpc !== '2.0') {
     throw new JsonRpcWireError(
       ErrorCode2026.InvalidRequest,
@@ -93,7 +97,7 @@ export function validateRequest2026(headers: IncomingHttpHeaders, body: unknown)
   if (typeof version !== 'string') {
     throw invalidParams(`params._meta["${META_PROTOCOL_VERSION}"] is required on every request`);
   }
-  const headerVersion = header(headers, 'mcp-protocol-version');
+  const headerVersion = headers ? header(headers, 'mcp-protocol-version') : version;
   if (headerVersion === undefined) throw mismatch('The MCP-Protocol-Version header is required');
   if (headerVersion !== version) {
     throw mismatch(
@@ -107,9 +111,9 @@ export function validateRequest2026(headers: IncomingHttpHeaders, body: unknown)
       { supported: SUPPORTED_2026_VERSIONS, requested: version },
     );
   }
-  const headerMethod = header(headers, 'mcp-method');
+  const headerMethod = headers ? header(headers, 'mcp-method') : method;
   if (headerMethod === undefined) throw mismatch('The Mcp-Method header is required');
-  if (decodeHeaderValue(headerMethod) !== method) {
+  if (headers && decodeHeaderValue(headerMethod) !== method) {
     throw mismatch(`The Mcp-Method header (${headerMethod}) does not match the method (${method})`);
   }
   const capabilities = (meta as Record<string, unknown>)[META_CLIENT_CAPABILITIES];
@@ -119,6 +123,8 @@ export function validateRequest2026(headers: IncomingHttpHeaders, body: unknown)
   const field = nameField(method);
   if (field !== undefined) {
     if (typeof params[field] !== 'string') throw invalidParams(`params.${field} must be a string`);
+  }
+  if (field !== undefined && headers) {
     const headerName = header(headers, 'mcp-name');
     if (headerName === undefined) {
       throw mismatch(`The Mcp-Name header is required on ${method} (it carries params.${field})`);

@@ -1,11 +1,19 @@
 import type { ServerResponse } from 'node:http';
 
+/** Where one 2026-07-28 request's notifications and answer go, on any transport. */
+export interface AnswerSink {
+  /** A notification of the request (a held call's progress), before its answer. */
+  notify(method: string, params: Record<string, unknown>): void;
+  /** The answer; `status` is its HTTP status where there is one. */
+  send(status: number, body: unknown): void;
+}
+
 /**
- * One 2026-07-28 answer: plain JSON, unless the request's handler sends a notification first
+ * One 2026-07-28 answer over HTTP: plain JSON, unless the request's handler sends a notification first
  * (a held call's progress). Then the answer becomes an SSE stream: each notification an event,
  * and the response the last one, as a Streamable HTTP server answers a POST.
  */
-export class Answer2026Writer {
+export class Answer2026Writer implements AnswerSink {
   private streaming = false;
 
   constructor(private readonly res: ServerResponse) {}

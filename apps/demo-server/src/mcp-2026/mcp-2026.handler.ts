@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { DemoContext } from '../demo-context.interface';
 import { CONFORMANCE_TOOLS } from './conformance-tools.catalog';
@@ -20,7 +20,7 @@ import {
   TASKS_EXTENSION,
 } from '@app/wire';
 import { SERVER_INFO } from './wire-2026.constants';
-import { Answer2026Writer } from './answer-2026.writer';
+import { Answer2026Writer, type AnswerSink } from './answer-2026.writer';
 
 type Result = Record<string, unknown>;
 
@@ -61,16 +61,29 @@ export class Mcp2026Handler {
       res.writeHead(202);
       return void res.end();
     }
+    await this.respond(req.headers, body, abortOnClose(res), new Answer2026Writer(res), res);
+  }
+
+  /**
+   * One request on any transport: its headers (undefined over stdio, where the body is the only
+   * signal), the signal that ends it (the client left, or cancelled it), and where its answer
+   * goes. `listenOn`: the HTTP answer a `subscriptions/listen` streams on; none over stdio.
+   */
+  async respond(
+    headers: IncomingHttpHeaders | undefined,
+    body: unknown,
+    signal: AbortSignal,
+    answer: AnswerSink,
+    listenOn?: ServerResponse,
+  ): Promise<void> {
     const id =
       isRecord(body) && (typeof body.id === 'string' || typeof body.id === 'number')
         ? body.id
         : null;
-    const signal = abortOnClose(res);
-    const answer = new Answer2026Writer(res);
     try {
-      const request = validateRequest2026(req.headers, body);
-      if (request.method === 'subscriptions/listen' && this.context.listen2026) {
-        return this.context.listen2026.listen(request, res);
+      const request = validateRequest2026(headers, body);
+      if (request.method === 'subscriptions/listen' && this.context.listen2026 && listenOn) {
+        return this.context.listen2026.listen(request, listenOn);
       }
       const result = await this.dispatch(request, signal, answer);
       answer.send(200, { jsonrpc: '2.0', id, result });
@@ -91,7 +104,7 @@ export class Mcp2026Handler {
   private async dispatch(
     request: Request2026,
     signal: AbortSignal,
-    answer: Answer2026Writer,
+    answer: AnswerSink,
   ): Promise<Result> {
     switch (request.method) {
       case 'server/discover':
@@ -140,7 +153,7 @@ export class Mcp2026Handler {
   private async callTool(
     request: Request2026,
     signal: AbortSignal,
-    answer: Answer2026Writer,
+    answer: AnswerSink,
   ): Promise<Result> {
     const { params, declaresTasks } = request;
     const name = params.name as string; // the validator checked it against Mcp-Name

@@ -1,0 +1,51 @@
+import { createInterface } from 'node:readline';
+import { isRecord } from '@app/common';
+import type { DemoContext } from '../demo-context.interface';
+import type { AnswerSink } from './answer-2026.writer';
+import { Mcp2026Handler } from './mcp-2026.handler';
+
+type RequestId = string | number;
+
+/**
+ * The strict 2026-07-28 side over stdio (`--transport stdio --strict-2026`): each stdin line one
+ * JSON-RPC message, each answer and notification one stdout line, handled by the HTTP side's
+ * Mcp2026Handler with no headers (the body is the only signal on stdio). So `initialize`, which
+ * carries no envelope, is refused as any request without one is; `notifications/cancelled` aborts
+ * its request, which then gets no answer; `subscriptions/listen` is not served here.
+ */
+export function serveStdio2026(context: DemoContext): () => Promise<void> {
+  const handler = new Mcp2026Handler(context);
+  const running = new Map<RequestId, AbortController>();
+  const write = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(line);
+    } catch {
+      return write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    }
+    if (!isRecord(body)) return;
+    const { id } = body;
+    if (typeof id !== 'string' && typeof id !== 'number') {
+      const params = isRecord(body.params) ? body.params : {};
+      const cancelled = params.requestId;
+      if (body.method === 'notifications/cancelled' && typeof cancelled !== 'object') {
+        running.get(cancelled as RequestId)?.abort();
+      }
+      return;
+    }
+    const cancel = new AbortController();
+    running.set(id, cancel);
+    const answer: AnswerSink = {
+      notify: (method, params) => write({ jsonrpc: '2.0', method, params }),
+      send: (_status, message) => write(message),
+    };
+    void handler.respond(undefined, body, cancel.signal, answer).finally(() => running.delete(id));
+  });
+  return () => {
+    lines.close();
+    for (const request of running.values()) request.abort();
+    return Promise.resolve();
+  };
+}
