@@ -116,6 +116,9 @@ runMain('start', async () => {
     DEMO_SERVER_URL: `${demoUrl}/mcp`,
     // The same process's strict 2026-07-28 endpoint: it refuses sessions (docs/demo-server.md).
     DEMO_SERVER_STRICT_URL: `${demoUrl}/mcp-2026`,
+    // The demo server again, strict 2026-07-28 over stdio: a child of the poller.
+    DEMO_SERVER_NODE: process.execPath,
+    DEMO_SERVER_MAIN: join(DIST, 'demo-server', 'main.js'),
     MCP_SERVERS_FILE:
       process.env.MCP_SERVERS_FILE ?? join(ROOT, 'deploy', 'local', 'mcp-servers.json'),
   };
@@ -146,6 +149,10 @@ runMain('start', async () => {
   log('         polled only every PUSH_SAFETY_POLL_FACTOR intervals (docs/connections.md, "Push")');
   log('strict:  demo-strict is a server that refuses sessions; the gateway finds that and calls');
   log('         its tools without one (docs/connections.md, "Which side serves")');
+  log('stdio:   demo-stdio is the demo server as a child of the poller, speaking 2026-07-28 only');
+  log(
+    '         over stdio; its tasks live in that child (docs/connections.md, "MCP 2026-07-28 over stdio")',
+  );
   log(`try:     curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${base}/v1/toolsets`);
   void submitDemoTasks(base, devKey.key, log);
 });

@@ -21,6 +21,8 @@ const FILES = ['deploy', 'k8s'].flatMap((dir) => serversFiles(join(ROOT, dir)));
 const ENV = {
   DEMO_SERVER_URL: 'http://127.0.0.1:3001/mcp',
   DEMO_SERVER_STRICT_URL: 'http://127.0.0.1:3001/mcp-2026',
+  DEMO_SERVER_NODE: '/usr/bin/node',
+  DEMO_SERVER_MAIN: 'dist/apps/demo-server/main.js',
   REPORTS_TOKEN: 'token',
   RESEARCH_TOKEN: 'token',
   BUILD_TOKEN: 'token',
