@@ -7,8 +7,10 @@ import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks } from '../helpers/fleet-tasks';
 import { attemptLines, awaitAttemptLines, awaitUpstreamReady } from '../helpers/poller-logs';
 import {
+  demoStdioCommand,
   demoStdioEntry,
   PollerProcess,
+  type ServerEntry,
   stdioChildrenOf,
   useStdioChildren,
   writeServersFile,
@@ -61,95 +63,114 @@ async function pinnedRow(id: string): Promise<PinnedRow> {
   return rows[0];
 }
 
-it('a stdio native task stays with its owner while it lives, then ends upstream_task_lost', async () => {
-  const serversFile = writeServersFile({
-    local: demoStdioEntry([
-      { name: 'native', contract: 'mcp-tasks', tool: 'demo_task_required', ttlMs: 600_000 },
-    ]),
-  });
-  // A native cancel chains a connect and three calls (2000 + 3 × 900 ms): the lease must hold it
-  // (docs/leases.md, "Attempt deadlines").
-  const env = { HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS), LEASE_MS: '5000' };
-  const pollers = await Promise.all([
-    fleet.poller(serversFile, { env }),
-    fleet.poller(serversFile, { env }),
-  ]);
-  // Both sessions first: a submit claimed by a poller still connecting ends transient_error
-  // there (the other poller then "touched" the row) and waits out the error backoff.
-  await awaitUpstreamReady(pollers, 'local');
-  const [id] = await insertFleetTasks(fleet.db, [
+// A 2025-11-25 native task on the child's session, and a task of the tasks extension on a child
+// that speaks 2026-07-28 only (found by its refused session; docs/connections.md, "MCP 2026-07-28
+// over stdio").
+const NATIVE = {
+  name: 'native',
+  contract: 'mcp-tasks',
+  tool: 'demo_task_required',
+  ttlMs: 600_000,
+};
+const ERAS: Array<[string, ServerEntry]> = [
+  ['a stdio native task', demoStdioEntry([NATIVE])],
+  [
+    'a 2026-07-28 task of a strict stdio server',
     {
-      toolset: 'native',
-      server: 'local',
-      contract: 'mcp-tasks',
-      input: { duration_ms: 120_000, poll_interval_ms: 100, tag: 'pinned' },
+      ...demoStdioEntry([{ name: 'native', contract: 'mcp-tasks', tool: 'demo_task' }]),
+      ...demoStdioCommand(['--strict-2026']),
     },
-  ]);
-  let seen: PinnedRow | undefined;
-  const submitted = await waitUntil(
-    async () => {
-      const row = (seen = await pinnedRow(id));
-      // An ended task is returned too, so the assertions below name what happened to it.
-      return row.remote_task_id !== null || row.completed_at !== null ? row : undefined;
-    },
-    () => `the native task to be created (the row: ${JSON.stringify(seen)})`,
-    20_000,
-  );
-  const owner = pollers.find((p) => p.workerId === submitted.pinned_worker_id);
-  expect(owner).toBeDefined();
-  const other = pollers.find((p) => p !== owner) as PollerProcess;
-  expect(submitted.status).toBe('working');
-  // Many polls while both live: every claim is the owner's, the other never touches the row.
-  const owners = new Set<string>();
-  const polled = await waitUntil(
-    async () => {
-      const row = await pinnedRow(id);
-      if (row.lease_owner) owners.add(row.lease_owner);
-      return row.poll_count >= 10 ? row : undefined;
-    },
-    'ten polls by the owner',
-    20_000,
-    20,
-  );
-  expect(polled.status).toBe('working');
-  expect([...owners].filter((w) => w !== owner!.workerId)).toEqual([]);
-  expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
-  await awaitAttemptLines([owner!], id, (lines) => lines.length >= 10);
+  ],
+];
 
-  const children = stdioChildrenOf(owner!.child.pid!);
-  expect(children.length).toBeGreaterThan(0);
-  for (const pid of children) stdioChildren.add(pid);
-  await owner!.kill();
-  const ended = await waitUntil(
-    async () => {
-      const row = await pinnedRow(id);
-      return row.completed_at !== null ? row : undefined;
-    },
-    'the other poller to end the task',
-    TAKEOVER_DEADLINE_MS,
-    50,
-  );
-  expect([ended.status, ended.error_code]).toEqual(['failed', 'upstream_task_lost']);
-  expect(ended.error_message).toContain(owner!.workerId);
-  // Taken over only once the owner was silent a window, and a window more after the other
-  // poller suspected it (database clock).
-  const [worker] = await fleet.db.query<{ stale_at: Date; confirmed_at: Date | null }>(
-    `SELECT heartbeat_at + make_interval(secs => $2::float8 / 1000) AS stale_at,
+it.each(ERAS)(
+  '%s stays with its owner while it lives, then ends upstream_task_lost',
+  async (_, entry) => {
+    const serversFile = writeServersFile({ local: entry });
+    // A native cancel chains a connect and three calls (2000 + 3 × 900 ms): the lease must hold it
+    // (docs/leases.md, "Attempt deadlines").
+    const env = { HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS), LEASE_MS: '5000' };
+    const pollers = await Promise.all([
+      fleet.poller(serversFile, { env }),
+      fleet.poller(serversFile, { env }),
+    ]);
+    // Both sessions first: a submit claimed by a poller still connecting ends transient_error
+    // there (the other poller then "touched" the row) and waits out the error backoff.
+    await awaitUpstreamReady(pollers, 'local');
+    const [id] = await insertFleetTasks(fleet.db, [
+      {
+        toolset: 'native',
+        server: 'local',
+        contract: 'mcp-tasks',
+        input: { duration_ms: 120_000, poll_interval_ms: 100, tag: 'pinned' },
+      },
+    ]);
+    let seen: PinnedRow | undefined;
+    const submitted = await waitUntil(
+      async () => {
+        const row = (seen = await pinnedRow(id));
+        // An ended task is returned too, so the assertions below name what happened to it.
+        return row.remote_task_id !== null || row.completed_at !== null ? row : undefined;
+      },
+      () => `the native task to be created (the row: ${JSON.stringify(seen)})`,
+      20_000,
+    );
+    const owner = pollers.find((p) => p.workerId === submitted.pinned_worker_id);
+    expect(owner).toBeDefined();
+    const other = pollers.find((p) => p !== owner) as PollerProcess;
+    expect(submitted.status).toBe('working');
+    // Many polls while both live: every claim is the owner's, the other never touches the row.
+    const owners = new Set<string>();
+    const polled = await waitUntil(
+      async () => {
+        const row = await pinnedRow(id);
+        if (row.lease_owner) owners.add(row.lease_owner);
+        return row.poll_count >= 10 ? row : undefined;
+      },
+      'ten polls by the owner',
+      20_000,
+      20,
+    );
+    expect(polled.status).toBe('working');
+    expect([...owners].filter((w) => w !== owner!.workerId)).toEqual([]);
+    expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
+    await awaitAttemptLines([owner!], id, (lines) => lines.length >= 10);
+
+    const children = stdioChildrenOf(owner!.child.pid!);
+    expect(children.length).toBeGreaterThan(0);
+    for (const pid of children) stdioChildren.add(pid);
+    await owner!.kill();
+    const ended = await waitUntil(
+      async () => {
+        const row = await pinnedRow(id);
+        return row.completed_at !== null ? row : undefined;
+      },
+      'the other poller to end the task',
+      TAKEOVER_DEADLINE_MS,
+      50,
+    );
+    expect([ended.status, ended.error_code]).toEqual(['failed', 'upstream_task_lost']);
+    expect(ended.error_message).toContain(owner!.workerId);
+    // Taken over only once the owner was silent a window, and a window more after the other
+    // poller suspected it (database clock).
+    const [worker] = await fleet.db.query<{ stale_at: Date; confirmed_at: Date | null }>(
+      `SELECT heartbeat_at + make_interval(secs => $2::float8 / 1000) AS stale_at,
             suspected_at + make_interval(secs => $2::float8 / 1000) AS confirmed_at
        FROM workers WHERE id = $1`,
-    [owner!.workerId, DEAD_AFTER_MS],
-  );
-  expect(worker.confirmed_at).not.toBeNull();
-  expect(worker.confirmed_at!.getTime()).toBeGreaterThan(worker.stale_at.getTime());
-  expect(ended.completed_at!.getTime()).toBeGreaterThanOrEqual(worker.confirmed_at!.getTime());
-  const takeover = await awaitAttemptLines([other], id);
-  expect(takeover.map((l) => l.outcome)).toEqual(['ok']);
-  // The owner's stdio child went with it (its stdin closed).
-  await waitUntil(
-    () => (children.every((pid) => !alive(pid)) ? true : undefined),
-    "the owner's stdio child to exit",
-  );
-});
+      [owner!.workerId, DEAD_AFTER_MS],
+    );
+    expect(worker.confirmed_at).not.toBeNull();
+    expect(worker.confirmed_at!.getTime()).toBeGreaterThan(worker.stale_at.getTime());
+    expect(ended.completed_at!.getTime()).toBeGreaterThanOrEqual(worker.confirmed_at!.getTime());
+    const takeover = await awaitAttemptLines([other], id);
+    expect(takeover.map((l) => l.outcome)).toEqual(['ok']);
+    // The owner's stdio child went with it (its stdin closed).
+    await waitUntil(
+      () => (children.every((pid) => !alive(pid)) ? true : undefined),
+      "the owner's stdio child to exit",
+    );
+  },
+);
 
 /**
  * Two pollers of one stdio native toolset (one-second beat, a lease and connect timeout for a
