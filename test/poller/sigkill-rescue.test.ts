@@ -124,10 +124,15 @@ it('a survivor finishes the 2026-07-28 tasks a killed poller held on a strict se
      WHERE l.lease_owner = $1 AND l.lease_expires_at > now() AND t.remote_task_id IS NOT NULL`;
   demo.child.kill('SIGSTOP');
   let orphans: string[];
+  // Before the rows are read under lock, while the victim's leases on them are live: no survivor
+  // attempt on them can start earlier. (The kill and drain after it can outlast those leases on
+  // a loaded machine, so the moment of the kill is too late a bound.)
+  let lockedAt = 0;
   try {
     orphans = await waitUntil(async () => {
       if ((await fleet.db.query(heldByVictim, [victim.workerId])).length === 0) return undefined;
       victim.pause();
+      lockedAt = Date.now();
       const rows = await fleet.db.query<{ id: string }>(`${heldByVictim} FOR UPDATE OF l`, [
         victim.workerId,
       ]);
@@ -154,7 +159,6 @@ it('a survivor finishes the 2026-07-28 tasks a killed poller held on a strict se
   );
   orphans = orphans.filter((id) => !endedByVictim.has(id));
   expect(orphans.length).toBeGreaterThan(0);
-  const killedAt = Date.now();
   await waitAllTerminal(fleet.db, ids);
   const states = await taskStates(fleet.db, orphans);
   expect(orphans.map((id) => [id, states.get(id)?.status])).toEqual(
@@ -163,7 +167,7 @@ it('a survivor finishes the 2026-07-28 tasks a killed poller held on a strict se
   // Finished by the survivor, not by a write the victim sent before it died.
   const rescued = new Set(
     attemptLines([survivor])
-      .filter((line) => line.start >= killedAt)
+      .filter((line) => line.start >= lockedAt)
       .map((line) => line.taskId),
   );
   expect(orphans.filter((id) => !rescued.has(id))).toEqual([]);
