@@ -135,6 +135,8 @@ it.each(ERAS)(
     expect([...owners].filter((w) => w !== owner!.workerId)).toEqual([]);
     expect(attemptLines([other]).filter((l) => l.taskId === id)).toEqual([]);
     await awaitAttemptLines([owner!], id, (lines) => lines.length >= 10);
+    // Polled, not pushed: no subscription is tried on a stdio server (it has none to offer).
+    expect(owner!.logs.filter((l) => l.msg === 'push subscription not opened')).toEqual([]);
 
     const children = stdioChildrenOf(owner!.child.pid!);
     expect(children.length).toBeGreaterThan(0);

@@ -35,11 +35,10 @@ import type {
 } from './upstream.port';
 
 /**
- * The poller's connection layer: per configured server a 2025-11-25 session supervisor and, for an
- * HTTP server not pinned to 2025-11-25 or a stdio one pinned to 2026-07-28, a 2026-07-28
- * supervisor that also finds which era the server speaks (latent where no `mcp-tasks` toolset
- * needs it: woken by a refused session); the separate native-task sessions and the cache of
- * resumed sessions. Construct it, `start()` at bootstrap, `close()` at shutdown.
+ * The poller's connection layer: per configured server a 2025-11-25 session supervisor and, over
+ * HTTP or stdio unless pinned to 2025-11-25, a 2026-07-28 supervisor that also finds which era
+ * the server speaks (latent where nothing needs it yet: woken by a refused session); the native
+ * task sessions and the resumed sessions' cache. `start()` at bootstrap, `close()` at shutdown.
  */
 export class UpstreamPool implements UpstreamPort {
   private readonly servers = new Map<string, ServerSides>();
@@ -92,9 +91,8 @@ export class UpstreamPool implements UpstreamPort {
   }
 
   /**
-   * Reaps children a crashed predecessor left, then starts every server's side: the 2026-07-28
-   * side where `mcp-tasks` toolsets or the pin need one (it finds the era), the session side where
-   * no 2026-07-28 side serves or `ordinary`/`sync-call` toolsets need a session.
+   * Reaps a crashed predecessor's children, then starts the sides: the 2026-07-28 side where the
+   * pin or `mcp-tasks` toolsets need one, the session side where a session is needed.
    */
   start(): void {
     if (this.options.reapOrphans !== false) this.registry.reapOrphans();
@@ -144,10 +142,15 @@ export class UpstreamPool implements UpstreamPort {
     return client;
   }
 
+  /** Over HTTP; a stdio server's tasks are polled (connections.md, "MCP 2026-07-28 over stdio"). */
+  canListen(server: string): boolean {
+    return this.servers.get(server)?.config.transport === 'http';
+  }
+
   /**
    * Opens `subscriptions/listen` for these remote task IDs on a server whose 2026-07-28 side
-   * serves it (docs/connections.md, "Push"). Throws `UpstreamUnavailableError` for a server
-   * without one; a refusal or a lost stream is reported through `handlers.onEnd`.
+   * serves it over HTTP (docs/connections.md, "Push"). Throws `UpstreamUnavailableError` for a
+   * server without one; a refusal or a lost stream is reported through `handlers.onEnd`.
    */
   listenTasks(
     server: string,
@@ -155,8 +158,7 @@ export class UpstreamPool implements UpstreamPort {
     handlers: TaskListenHandlers,
   ): TaskListen {
     const { config, stateless: side } = this.sides(server);
-    // Over stdio its tasks are polled (docs/connections.md, "MCP 2026-07-28 over stdio").
-    if (!side || side.era === LEGACY_ERA || config.transport !== 'http') {
+    if (!side || side.era === LEGACY_ERA || !this.canListen(server)) {
       throw new UpstreamUnavailableError(server, 'closed', 'no 2026-07-28 HTTP side to listen on');
     }
     const stream = new TaskListenStream(config, taskIds, handlers);
@@ -204,8 +206,7 @@ export class UpstreamPool implements UpstreamPort {
     await Promise.all([
       ...[...this.servers.values()].flatMap(({ supervisor, stateless, client }) => [
         supervisor.close(),
-        // A stdio client's child ends after its side stopped asking.
-        (stateless?.close() ?? Promise.resolve()).then(() => client?.close()),
+        (stateless?.close() ?? Promise.resolve()).then(() => client?.close()), // its stdio child
       ]),
       this.resumed.close(),
     ]);

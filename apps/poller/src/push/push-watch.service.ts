@@ -79,7 +79,8 @@ export class PushWatchService {
       return false;
     }
     if (task.remoteProtocolVersion === LISTEN_ERA) {
-      return this.listenOf(task.server).note(remote, task.id);
+      // A stdio server's tasks are polled: no listen to open.
+      return this.pool.canListen(task.server) && this.listenOf(task.server).note(remote, task.id);
     }
     // A 2025-11-25 native task: covered while its session's stream pushes.
     if (task.remoteSessionId === null) return false;
