@@ -28,10 +28,9 @@ export function serveStdio2026(context: DemoContext): () => Promise<void> {
     if (!isRecord(body)) return;
     const { id } = body;
     if (typeof id !== 'string' && typeof id !== 'number') {
-      const params = isRecord(body.params) ? body.params : {};
-      const cancelled = params.requestId;
-      if (body.method === 'notifications/cancelled' && typeof cancelled !== 'object') {
-        running.get(cancelled as RequestId)?.abort();
+      const cancelled = isRecord(body.params) ? body.params.requestId : undefined;
+      if (typeof cancelled === 'string' || typeof cancelled === 'number') {
+        if (body.method === 'notifications/cancelled') running.get(cancelled)?.abort();
       }
       return;
     }
@@ -39,7 +38,10 @@ export function serveStdio2026(context: DemoContext): () => Promise<void> {
     running.set(id, cancel);
     const answer: AnswerSink = {
       notify: (method, params) => write({ jsonrpc: '2.0', method, params }),
-      send: (_status, message) => write(message),
+      // A cancelled request gets no answer, as a 2025-11-25 server does.
+      send: (_status, message) => {
+        if (!cancel.signal.aborted) write(message);
+      },
     };
     void handler.respond(undefined, body, cancel.signal, answer).finally(() => running.delete(id));
   });
