@@ -41,15 +41,27 @@ export async function killAndDrain(
   const pid = target.child.pid!;
   target.child.kill('SIGSTOP');
   const ports = [...tcpPortsOf(pid)];
-  const backends = `SELECT count(*)::int AS n FROM pg_stat_activity
-                     WHERE client_port = ANY($1::int[]) AND backend_start < $2`;
   const [{ stoppedAt }] = await db.query<{ stoppedAt: Date }>(`SELECT now() AS "stoppedAt"`);
-  const [{ n: before }] = await db.query<{ n: number }>(backends, [ports, stoppedAt]);
+  const [{ n: before }] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE client_port = ANY($1::int[]) AND backend_start < $2`,
+    [ports, stoppedAt],
+  );
   // A process of the gateway always holds connections: none found means the ports were misread.
   if (before === 0) throw new Error(`no Postgres backend of process ${pid} found`);
   await target.kill();
-  await waitUntil(async () => {
-    const [{ n }] = await db.query<{ n: number }>(backends, [ports, stoppedAt]);
-    return n === 0 ? true : undefined;
-  }, `the backends of killed process ${pid} gone`);
+  // What the backends still there are doing, for the timeout's message.
+  let left: unknown[] = [];
+  await waitUntil(
+    async () => {
+      left = await db.query(
+        `SELECT pid, state, wait_event_type, wait_event, pg_blocking_pids(pid) AS blocked_by,
+                left(query, 160) AS query
+           FROM pg_stat_activity WHERE client_port = ANY($1::int[]) AND backend_start < $2`,
+        [ports, stoppedAt],
+      );
+      return left.length === 0 ? true : undefined;
+    },
+    () => `the backends of killed process ${pid} gone (left: ${JSON.stringify(left)})`,
+  );
 }
