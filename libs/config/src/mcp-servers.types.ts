@@ -62,8 +62,8 @@ export interface ServerConfig {
   sharedState: boolean;
   /**
    * Pins the task design instead of discovering it (`server/discover`). 2026-07-28 needs the
-   * Streamable HTTP or the stdio transport; undefined means discover (over HTTP; a stdio server
-   * unpinned speaks 2025-11-25).
+   * Streamable HTTP or the stdio transport; undefined means discover (`server/discover` is asked
+   * of a stdio server only once it refused a session).
    */
   protocolVersion?: TaskProtocolVersion;
   toolsets: ToolsetConfig[];
