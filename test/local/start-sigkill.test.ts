@@ -65,8 +65,8 @@ function portFree(port: number): Promise<boolean> {
 
 /**
  * `npm start`'s default config shows every feature: each toolset of deploy/local/mcp-servers.json
- * is listed and available (the strict 2026-07-28 server's too, served without a session:
- * docs/connections.md, "Which side serves"), and a task on that server completes.
+ * is listed and available (the strict 2026-07-28 servers' too, over HTTP and over stdio, served
+ * without a session: docs/connections.md, "Which side serves"), and a task on each completes.
  */
 async function expectEveryDefaultToolsetServes(base: string): Promise<void> {
   const file = JSON.parse(readFileSync(DEFAULT_SERVERS, 'utf8')) as {
@@ -90,24 +90,29 @@ async function expectEveryDefaultToolsetServes(base: string): Promise<void> {
     60_000,
     200,
   );
-  const submitted = await fetch(`${base}/v1/threads/start-sigkill/tasks`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ toolset: 'demo-strict', arguments: { duration_ms: 100 } }),
-  });
-  expect(submitted.status).toBe(201);
-  const { task_id: id } = (await submitted.json()) as { task_id: string };
-  const status = await waitUntil(
-    async () => {
-      const res = await fetch(`${base}/v1/tasks/${id}`, { headers });
-      const task = (await res.json()) as { status: string };
-      return ['completed', 'failed', 'cancelled'].includes(task.status) ? task.status : undefined;
-    },
-    'the task on the strict server to end',
-    60_000,
-    100,
+  // One task on each server found at run time to need no session: over HTTP and over stdio.
+  const ended = await Promise.all(
+    ['demo-strict', 'demo-stdio-2026'].map(async (toolset) => {
+      const submitted = await fetch(`${base}/v1/threads/start-sigkill/tasks`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ toolset, arguments: { duration_ms: 100 } }),
+      });
+      expect(submitted.status).toBe(201);
+      const { task_id: id } = (await submitted.json()) as { task_id: string };
+      return waitUntil(
+        async () => {
+          const res = await fetch(`${base}/v1/tasks/${id}`, { headers });
+          const { status } = (await res.json()) as { status: string };
+          return ['completed', 'failed', 'cancelled'].includes(status) ? status : undefined;
+        },
+        `the ${toolset} task to end`,
+        60_000,
+        100,
+      );
+    }),
   );
-  expect(status).toBe('completed');
+  expect(ended).toEqual(['completed', 'completed']);
 }
 
 it('ends the API, the poller, the demo server and Postgres, and frees their ports', async () => {
