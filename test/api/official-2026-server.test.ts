@@ -108,7 +108,9 @@ beforeAll(async () => {
       return available.length === 17 ? available.sort() : undefined;
     },
     'the official servers toolsets to be available',
-    15_000,
+    // Five stdio children start first, and the two unpinned strict servers start another each
+    // once refused: room for a slow host.
+    30_000,
     200,
   );
   expect(names).toEqual([
