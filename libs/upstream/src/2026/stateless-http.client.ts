@@ -11,18 +11,17 @@ import {
   encodeHeaderValue,
 } from '@app/wire';
 import { describe, provablyNotSent } from '../failure.classifier';
-import { refusesStateless } from '../protocol-era.rules';
 import { retryAfterMs } from '../transport/retry-after';
 import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
 import {
   UpstreamConnectionError,
   UpstreamHttpError,
   UpstreamProtocolError,
-  UpstreamRpcError,
   UpstreamTimeoutError,
   abortedStepError,
 } from '../upstream.errors';
 import type { UpstreamLogger } from '../upstream.hooks';
+import { noteRefusal, resultOf, throwIfRpcError } from './rpc-answer';
 import { answered, type OtherMessage } from './sse-answer.reader';
 import type { RequestOptions, StatelessRequestOptions, StatelessSession } from '../upstream.port';
 
@@ -111,9 +110,7 @@ export class StatelessHttpClient implements StatelessSession {
       try {
         return this.answer(response, message, id);
       } catch (error) {
-        if (method !== 'server/discover' && refusesStateless(error))
-          this.onRefused?.(method, error);
-        throw error;
+        throw noteRefusal(method, error, this.onRefused);
       }
     } finally {
       clearTimeout(timer);
@@ -145,12 +142,7 @@ export class StatelessHttpClient implements StatelessSession {
 
   private answer(response: Response, message: unknown, id: number): Record<string, unknown> {
     const html = (response.headers.get('content-type') ?? '').includes('text/html');
-    if (isRecord(message) && isRecord(message.error)) {
-      const { code, message: why } = message.error;
-      if (typeof code === 'number') {
-        throw new UpstreamRpcError(this.server, code, typeof why === 'string' ? why : '');
-      }
-    }
+    throwIfRpcError(this.server, message);
     if (!response.ok) {
       // An HTTP refusal without a JSON-RPC error: a 4xx was not processed, a 5xx may have been.
       // Whatever its body: a proxy or a load balancer in front of the server answers its 502,
@@ -169,13 +161,7 @@ export class StatelessHttpClient implements StatelessSession {
       // (failure.classifier.ts).
       throw new UpstreamProtocolError(this.server, 'the answer is text/html, not JSON-RPC');
     }
-    if (!isRecord(message) || message.id !== id || !isRecord(message.result)) {
-      throw new UpstreamProtocolError(
-        this.server,
-        'the answer is not a JSON-RPC response with a result object for the request',
-      );
-    }
-    return message.result;
+    return resultOf(this.server, message, id);
   }
 }
 

@@ -1,20 +1,17 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { isRecord } from '@app/common';
 import type { ServerConfig } from '@app/config';
 import { describe } from '../failure.classifier';
-import { refusesStateless } from '../protocol-era.rules';
 import { StdioNotConnectedError } from '../transport/process-group-stdio.transport';
 import type { TransportFactory } from '../transport/transport.factory';
 import {
   UpstreamConnectionError,
-  UpstreamProtocolError,
-  UpstreamRpcError,
   UpstreamTimeoutError,
   abortedStepError,
 } from '../upstream.errors';
 import type { UpstreamLogger } from '../upstream.hooks';
 import type { StatelessRequestOptions, StatelessSession } from '../upstream.port';
+import { noteRefusal, resultOf, throwIfRpcError } from './rpc-answer';
 import { envelopedParams, progressOf } from './stateless-http.client';
 
 /** A request sent and not yet answered. */
@@ -63,11 +60,10 @@ export class StatelessStdioClient implements StatelessSession {
       const child = await this.running();
       const reply = await this.exchange(child, id, message as JSONRPCMessage, timeoutMs, options);
       try {
-        return this.answer(reply, id);
+        throwIfRpcError(this.server, reply);
+        return resultOf(this.server, reply, id);
       } catch (error) {
-        if (method !== 'server/discover' && refusesStateless(error))
-          this.onRefused?.(method, error);
-        throw error;
+        throw noteRefusal(method, error, this.onRefused);
       }
     } finally {
       this.onCallDuration?.(method, (Date.now() - started) / 1000);
@@ -185,21 +181,5 @@ export class StatelessStdioClient implements StatelessSession {
       return;
     }
     if (typeof id === 'number') this.inFlight.get(id)?.answered(message);
-  }
-
-  private answer(message: Record<string, unknown>, id: number): Record<string, unknown> {
-    if (isRecord(message.error)) {
-      const { code, message: why } = message.error;
-      if (typeof code === 'number') {
-        throw new UpstreamRpcError(this.server, code, typeof why === 'string' ? why : '');
-      }
-    }
-    if (message.id !== id || !isRecord(message.result)) {
-      throw new UpstreamProtocolError(
-        this.server,
-        'the answer is not a JSON-RPC response with a result object for the request',
-      );
-    }
-    return message.result;
   }
 }
