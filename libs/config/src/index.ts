@@ -19,5 +19,5 @@ export type {
 export { DEFAULT_MAX_MESSAGE_BYTES } from './mcp-servers.types';
 export { loadMcpServersFile, parseMcpServers } from './mcp-servers.loader';
 export { runMain } from './boot';
-export { attemptMarginMs } from './attempt-chains';
+export { attemptChains, attemptMarginMs, chainMs } from './attempt-chains';
 export { SETTINGS, SettingsModule } from './settings.module';

@@ -1,6 +1,11 @@
-import { AttemptDeadlineError, isAttemptDeadline } from '@app/common';
-import { attemptMarginMs } from '@app/config';
-import { AttemptDeadline, attemptDeadlineMs, localLeaseEndMs } from './attempt-deadline';
+import { AttemptDeadlineError, Contract, isAttemptDeadline } from '@app/common';
+import { attemptMarginMs, type ToolsetConfig } from '@app/config';
+import {
+  AttemptDeadline,
+  attemptDeadlineMs,
+  localLeaseEndMs,
+  sendFloorMs,
+} from './attempt-deadline';
 
 const DB_NOW = new Date('2026-01-01T00:00:00.000Z');
 const at = (ms: number): Date => new Date(DB_NOW.getTime() + ms);
@@ -31,6 +36,37 @@ describe('attempt deadline arithmetic', () => {
     const claim = { dbNow: DB_NOW, leaseExpiresAt: null, claimSentAtMs: 5000 };
     expect(localLeaseEndMs(claim)).toBe(5000);
     expect(attemptDeadlineMs(claim, 3000)).toBe(4900);
+  });
+});
+
+describe('the time a submit needs to be sent (docs/leases.md, "Time to send a submit")', () => {
+  const base = { name: 't', server: 's', retryOnCrash: false };
+  const toolset = (contract: Contract): ToolsetConfig => {
+    if (contract === Contract.Ordinary) {
+      return { ...base, contract, submitTool: 'a', statusTool: 'b', cancelTool: 'c' };
+    }
+    if (contract === Contract.SyncCall) return { ...base, contract, tool: 't', callTimeoutMs: 1 };
+    return { ...base, contract: Contract.McpTasks, tool: 't' };
+  };
+  const timeouts = { connectTimeoutMs: 15_000, callTimeoutMs: 12_000 };
+
+  it("is the submit's connects and calls with the server's timeouts", () => {
+    const http = { transport: 'http' as const, ...timeouts };
+    expect(sendFloorMs(http, toolset(Contract.Ordinary), 60_000)).toBe(27_000);
+    const pinned2026 = { ...http, protocolVersion: '2026-07-28' as const };
+    expect(sendFloorMs(pinned2026, toolset(Contract.McpTasks), 60_000)).toBe(12_000);
+  });
+
+  it("is at most half the attempt's time, so a mark that lands at once always sends", () => {
+    // 2c + 2k = 54 s fits the 58 s an attempt of a 60 s lease has, but a mark that took 5 s
+    // would leave a submit the deadline could cut: half of 58 s is the floor then.
+    const http = { transport: 'http' as const, ...timeouts };
+    expect(sendFloorMs(http, toolset(Contract.McpTasks), 60_000)).toBe(29_000);
+  });
+
+  it('none for a held call, which renews its lease', () => {
+    const http = { transport: 'http' as const, ...timeouts };
+    expect(sendFloorMs(http, toolset(Contract.SyncCall), 60_000)).toBeUndefined();
   });
 });
 

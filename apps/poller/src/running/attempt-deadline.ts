@@ -1,5 +1,11 @@
 import { AttemptDeadlineError } from '@app/common';
-import { attemptMarginMs } from '@app/config';
+import {
+  attemptChains,
+  attemptMarginMs,
+  chainMs,
+  type ServerConfig,
+  type ToolsetConfig,
+} from '@app/config';
 
 /** What the deadline arithmetic needs from a claim: its database times and when it was sent. */
 export interface ClaimTimes {
@@ -26,6 +32,28 @@ export function localLeaseEndMs(claim: ClaimTimes): number {
 /** The one deadline of an attempt: the margin before its lease's end, on this process's clock. */
 export function attemptDeadlineMs(claim: ClaimTimes, leaseMs: number): number {
   return localLeaseEndMs(claim) - attemptMarginMs(leaseMs);
+}
+
+/**
+ * The least time an attempt must still have before its deadline to send a submit
+ * (docs/leases.md, "Time to send a submit"): what the submit's connects and calls may take with
+ * the server's timeouts, or half the attempt's time when that is less. A submit the deadline
+ * cuts may have been processed, so it ends `outcome_uncertain`; one never sent is simply sent
+ * by the next claim. The half keeps a submit whose mark landed promptly always sent, however
+ * tightly the timeouts fill the lease. Undefined for `sync-call`: the held call renews its
+ * lease instead.
+ */
+export function sendFloorMs(
+  server: Pick<
+    ServerConfig,
+    'transport' | 'protocolVersion' | 'connectTimeoutMs' | 'callTimeoutMs'
+  >,
+  toolset: ToolsetConfig,
+  leaseMs: number,
+): number | undefined {
+  const submit = attemptChains(server, toolset)?.submit;
+  if (!submit) return undefined;
+  return Math.min(chainMs(server, submit), (leaseMs - attemptMarginMs(leaseMs)) / 2);
 }
 
 /**

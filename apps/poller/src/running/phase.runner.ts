@@ -6,12 +6,13 @@ import {
   TransientTaskError,
   isTerminal,
 } from '@app/common';
-import { Settings } from '@app/config';
+import { Settings, attemptMarginMs } from '@app/config';
 import { DriverContext, DriverRegistry, SubmitOutcome } from '@app/drivers';
 import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, TaskLeaseRepository, WriteOutcome } from '@app/persistence';
 import type { Preflight } from './crash-rules';
 import { HeldCallGuard, HeldCalls } from './held-call.guard';
+import { sendFloorMs } from './attempt-deadline';
 import { abortedForDeadline } from './item-abort';
 import { driverContext, ItemScope } from './item-scope';
 import { InputDelivery } from './input-delivery';
@@ -89,7 +90,26 @@ export class PhaseRunner {
 
   private async submit(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
     await this.markSubmitStarted(item, scope);
+    this.checkTimeToSend(scope);
     return this.record(item, await this.driverSubmit(item, scope), scope);
+  }
+
+  /**
+   * A mark that landed late (its writes retried through a database outage) leaves the submit
+   * less than its floor: not sent, and the release clears the mark, so the next claim sends it
+   * with a whole lease instead of this attempt's deadline cutting it (docs/leases.md, "Time to
+   * send a submit").
+   */
+  private checkTimeToSend(scope: ItemScope): void {
+    const leaseMs = this.deps.settings.lease.ms;
+    const floor = sendFloorMs(scope.server, scope.toolset, leaseMs);
+    const left = scope.leaseExpiresAtMs - attemptMarginMs(leaseMs) - Date.now();
+    if (floor === undefined || left >= floor) return;
+    throw new SubmitNotLandedError(
+      `submit not sent: its start mark landed ${Math.max(0, Math.round(left))} ms before the ` +
+        `attempt's deadline, less than the ${Math.round(floor)} ms a submit may need; the next ` +
+        'claim sends it',
+    );
   }
 
   /**
