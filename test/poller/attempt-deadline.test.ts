@@ -11,8 +11,10 @@ import { waitUntil } from '../helpers/wait';
 // Each connect (initialize) takes 3 s, within its 4 s timeout, so a native submit over HTTP
 // spends 3 s opening its task session: time enough for the row, due again since the lease
 // expired, to be claimed and submitted by another attempt (the second poller's, within its 1 s
-// fallback interval, or the first poller's own next one). The worst
-// chain (two connects and a call, 9 s) fits the 12 s lease minus its margin, so both boot. The
+// fallback interval, or the first poller's own next one). The worst chain (a native cancel: a
+// connect and three calls, 11.5 s) fits the 12 s lease minus its 0.4 s margin, so both boot. The
+// call's 2.5 s bound leaves a loaded machine time to answer: a submit that timed out would be
+// repeated (retryOnCrash), a second submit that is not the one this test looks for. The
 // stalled write must outlast the lease, so the statement bound (10 s by default) is raised.
 const ENV = { LEASE_MS: '12000', DATABASE_STATEMENT_TIMEOUT_MS: '120000' };
 const STALL_LOCK = 4242;
@@ -52,7 +54,7 @@ it('a submit held up past its lease is cut by its deadline: the row is submitted
       url: `${demo.url}/mcp`,
       protocolVersion: '2025-11-25',
       connectTimeoutMs: 4000,
-      callTimeoutMs: 1000,
+      callTimeoutMs: 2500,
       taskToolsets: [
         // Repeating the submit is declared safe, so the second poller submits again: a submit
         // from the first one as well would be the double submit this test looks for.
@@ -115,7 +117,8 @@ it('a submit held up past its lease is cut by its deadline: the row is submitted
     60_000,
   );
 
-  // Its deadline cut it before anything was sent, and its give-back found the lease gone.
+  // Past its deadline, it sent nothing (docs/leases.md, "Time to send a submit"), and its
+  // give-back found the lease gone.
   expect(ended).toMatchObject({ phase: 'submit', outcome: 'lease_lost' });
   // One submit reached the upstream, from whichever poller claimed the row next.
   expect((await demo.stats(tag)).by_tag[tag]?.submits).toBe(1);
