@@ -3,8 +3,9 @@
 // minutes, so only the push can explain a change within seconds), the next poll of a task the
 // subscription covers must be the slow safety poll, a lost subscription must bring its tasks
 // back to the normal interval at once, and a server that does not push must be polled as
-// before. On a server speaking both eras, on a strict 2026-07-28 one, and on a 2025-11-25 one
-// (notifications/tasks/status on the task session).
+// before. On a server speaking both eras, on a strict 2026-07-28 one over HTTP and over stdio
+// (the poller's own child), and on a 2025-11-25 one (notifications/tasks/status on the task
+// session).
 import { useFleet } from '../helpers/fleet';
 import {
   dueInSeconds,
@@ -12,7 +13,14 @@ import {
   taskStates,
   waitToolsetsAvailable,
 } from '../helpers/fleet-tasks';
-import { DemoServerProcess, PollerProcess, ServerEntry } from '../helpers/processes';
+import {
+  DemoServerProcess,
+  PollerProcess,
+  ServerEntry,
+  demoStdioCommand,
+  demoStdioEntry,
+  stdioChildrenOf,
+} from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 // Ten minutes: a change seen within seconds was pushed, not polled.
@@ -55,6 +63,12 @@ beforeAll(async () => {
     strict: server('strict', strict),
     silent: server('silent', silent),
     old: server('old', only2025, 'demo_task_required'),
+    // Unpinned: found to speak 2026-07-28 by its refused session.
+    stdio: {
+      ...demoStdioEntry([{ name: 'stdio-task', contract: 'mcp-tasks', tool: 'demo_task' }]),
+      ...demoStdioCommand(['--strict-2026']),
+      callTimeoutMs: 3000,
+    },
   };
   poller = await fleet.poller(servers, {
     env: {
@@ -65,7 +79,7 @@ beforeAll(async () => {
       LEASE_MS: '20000',
     },
   });
-  await waitToolsetsAvailable(fleet.db, 5);
+  await waitToolsetsAvailable(fleet.db, 6);
 }, 120_000);
 
 async function submit(toolset: string, server: string, input: Record<string, unknown>) {
@@ -98,6 +112,7 @@ function waitingTask(name: string): Record<string, unknown> {
 it.each([
   ['both', 'a server speaking both eras'],
   ['strict', 'a strict 2026-07-28 server'],
+  ['stdio', 'a strict 2026-07-28 server over stdio'],
   ['old', 'a 2025-11-25 server'],
 ])(
   '%s (%s): a pushed change reaches the gateway at once; the next poll is the safety poll',
@@ -184,3 +199,22 @@ it.each([
   },
   60_000,
 );
+
+it('stdio: the exit of the child that holds the subscription brings its tasks back at once', async () => {
+  const id = await submit('stdio-task', 'stdio', waitingTask('stdio'));
+  await waitUntil(
+    async () => (stretched(await dueInSeconds(fleet.db, id)) ? true : undefined),
+    'covered',
+  );
+  // The subscription lived in the child, as the task did: both are gone with it.
+  for (const pid of stdioChildrenOf(poller.child.pid!)) process.kill(pid, 'SIGKILL');
+  await waitUntil(
+    () => poller.logs.find((l) => l.msg === 'push subscription lost' && l.server === 'stdio'),
+    'the lost subscription logged',
+  );
+  // Due within the normal interval again (that poll finds the task gone with its child).
+  await waitUntil(
+    async () => (normal(await dueInSeconds(fleet.db, id)) ? true : undefined),
+    'pulled in',
+  );
+}, 60_000);

@@ -1,7 +1,9 @@
 // Guards against a stdio server that speaks 2026-07-28 only (the official SDK v2's stdio entry
 // with `legacy: 'reject'`, test/upstream/official-2026-server.mjs) losing a request silently when
 // its child dies, or leaving children behind: the session side's refused one, the 2026-07-28
-// side's, or one started only to ask (docs/connections.md, "MCP 2026-07-28 over stdio").
+// side's, or one started only to ask (docs/connections.md, "MCP 2026-07-28 over stdio"); and a
+// push subscription over stdio (the demo server, the only such server that pushes tasks) that
+// misroutes its lines or outlives its child.
 import { join } from 'node:path';
 import { Contract } from '@app/common';
 import type { ServerConfig, ToolsetConfig } from '@app/config';
@@ -11,7 +13,9 @@ import { waitUntil } from '../helpers/wait';
 import {
   childPids,
   closePools,
+  demoStdio,
   expectSettled,
+  nativeToolset,
   openFds,
   openPool,
   waitForState,
@@ -102,6 +106,45 @@ it('on its defaults it keeps its session, and no second child is started to ask'
   expect(answer.content).toEqual([{ type: 'text', text: 'echo: kept' }]);
   expect(pool.status('defaults').taskProtocol).toBe('2025-11-25');
   expect(childPids()).toHaveLength(1);
+  await pool.close();
+  await expectSettled(fds);
+});
+
+it("a listen over stdio: acknowledged, told of each change, ended by the child's exit", async () => {
+  const fds = openFds();
+  const config = demoStdio('pushing', ['--strict-2026'], {
+    protocolVersion: '2026-07-28',
+    toolsets: [nativeToolset('pushing')],
+  });
+  const { pool } = openPool([config]);
+  await waitForState(pool, 'pushing', 'ready');
+  const created = await pool
+    .statelessSession('pushing')
+    .request(
+      'tools/call',
+      { name: 'demo_task', arguments: { duration_ms: 300 } },
+      { idempotent: false, timeoutMs: 10_000 },
+    );
+  const taskId = created.taskId as string;
+  const heard = (events: string[]) => ({
+    onAcknowledged: (ids: string[]) => events.push(`ack ${ids.join(',')}`),
+    onTask: (id: string) => events.push(`task ${id}`),
+    onEnd: (reason: string) => events.push(`end ${reason}`),
+  });
+  const first: string[] = [];
+  const listen = pool.listenTasks('pushing', [taskId, 'unknown'], heard(first));
+  await waitUntil(() => (first.length >= 2 ? true : undefined), 'the end of the task pushed');
+  expect(first).toEqual([`ack ${taskId}`, `task ${taskId}`]);
+  // Closed by the gateway: no end is reported for it.
+  listen.close();
+  const second: string[] = [];
+  pool.listenTasks('pushing', [taskId], heard(second));
+  await waitUntil(() => (second.length >= 1 ? true : undefined), 'the second acknowledged');
+  const [child] = childPids();
+  process.kill(child, 'SIGKILL');
+  await waitUntil(() => (second.length >= 2 ? true : undefined), 'the second to end');
+  expect(second).toEqual([`ack ${taskId}`, 'end the stdio server exited']);
+  expect(first).toHaveLength(2);
   await pool.close();
   await expectSettled(fds);
 });

@@ -21,4 +21,4 @@ export {
 export { upstreamRetryAfterMs } from './failure.classifier';
 export { StatelessHttpClient } from './2026/stateless-http.client';
 export { upstreamFetch } from './transport/transport.factory';
-export type { TaskListen, TaskListenHandlers } from './2026/task-listen.stream';
+export type { TaskListen, TaskListenHandlers } from './upstream.port';

@@ -10,11 +10,6 @@ import {
   refusesSession,
   sessionless,
 } from './protocol-era.rules';
-import {
-  TaskListenStream,
-  type TaskListen,
-  type TaskListenHandlers,
-} from './2026/task-listen.stream';
 import { describe } from './failure.classifier';
 import { buildSides, type ServerSides } from './server-sides';
 import { TransportFactory } from './transport/transport.factory';
@@ -30,6 +25,8 @@ import type {
   SessionPushEvent,
   StatelessSession,
   SupervisorState,
+  TaskListen,
+  TaskListenHandlers,
   UpstreamPort,
   UpstreamSession,
 } from './upstream.port';
@@ -142,28 +139,26 @@ export class UpstreamPool implements UpstreamPort {
     return client;
   }
 
-  /** Over HTTP; a stdio server's tasks are polled (connections.md, "MCP 2026-07-28 over stdio"). */
+  /** Whether the server may push: a 2026-07-28 client serves it or may (HTTP or stdio, not SSE). */
   canListen(server: string): boolean {
-    return this.servers.get(server)?.config.transport === 'http';
+    return this.servers.get(server)?.client !== undefined;
   }
 
   /**
    * Opens `subscriptions/listen` for these remote task IDs on a server whose 2026-07-28 side
-   * serves it over HTTP (docs/connections.md, "Push"). Throws `UpstreamUnavailableError` for a
-   * server without one; a refusal or a lost stream is reported through `handlers.onEnd`.
+   * serves it (docs/connections.md, "Push"). Throws `UpstreamUnavailableError` for a server
+   * without one; a refusal or a lost stream is reported through `handlers.onEnd`.
    */
   listenTasks(
     server: string,
     taskIds: readonly string[],
     handlers: TaskListenHandlers,
   ): TaskListen {
-    const { config, stateless: side } = this.sides(server);
-    if (!side || side.era === LEGACY_ERA || !this.canListen(server)) {
-      throw new UpstreamUnavailableError(server, 'closed', 'no 2026-07-28 HTTP side to listen on');
+    const { stateless: side, client } = this.sides(server);
+    if (!side || side.era === LEGACY_ERA || !client) {
+      throw new UpstreamUnavailableError(server, 'closed', 'no 2026-07-28 side to listen on');
     }
-    const stream = new TaskListenStream(config, taskIds, handlers);
-    stream.start();
-    return stream;
+    return client.listenTasks(taskIds, handlers);
   }
 
   /**

@@ -62,6 +62,21 @@ export interface StatelessSession {
   release?(): Promise<void>;
 }
 
+/** What a listen stream reports; each callback is the owner's, and none may throw into it. */
+export interface TaskListenHandlers {
+  /** The server's first message: the remote task IDs it agreed to report. */
+  onAcknowledged(taskIds: string[]): void;
+  /** A `notifications/tasks` for one task: a hint that it changed, never its state. */
+  onTask(taskId: string): void;
+  /** The stream ended or failed (refused, cut, ended by the server); not called after close(). */
+  onEnd(reason: string): void;
+}
+
+/** One live `subscriptions/listen`; close() ends it without calling `onEnd`. */
+export interface TaskListen {
+  close(): void;
+}
+
 /**
  * Push on a 2025-11-25 task session (docs/connections.md, "Push"): a `notifications/tasks/status`
  * for a remote task, or the end of the server stream that carries them.

@@ -21,6 +21,7 @@ import {
 } from '@app/wire';
 import { SERVER_INFO } from './wire-2026.constants';
 import { Answer2026Writer, type AnswerSink } from './answer-2026.writer';
+import { sseListenSink, type ListenSink } from '../push/listen-sink';
 
 type Result = Record<string, unknown>;
 
@@ -61,20 +62,21 @@ export class Mcp2026Handler {
       res.writeHead(202);
       return void res.end();
     }
-    await this.respond(req.headers, body, abortOnClose(res), new Answer2026Writer(res), res);
+    const answer = new Answer2026Writer(res);
+    await this.respond(req.headers, body, abortOnClose(res), answer, sseListenSink(res));
   }
 
   /**
    * One request on any transport: its headers (undefined over stdio, where the body is the only
    * signal), the signal that ends it (the client left, or cancelled it), and where its answer
-   * goes. `listenOn`: the HTTP answer a `subscriptions/listen` streams on; none over stdio.
+   * goes. `listenOn`: where a `subscriptions/listen` streams (push/listen-sink.ts).
    */
   async respond(
     headers: IncomingHttpHeaders | undefined,
     body: unknown,
     signal: AbortSignal,
     answer: AnswerSink,
-    listenOn?: ServerResponse,
+    listenOn?: ListenSink,
   ): Promise<void> {
     const id =
       isRecord(body) && (typeof body.id === 'string' || typeof body.id === 'number')

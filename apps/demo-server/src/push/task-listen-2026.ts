@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { isRecord } from '@app/common';
 import { META_SUBSCRIPTION_ID, invalidParams, tasksExtensionRequired } from '@app/wire';
 import { TASKS_EXTENSION, type Request2026 } from '@app/wire';
@@ -6,6 +5,7 @@ import { detailedTask } from '../mcp-2026/task-2026.presenter';
 import { isTerminal2026 } from '../mcp-2026/task-2026-timeline.util';
 import type { Task2026Store } from '../mcp-2026/task-2026.store';
 import type { TaskRecord2026 } from '../mcp-2026/task-2026.types';
+import type { ListenSink } from './listen-sink';
 import { TaskChangeTimers, firstAfter } from './task-change.timers';
 
 /** How many task IDs one listen may name: enough for a poller's whole share of a server. */
@@ -14,16 +14,18 @@ const MAX_LISTEN_TASK_IDS = 100_000;
 interface Listener {
   id: string | number;
   taskIds: ReadonlySet<string>;
-  res: ServerResponse;
+  sink: ListenSink;
 }
 
 /**
- * Push on the 2026 side: `subscriptions/listen` with `notifications.taskIds` opens an SSE stream
- * that starts with `notifications/subscriptions/acknowledged` (the IDs of tasks this server
- * knows) and then carries a `notifications/tasks` (the full DetailedTask, without
- * `resultType`) each time one of those tasks changes: at each instant its timeline moves, and
- * at once after an answer or a cancel. Every message carries the subscription ID (the listen's
- * JSON-RPC id). The stream stays open until the client closes it or the server stops.
+ * Push on the 2026 side: `subscriptions/listen` with `notifications.taskIds` opens a stream (an
+ * SSE answer over HTTP, lines on stdout over stdio: listen-sink.ts) that starts with
+ * `notifications/subscriptions/acknowledged` (the IDs of tasks this server knows) and then
+ * carries a `notifications/tasks` (the full DetailedTask, without `resultType`) each time one of
+ * those tasks changes: at each instant its timeline moves, and at once after an answer or a
+ * cancel. Every message carries the subscription ID (the listen's JSON-RPC id). The stream stays
+ * open until the client ends it (closes the stream, or cancels the listen over stdio) or the
+ * server stops.
  */
 export class TaskListen2026 {
   private readonly listeners = new Set<Listener>();
@@ -46,7 +48,7 @@ export class TaskListen2026 {
   }
 
   /** Serves one `subscriptions/listen` (already validated as a 2026-07-28 request). */
-  listen(request: Request2026, res: ServerResponse): void {
+  listen(request: Request2026, sink: ListenSink): void {
     if (!request.declaresTasks) {
       throw tasksExtensionRequired(
         `subscriptions/listen with taskIds needs the ${TASKS_EXTENSION} extension declared`,
@@ -61,8 +63,8 @@ export class TaskListen2026 {
       throw invalidParams(`params.notifications.taskIds names more than ${MAX_LISTEN_TASK_IDS}`);
     }
     const known = asked.filter((id) => this.tasks.get(id) !== undefined);
-    const listener: Listener = { id: request.id, taskIds: new Set(known), res };
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+    const listener: Listener = { id: request.id, taskIds: new Set(known), sink };
+    sink.open();
     this.send(listener, 'notifications/subscriptions/acknowledged', {
       notifications: { taskIds: known },
     });
@@ -72,13 +74,16 @@ export class TaskListen2026 {
       if (!set) this.byTask.set(id, (set = new Set()));
       set.add(listener);
     }
-    res.once('close', () => this.drop(listener));
+    sink.onDropped(() => this.drop(listener));
   }
 
-  /** Ends every stream (server shutdown): a client sees its subscription lost. */
+  /** Ends every stream (server shutdown): a client sees its subscription end. */
   close(): void {
     this.timers.close();
-    for (const listener of [...this.listeners]) listener.res.end();
+    for (const listener of [...this.listeners]) {
+      this.drop(listener);
+      listener.sink.end();
+    }
   }
 
   private changed(task: TaskRecord2026): void {
@@ -96,7 +101,7 @@ export class TaskListen2026 {
       method,
       params: { _meta: { [META_SUBSCRIPTION_ID]: listener.id }, ...params },
     };
-    listener.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    listener.sink.send(message);
   }
 
   private drop(listener: Listener): void {

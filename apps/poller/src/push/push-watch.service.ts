@@ -79,7 +79,7 @@ export class PushWatchService {
       return false;
     }
     if (task.remoteProtocolVersion === LISTEN_ERA) {
-      // A stdio server's tasks are polled: no listen to open.
+      // Over HTTP or stdio; an SSE server has no 2026-07-28 side to listen on.
       return this.pool.canListen(task.server) && this.listenOf(task.server).note(remote, task.id);
     }
     // A 2025-11-25 native task: covered while its session's stream pushes.

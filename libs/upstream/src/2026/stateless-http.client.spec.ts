@@ -3,7 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from '@app/config';
-import { StatelessHttpClient, encodeHeaderValue } from './stateless-http.client';
+import { encodeHeaderValue } from '@app/wire';
+import { StatelessHttpClient } from './stateless-http.client';
 import { retryAfterMs } from '../transport/retry-after';
 import { classifyConnectFailure } from '../failure.classifier';
 import {

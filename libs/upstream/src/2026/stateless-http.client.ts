@@ -1,15 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { GATEWAY_VERSION, isRecord } from '@app/common';
 import type { ServerConfig } from '@app/config';
-import { withTraceMeta } from '@app/tracing';
-import {
-  META_CLIENT_CAPABILITIES,
-  META_CLIENT_INFO,
-  META_PROTOCOL_VERSION,
-  PROTOCOL_2026,
-  TASKS_EXTENSION,
-  encodeHeaderValue,
-} from '@app/wire';
+import { encodeHeaderValue } from '@app/wire';
 import { describe, provablyNotSent } from '../failure.classifier';
 import { retryAfterMs } from '../transport/retry-after';
 import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
@@ -21,17 +12,17 @@ import {
   abortedStepError,
 } from '../upstream.errors';
 import type { UpstreamLogger } from '../upstream.hooks';
+import { STATELESS_PROTOCOL_VERSION, envelopedParams, progressOf } from './envelope';
 import { noteRefusal, resultOf, throwIfRpcError } from './rpc-answer';
-import { answered, type OtherMessage } from './sse-answer.reader';
-import type { RequestOptions, StatelessRequestOptions, StatelessSession } from '../upstream.port';
-
-/** The stateless revision this client speaks (docs/connections.md, "MCP 2026-07-28"). */
-export const STATELESS_PROTOCOL_VERSION = PROTOCOL_2026;
-// The wire's names and the header encoding are shared with the demo server and the API.
-export { TASKS_EXTENSION, encodeHeaderValue };
-
-const META_VERSION = META_PROTOCOL_VERSION;
-const META_CAPABILITIES = META_CLIENT_CAPABILITIES;
+import { answered } from './sse-answer.reader';
+import { TaskListenStream } from './task-listen.stream';
+import type {
+  RequestOptions,
+  StatelessRequestOptions,
+  StatelessSession,
+  TaskListen,
+  TaskListenHandlers,
+} from '../upstream.port';
 
 /**
  * A hand-rolled MCP 2026-07-28 client over HTTP POST: every request is self-describing (the
@@ -56,6 +47,13 @@ export class StatelessHttpClient implements StatelessSession {
   ) {
     this.server = config.name;
     this.fetch = signalIsolatingFetch(base, undefined, config.maxMessageBytes);
+  }
+
+  /** `subscriptions/listen`: one POST whose answer is the subscription's SSE stream. */
+  listenTasks(taskIds: readonly string[], handlers: TaskListenHandlers): TaskListen {
+    const stream = new TaskListenStream(this.config, taskIds, handlers);
+    stream.start();
+    return stream;
   }
 
   /**
@@ -163,72 +161,4 @@ export class StatelessHttpClient implements StatelessSession {
     }
     return resultOf(this.server, message, id);
   }
-}
-
-/**
- * What the gateway can do for a server (docs/connections.md, "MCP 2026-07-28"): the tasks
- * extension, and questions in form mode, which a consumer answers through the API, the console or
- * `/mcp` (docs/contracts.md, "Questions: input_required"). Other kinds of question are relayed when
- * a server asks them anyway, but not declared: a consumer may be a person with no model to sample.
- */
-const CLIENT_CAPABILITIES = Object.freeze({
-  elicitation: { form: {} },
-  extensions: { [TASKS_EXTENSION]: {} },
-});
-/** The same without the tasks extension: the server answers a call, and never makes a task. */
-const WITHOUT_TASKS = Object.freeze({ elicitation: { form: {} } });
-
-/** The `_meta` every 2026-07-28 request carries: version, client info, capabilities. */
-export function envelope(tasks = true): Record<string, unknown> {
-  return {
-    [META_VERSION]: STATELESS_PROTOCOL_VERSION,
-    [META_CLIENT_INFO]: { name: 'mcp-task-gateway', version: GATEWAY_VERSION },
-    [META_CAPABILITIES]: tasks ? CLIENT_CAPABILITIES : WITHOUT_TASKS,
-  };
-}
-
-/**
- * A request's params with its envelope in `_meta` (beside what the caller put there, and the
- * trace context); the request's ID is its progress token when progress is asked for: unique among
- * one client's requests.
- */
-export function envelopedParams(
-  params: Record<string, unknown>,
-  options: StatelessRequestOptions,
-  id: number,
-): Record<string, unknown> {
-  return withTraceMeta({
-    ...params,
-    _meta: {
-      ...(isRecord(params._meta) ? params._meta : {}),
-      ...envelope(options.withoutTasks !== true),
-      ...(options.onProgress ? { progressToken: id } : {}),
-    },
-  });
-}
-
-/**
- * The `notifications/progress` of one request, handed to its `onProgress` (a callback that
- * throws is ignored: progress is advisory, the answer is what counts).
- */
-export function progressOf(
-  token: number,
-  onProgress: RequestOptions['onProgress'],
-): OtherMessage | undefined {
-  if (!onProgress) return undefined;
-  return (message) => {
-    const params = message.params;
-    if (message.method !== 'notifications/progress' || !isRecord(params)) return;
-    const { progressToken, progress, total, message: text } = params;
-    if (progressToken !== token || typeof progress !== 'number') return;
-    try {
-      onProgress({
-        progress,
-        ...(typeof total === 'number' ? { total } : {}),
-        ...(typeof text === 'string' ? { message: text } : {}),
-      });
-    } catch {
-      // See above.
-    }
-  };
 }

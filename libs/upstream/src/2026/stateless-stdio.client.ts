@@ -12,7 +12,9 @@ import {
 import type { UpstreamLogger } from '../upstream.hooks';
 import type { StatelessRequestOptions, StatelessSession } from '../upstream.port';
 import { noteRefusal, resultOf, throwIfRpcError } from './rpc-answer';
-import { envelopedParams, progressOf } from './stateless-http.client';
+import { envelopedParams, progressOf } from './envelope';
+import { StdioTaskListen, subscriptionOf } from './stdio-task-listen';
+import type { TaskListen, TaskListenHandlers } from '../upstream.port';
 
 /** A request sent and not yet answered. */
 interface InFlight {
@@ -26,13 +28,15 @@ interface InFlight {
  * StatelessHttpClient sends, each with its own envelope, as JSON-RPC lines to one child process,
  * with no `initialize`. The child starts with the first request, and again with the first request
  * after it exited. Every request has a deadline; one the deadline or the caller ends is cancelled
- * (`notifications/cancelled`); one in flight when the child exits fails as maybe processed.
+ * (`notifications/cancelled`); one in flight when the child exits fails as maybe processed. A
+ * push subscription (`listenTasks`) lives in the child too, and ends when it exits.
  */
 export class StatelessStdioClient implements StatelessSession {
   readonly server: string;
   private nextId = 1;
   private child?: Promise<Transport>;
   private readonly inFlight = new Map<number, InFlight>();
+  private readonly listens = new Map<number, StdioTaskListen>();
   private closed = false;
 
   constructor(
@@ -68,6 +72,24 @@ export class StatelessStdioClient implements StatelessSession {
     } finally {
       this.onCallDuration?.(method, (Date.now() - started) / 1000);
     }
+  }
+
+  /**
+   * Opens `subscriptions/listen` for these remote task IDs (docs/connections.md, "Push"), on the
+   * running child or one started for it; a refusal or its end is reported through `onEnd`.
+   */
+  listenTasks(taskIds: readonly string[], handlers: TaskListenHandlers): TaskListen {
+    const id = this.nextId++;
+    const { connectTimeoutMs } = this.config;
+    const listen = new StdioTaskListen(id, connectTimeoutMs, handlers, () =>
+      this.listens.delete(id),
+    );
+    this.listens.set(id, listen);
+    this.running().then(
+      (child) => listen.send(child, taskIds),
+      (error: unknown) => listen.lost(describe(error)),
+    );
+    return listen;
   }
 
   /** Ends the child, failing what is in flight; the next request starts another. */
@@ -116,6 +138,7 @@ export class StatelessStdioClient implements StatelessSession {
     for (const request of inFlight) {
       request.failed(new UpstreamConnectionError(this.server, why, true));
     }
+    for (const listen of [...this.listens.values()]) listen.lost(why);
   }
 
   private exchange(
@@ -172,6 +195,10 @@ export class StatelessStdioClient implements StatelessSession {
     const { id, method } = message;
     if (typeof method === 'string') {
       if (id === undefined) {
+        const subscription = subscriptionOf(message);
+        const listen =
+          typeof subscription === 'number' ? this.listens.get(subscription) : undefined;
+        if (listen) return listen.notified(message);
         for (const request of this.inFlight.values()) request.progress?.(message);
         return;
       }
@@ -180,6 +207,9 @@ export class StatelessStdioClient implements StatelessSession {
       void child.send({ jsonrpc: '2.0', id, error } as JSONRPCMessage).catch(() => undefined);
       return;
     }
-    if (typeof id === 'number') this.inFlight.get(id)?.answered(message);
+    if (typeof id !== 'number') return;
+    const listen = this.listens.get(id);
+    if (listen) listen.answered(message);
+    else this.inFlight.get(id)?.answered(message);
   }
 }

@@ -4,22 +4,8 @@ import { encodeHeaderValue } from '@app/wire';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { signalIsolatingFetch } from '../transport/signal-isolating.fetch';
 import { sseMessages } from './sse-answer.reader';
-import { STATELESS_PROTOCOL_VERSION, envelope } from './stateless-http.client';
-
-/** What a listen stream reports; each callback is the owner's, and none may throw into it. */
-export interface TaskListenHandlers {
-  /** The server's first message: the remote task IDs it agreed to report. */
-  onAcknowledged(taskIds: string[]): void;
-  /** A `notifications/tasks` for one task: a hint that it changed, never its state. */
-  onTask(taskId: string): void;
-  /** The stream ended or failed (refused, cut, ended by the server); not called after close(). */
-  onEnd(reason: string): void;
-}
-
-/** One live `subscriptions/listen`; close() ends it without calling `onEnd`. */
-export interface TaskListen {
-  close(): void;
-}
+import type { TaskListen, TaskListenHandlers } from '../upstream.port';
+import { STATELESS_PROTOCOL_VERSION, envelope } from './envelope';
 
 /**
  * `subscriptions/listen` with `notifications.taskIds` on a 2026-07-28 server (docs/connections.md,
