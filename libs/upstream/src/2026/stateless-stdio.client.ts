@@ -10,11 +10,15 @@ import {
   abortedStepError,
 } from '../upstream.errors';
 import type { UpstreamLogger } from '../upstream.hooks';
-import type { StatelessRequestOptions, StatelessSession } from '../upstream.port';
-import { noteRefusal, resultOf, throwIfRpcError } from './rpc-answer';
+import type {
+  StatelessRequestOptions,
+  StatelessSession,
+  TaskListen,
+  TaskListenHandlers,
+} from '../upstream.port';
 import { envelopedParams, progressOf } from './envelope';
+import { noteRefusal, resultOf, throwIfRpcError } from './rpc-answer';
 import { StdioTaskListen, subscriptionOf } from './stdio-task-listen';
-import type { TaskListen, TaskListenHandlers } from '../upstream.port';
 
 /** A request sent and not yet answered. */
 interface InFlight {
