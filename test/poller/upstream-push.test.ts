@@ -6,6 +6,7 @@
 // before. On a server speaking both eras, on a strict 2026-07-28 one over HTTP and over stdio
 // (the poller's own child), and on a 2025-11-25 one (notifications/tasks/status on the task
 // session).
+import { readFileSync } from 'node:fs';
 import { useFleet } from '../helpers/fleet';
 import {
   dueInSeconds,
@@ -63,6 +64,13 @@ beforeAll(async () => {
     strict: server('strict', strict),
     silent: server('silent', silent),
     old: server('old', only2025, 'demo_task_required'),
+    // The poller's own child on its 2025-11-25 session, which has no session ID.
+    stdio2025: {
+      ...demoStdioEntry([
+        { name: 'stdio2025-task', contract: 'mcp-tasks', tool: 'demo_task_required' },
+      ]),
+      callTimeoutMs: 3000,
+    },
     // Unpinned: found to speak 2026-07-28 by its refused session.
     stdio: {
       ...demoStdioEntry([{ name: 'stdio-task', contract: 'mcp-tasks', tool: 'demo_task' }]),
@@ -79,7 +87,7 @@ beforeAll(async () => {
       LEASE_MS: '20000',
     },
   });
-  await waitToolsetsAvailable(fleet.db, 6);
+  await waitToolsetsAvailable(fleet.db, 7);
 }, 120_000);
 
 async function submit(toolset: string, server: string, input: Record<string, unknown>) {
@@ -104,7 +112,7 @@ const normal = (s: number | null): boolean => s !== null && s <= (INTERVAL_MS / 
 /** The arguments of a task that works 1.5 s, then waits for an answer a minute, per era. */
 function waitingTask(name: string): Record<string, unknown> {
   const tag = `push-${name}-${Date.now()}`;
-  return name === 'old'
+  return name === 'old' || name === 'stdio2025'
     ? { duration_ms: 120_000, input_required_after_ms: 1500, input_required_for_ms: 60_000, tag }
     : { duration_ms: 1500, questions: 1, ask_after_ms: 1500, tag };
 }
@@ -114,6 +122,7 @@ it.each([
   ['strict', 'a strict 2026-07-28 server'],
   ['stdio', 'a strict 2026-07-28 server over stdio'],
   ['old', 'a 2025-11-25 server'],
+  ['stdio2025', 'a 2025-11-25 server over stdio'],
 ])(
   '%s (%s): a pushed change reaches the gateway at once; the next poll is the safety poll',
   async (name) => {
@@ -200,21 +209,33 @@ it.each([
   60_000,
 );
 
-it('stdio: the exit of the child that holds the subscription brings its tasks back at once', async () => {
-  const id = await submit('stdio-task', 'stdio', waitingTask('stdio'));
-  await waitUntil(
-    async () => (stretched(await dueInSeconds(fleet.db, id)) ? true : undefined),
-    'covered',
-  );
-  // The subscription lived in the child, as the task did: both are gone with it.
-  for (const pid of stdioChildrenOf(poller.child.pid!)) process.kill(pid, 'SIGKILL');
-  await waitUntil(
-    () => poller.logs.find((l) => l.msg === 'push subscription lost' && l.server === 'stdio'),
-    'the lost subscription logged',
-  );
-  // Due within the normal interval again (that poll finds the task gone with its child).
-  await waitUntil(
-    async () => (normal(await dueInSeconds(fleet.db, id)) ? true : undefined),
-    'pulled in',
-  );
-}, 60_000);
+it.each([
+  ['stdio', 'subscriptions/listen'],
+  ['stdio2025', 'the 2025-11-25 session'],
+])(
+  '%s: the exit of the child that pushes (%s) brings its tasks back at once',
+  async (name) => {
+    const id = await submit(`${name}-task`, name, waitingTask(name));
+    await waitUntil(
+      async () => (stretched(await dueInSeconds(fleet.db, id)) ? true : undefined),
+      'covered',
+    );
+    // The subscription lived in the child, as the task did: both are gone with it. Only this
+    // server's child: the other stdio server's tasks must keep their push.
+    const command = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    for (const pid of stdioChildrenOf(poller.child.pid!)) {
+      if (command(pid).includes('--strict-2026') === (name === 'stdio'))
+        process.kill(pid, 'SIGKILL');
+    }
+    await waitUntil(
+      () => poller.logs.find((l) => l.msg === 'push subscription lost' && l.server === name),
+      'the lost subscription logged',
+    );
+    // Due within the normal interval again (that poll finds the task gone with its child).
+    await waitUntil(
+      async () => (normal(await dueInSeconds(fleet.db, id)) ? true : undefined),
+      'pulled in',
+    );
+  },
+  60_000,
+);

@@ -22,3 +22,4 @@ export { upstreamRetryAfterMs } from './failure.classifier';
 export { StatelessHttpClient } from './2026/stateless-http.client';
 export { upstreamFetch } from './transport/transport.factory';
 export type { TaskListen, TaskListenHandlers } from './upstream.port';
+export { pushSessionKey } from './upstream.port';

@@ -85,6 +85,16 @@ export type SessionPushEvent =
   | { kind: 'status'; server: string; sessionId: string; taskId: string }
   | { kind: 'ended'; server: string; sessionId: string; reason: string };
 
+/**
+ * The key a 2025-11-25 session's pushes come under (`SessionPushEvent.sessionId`), and its tasks
+ * with them: the session's ID, or for a stdio child, whose one session has none, a name no
+ * session ID can have (session IDs are visible ASCII, with no spaces). Its tasks live and die
+ * with the child, so one key per server serves each child in turn.
+ */
+export function pushSessionKey(server: string, sessionId: string | null): string {
+  return sessionId ?? `stdio child of ${server}`;
+}
+
 export type SupervisorState = 'connecting' | 'ready' | 'degraded' | 'parked' | 'closed';
 
 export interface ServerStatus {

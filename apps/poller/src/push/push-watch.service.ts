@@ -3,7 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { Contract, isRoundHandle } from '@app/common';
 import { SETTINGS, Settings } from '@app/config';
 import { TaskWakeRepository } from '@app/persistence';
-import { UpstreamPool } from '@app/upstream';
+import { UpstreamPool, pushSessionKey } from '@app/upstream';
 import { ServerListen } from './server-listen';
 import { SessionPush } from './session-push';
 
@@ -82,17 +82,17 @@ export class PushWatchService {
       // Over HTTP or stdio; an SSE server has no 2026-07-28 side to listen on.
       return this.pool.canListen(task.server) && this.listenOf(task.server).note(remote, task.id);
     }
-    // A 2025-11-25 native task: covered while its session's stream pushes.
-    if (task.remoteSessionId === null) return false;
-    return this.sessions.note(task.server, task.remoteSessionId, remote, task.id);
+    // A 2025-11-25 native task: covered while its session's stream pushes (over stdio, the
+    // child's one session, which has no ID; a task without one on HTTP is never pushed to).
+    const session = pushSessionKey(task.server, task.remoteSessionId);
+    return this.sessions.note(task.server, session, remote, task.id);
   }
 
   /** The task ended: its subscription no longer needs it. */
   ended(task: PolledTask): void {
     if (task.remoteTaskId === null) return;
     this.servers.get(task.server)?.forget(task.remoteTaskId);
-    if (task.remoteSessionId !== null)
-      this.sessions.forget(task.remoteSessionId, task.remoteTaskId);
+    this.sessions.forget(pushSessionKey(task.server, task.remoteSessionId), task.remoteTaskId);
   }
 
   /** Ends every subscription (shutdown), before the connection layer closes. */

@@ -10,7 +10,6 @@ interface Session {
   server: string;
   /** The session's server stream has delivered a status notification and has not ended. */
   pushing: boolean;
-  ended: boolean;
   /** remote task ID → local task ID and when it was last noted. */
   tasks: Map<string, { local: string; notedAt: number }>;
 }
@@ -24,6 +23,9 @@ const SWEEP_EVERY = 1024;
  * made the task. A session covers its tasks once its stream has delivered one (a server that
  * never pushes is never trusted to) and until that stream ends. Only this poller's own task
  * sessions are heard; a task of another poller's session is polled at the normal interval here.
+ * An ended session is forgotten: an HTTP session's stream is never reopened, so nothing comes
+ * under its ID again, while a stdio server's next child pushes under the same key
+ * (`pushSessionKey`) and is trusted once it has pushed, as a new session is.
  */
 export class SessionPush {
   /** By session ID (random per session; a key of its own, whatever the server). */
@@ -35,7 +37,6 @@ export class SessionPush {
   /** Tracks a task of a session; true when that session's pushes cover it now. */
   note(server: string, sessionId: string, remoteTaskId: string, localTaskId: string): boolean {
     const session = this.session(server, sessionId);
-    if (session.ended) return false;
     session.tasks.set(remoteTaskId, { local: localTaskId, notedAt: this.now() });
     if (++this.notes % SWEEP_EVERY === 0) this.sweep();
     return session.pushing;
@@ -48,7 +49,6 @@ export class SessionPush {
   /** A status notification: the session pushes; wake the task it names. */
   status(server: string, sessionId: string, remoteTaskId: string): void {
     const session = this.session(server, sessionId);
-    if (session.ended) return;
     session.pushing = true;
     const entry = session.tasks.get(remoteTaskId);
     if (entry) this.deps.wake(entry.local);
@@ -58,19 +58,17 @@ export class SessionPush {
   ended(sessionId: string, reason: string): void {
     const session = this.sessions.get(sessionId);
     if (!session) return;
-    session.ended = true;
+    this.sessions.delete(sessionId);
     if (session.pushing) {
       const locals = [...session.tasks.values()].map((entry) => entry.local);
       this.deps.lost(locals, reason, session.server);
     }
-    session.pushing = false;
-    session.tasks.clear();
   }
 
   private session(server: string, sessionId: string): Session {
     let session = this.sessions.get(sessionId);
     if (!session) {
-      session = { server, pushing: false, ended: false, tasks: new Map() };
+      session = { server, pushing: false, tasks: new Map() };
       this.sessions.set(sessionId, session);
     }
     return session;
@@ -82,7 +80,7 @@ export class SessionPush {
       for (const [remote, entry] of session.tasks) {
         if (entry.notedAt < cutoff) session.tasks.delete(remote);
       }
-      if (session.tasks.size === 0 && (session.ended || !session.pushing)) this.sessions.delete(id);
+      if (session.tasks.size === 0 && !session.pushing) this.sessions.delete(id);
     }
   }
 

@@ -16,7 +16,7 @@ import {
 } from '../upstream.errors';
 import type { UpstreamLogger, UpstreamMetricHooks } from '../upstream.hooks';
 import { SupervisorLifecycle } from '../supervisor.lifecycle';
-import type { ServerStatus, SessionPushEvent } from '../upstream.port';
+import { pushSessionKey, type ServerStatus, type SessionPushEvent } from '../upstream.port';
 
 export interface SupervisorDeps {
   config: ServerConfig;
@@ -248,23 +248,34 @@ export class ServerSupervisor {
     ]);
   }
 
-  private async openTaskConnection(): Promise<UpstreamConnection> {
-    const push = (event: (sessionId: string) => SessionPushEvent): void => {
-      const sessionId = conn.sessionId;
-      if (sessionId !== undefined) this.deps.onTaskPush?.(event(sessionId));
+  /**
+   * The push of a connection native tasks are made on (docs/connections.md, "Push"), reported
+   * under its session's key: its ID over HTTP, the server's child over stdio (`pushSessionKey`).
+   */
+  private pushOf(conn: () => UpstreamConnection): ConnectionOptions['push'] {
+    const { server } = this;
+    const stdio = this.config.transport === 'stdio';
+    const tell = (event: (sessionId: string) => SessionPushEvent): void => {
+      const { sessionId } = conn();
+      if (sessionId !== undefined || stdio) {
+        this.deps.onTaskPush?.(event(pushSessionKey(server, sessionId ?? null)));
+      }
     };
-    const server = this.server;
+    return {
+      onTaskStatus: (taskId) =>
+        tell((sessionId) => ({ kind: 'status', server, sessionId, taskId })),
+      onStreamEnded: (reason) =>
+        tell((sessionId) => ({ kind: 'ended', server, sessionId, reason })),
+    };
+  }
+
+  private async openTaskConnection(): Promise<UpstreamConnection> {
     const conn = this.newConnection(
       (reason) => {
         this.deps.logger.info({ server: this.server, reason }, 'upstream task session lost');
         this.dropTaskConnection(conn);
       },
-      {
-        onTaskStatus: (taskId) =>
-          push((sessionId) => ({ kind: 'status', server, sessionId, taskId })),
-        onStreamEnded: (reason) =>
-          push((sessionId) => ({ kind: 'ended', server, sessionId, reason })),
-      },
+      this.pushOf(() => conn),
     );
     try {
       await conn.connect();
@@ -300,7 +311,9 @@ export class ServerSupervisor {
 
   /** One connect: spawn/open + initialize, then tools/list, the request that proves health. */
   private async attemptOnce(): Promise<void> {
-    const conn = this.newConnection((reason) => this.lose(conn, reason, 'connection_lost'));
+    // Over stdio the pooled session is the task session (taskConnectionReady): it pushes.
+    const push = this.config.transport === 'stdio' ? this.pushOf(() => conn) : undefined;
+    const conn = this.newConnection((reason) => this.lose(conn, reason, 'connection_lost'), push);
     this.attemptConnection = conn;
     try {
       await conn.connect();
