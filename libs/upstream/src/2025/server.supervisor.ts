@@ -28,7 +28,7 @@ export interface SupervisorDeps {
   onToolsChanged(status: ServerStatus): void;
   /** A connect attempt failed (the pool may ask whether the server now speaks 2026-07-28). */
   onConnectFailed?(failure: FailureClass, error: unknown): void;
-  /** What the task session's server stream pushed, or that it ended (HTTP only). */
+  /** What the task session's stream pushed, or that it ended (its GET stream, or the stdio pipe). */
   onTaskPush?(event: SessionPushEvent): void;
 }
 
