@@ -64,9 +64,10 @@ describe('the time a submit needs to be sent (docs/leases.md, "Time to send a su
     expect(sendFloorMs(http, toolset(Contract.McpTasks), 60_000)).toBe(29_000);
   });
 
-  it('none for a held call, which renews its lease', () => {
+  it("is half the attempt's time for a held call, whose first renewal comes at a third", () => {
     const http = { transport: 'http' as const, ...timeouts };
-    expect(sendFloorMs(http, toolset(Contract.SyncCall), 60_000)).toBeUndefined();
+    expect(sendFloorMs(http, toolset(Contract.SyncCall), 60_000)).toBe(29_000);
+    expect(sendFloorMs(http, toolset(Contract.SyncCall), 3000)).toBe(1450);
   });
 });
 

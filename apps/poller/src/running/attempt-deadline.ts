@@ -40,8 +40,9 @@ export function attemptDeadlineMs(claim: ClaimTimes, leaseMs: number): number {
  * the server's timeouts, or half the attempt's time when that is less. A submit the deadline
  * cuts may have been processed, so it ends `outcome_uncertain`; one never sent is simply sent
  * by the next claim. The half keeps a submit whose mark landed promptly always sent, however
- * tightly the timeouts fill the lease. Undefined for `sync-call`: the held call renews its
- * lease instead.
+ * tightly the timeouts fill the lease. A held call (`sync-call`) has no deadline but its lease,
+ * which its guard first renews a third of the lease after the call starts: the half, so that
+ * renewal comes while the lease holds.
  */
 export function sendFloorMs(
   server: Pick<
@@ -50,10 +51,10 @@ export function sendFloorMs(
   >,
   toolset: ToolsetConfig,
   leaseMs: number,
-): number | undefined {
+): number {
+  const half = (leaseMs - attemptMarginMs(leaseMs)) / 2;
   const submit = attemptChains(server, toolset)?.submit;
-  if (!submit) return undefined;
-  return Math.min(chainMs(server, submit), (leaseMs - attemptMarginMs(leaseMs)) / 2);
+  return submit ? Math.min(chainMs(server, submit), half) : half;
 }
 
 /**

@@ -97,18 +97,18 @@ export class PhaseRunner {
   /**
    * A mark that landed late (its writes retried through a database outage) leaves the submit
    * less than its floor: not sent, and the release clears the mark, so the next claim sends it
-   * with a whole lease instead of this attempt's deadline cutting it (docs/leases.md, "Time to
-   * send a submit").
+   * with a whole lease instead of this attempt's deadline (or, for a held call, the lease's end
+   * before its first renewal) cutting it (docs/leases.md, "Time to send a submit").
    */
   private checkTimeToSend(scope: ItemScope): void {
     const leaseMs = this.deps.settings.lease.ms;
     const floor = sendFloorMs(scope.server, scope.toolset, leaseMs);
     const left = scope.leaseExpiresAtMs - attemptMarginMs(leaseMs) - Date.now();
-    if (floor === undefined || left >= floor) return;
+    if (left >= floor) return;
     throw new SubmitNotLandedError(
       `submit not sent: its start mark landed ${Math.max(0, Math.round(left))} ms before the ` +
-        `attempt's deadline, less than the ${Math.round(floor)} ms a submit may need; the next ` +
-        'claim sends it',
+        `attempt's deadline, less than the ${Math.round(floor)} ms it must have left to send ` +
+        'it; the next claim sends it',
     );
   }
 
@@ -176,6 +176,7 @@ export class PhaseRunner {
     await this.markSubmitStarted(item, scope);
     // Idempotent and fenced by a token it keeps: after an unknown outcome, simply written again.
     await untilLanded(scope, "the held call's working mark", () => leases.markWorking(item.lease));
+    this.checkTimeToSend(scope);
     this.transition(item, TaskStatus.Working);
     const guard = new HeldCallGuard(
       leases,
