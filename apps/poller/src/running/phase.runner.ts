@@ -12,6 +12,7 @@ import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, TaskLeaseRepository, WriteOutcome } from '@app/persistence';
 import type { Preflight } from './crash-rules';
 import { HeldCallGuard, HeldCalls } from './held-call.guard';
+import { storeHeldEnd } from './held-end';
 import { sendFloorMs } from './attempt-deadline';
 import { abortedForDeadline } from './item-abort';
 import { driverContext, ItemScope } from './item-scope';
@@ -188,21 +189,22 @@ export class PhaseRunner {
     const progress = new ProgressWriter(leases, item.lease, scope.log);
     guard.start();
     heldCalls.add(guard, item.claimSentAtMs);
-    let outcome: SubmitOutcome;
-    // The exception to the attempt deadline: the lease is renewed while the call is held.
+    // The exception to the attempt deadline: the lease is renewed while the call is held, and
+    // until its end is stored.
     const held = { ...scope, signal: scope.controller.signal };
     try {
-      outcome = await this.driverSubmit(item, held, (p) => progress.push(p));
+      const outcome = await this.driverSubmit(item, held, (p) => progress.push(p));
+      await progress.flush();
+      const snapshot = outcome.snapshot ?? { status: TaskStatus.Completed };
+      const forDeadline = () =>
+        item.cancelReason === 'deadline' || abortedForDeadline(scope.controller.signal);
+      const write = () => this.finish(item, snapshot, forDeadline());
+      await storeHeldEnd(write, scope.controller.signal, scope.log, snapshot.status);
     } finally {
       heldCalls.delete(guard);
       await guard.stop();
       await progress.flush();
     }
-    await this.finish(
-      item,
-      outcome.snapshot ?? { status: TaskStatus.Completed },
-      item.cancelReason === 'deadline' || abortedForDeadline(scope.controller.signal),
-    );
     return {};
   }
 
