@@ -153,7 +153,9 @@ it('cuts a call still running at the deadline as maybe sent, and cancels it upst
     cancelTool: 'demo_cancel',
     retryOnCrash: false,
   };
-  const server = { ...httpServer(url, [slow]), connectTimeoutMs: 1000, callTimeoutMs: 20_000 };
+  // The session is made before the claim: its connect may take seconds on a loaded machine
+  // (a 1 s bound failed there), and it is not what this test cuts.
+  const server = { ...httpServer(url, [slow]), connectTimeoutMs: 10_000, callTimeoutMs: 20_000 };
   const pool = startPool(server);
   await pool.session('demo');
   const claim = await claimOne();
