@@ -1,21 +1,21 @@
 import { LeaseLostError } from '@app/common';
 import { isDatabaseUnavailable } from '@app/persistence';
 import type { Logger } from 'pino';
-import { abortKind } from './item-abort';
 import { HANDLE_WRITE_MAX_PAUSE_MS, HANDLE_WRITE_MIN_PAUSE_MS, sleep } from './until-landed';
 
 /**
- * Writes a held call's end (docs/leases.md, "A held call's end"). It is the only record of a
- * call that cannot be repeated, so a write the database cannot serve now (down, restarting, out
- * of disk: `isDatabaseUnavailable`) is tried again, backing off from 250 ms to 2 s, while the
- * call's guard goes on renewing the lease, for as long as the lease holds. A lost lease ends it
- * (the write's fence refused it, or a renewal found another claim's token), and so does any
- * other error. A lost lease leaves the end only in this process, so it is logged at error level
- * with the status the call ended in, for an operator; the next claimer applies the crash rules.
+ * Writes the end of a call that cannot be repeated, which this process alone holds: a held
+ * call's answer, or a submit answered at once with no task to poll (docs/leases.md, "A call's
+ * end"). A write the database cannot serve now (down, restarting, out of disk:
+ * `isDatabaseUnavailable`) is tried again, backing off from 250 ms to 2 s, for as long as `keep`
+ * says the claim holds (it renews the lease where no guard does). A lost lease ends it (the
+ * write's fence refused it, or `keep` found the lease gone), and so does any other error. A lost
+ * lease leaves the end in this process only, so it is logged at error level with the status the
+ * call ended in, for an operator; the next claimer applies the crash rules.
  */
-export async function storeHeldEnd(
+export async function storeEnd(
   write: () => Promise<void>,
-  signal: AbortSignal,
+  keep: () => Promise<boolean>,
   log: Logger,
   status: string,
 ): Promise<void> {
@@ -24,13 +24,13 @@ export async function storeHeldEnd(
       await write();
       return;
     } catch (error) {
-      const lost = error instanceof LeaseLostError || abortKind(signal) === 'lease_lost';
-      if (lost) {
-        log.error({ err: error, status }, "the held call's end could not be stored: lease lost");
+      const retry = isDatabaseUnavailable(error) && (await keep());
+      if (error instanceof LeaseLostError || (isDatabaseUnavailable(error) && !retry)) {
+        log.error({ err: error, status }, "the call's end could not be stored: lease lost");
       }
-      if (lost || !isDatabaseUnavailable(error)) throw error;
+      if (!retry) throw error;
       if (attempt <= 4 || (attempt & (attempt - 1)) === 0) {
-        log.warn({ err: error, attempt, status }, "storing the held call's end failed; retrying");
+        log.warn({ err: error, attempt, status }, "storing the call's end failed; retrying");
       }
       await sleep(pause);
       pause = Math.min(pause * 2, HANDLE_WRITE_MAX_PAUSE_MS);

@@ -12,14 +12,14 @@ import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, TaskLeaseRepository, WriteOutcome } from '@app/persistence';
 import type { Preflight } from './crash-rules';
 import { HeldCallGuard, HeldCalls } from './held-call.guard';
-import { storeHeldEnd } from './held-end';
+import { storeEnd } from './call-end';
 import { sendFloorMs } from './attempt-deadline';
-import { abortedForDeadline } from './item-abort';
+import { abortKind, abortedForDeadline } from './item-abort';
 import { driverContext, ItemScope } from './item-scope';
 import { InputDelivery } from './input-delivery';
 import { PollScheduler } from './poll-scheduler';
 import { ProgressWriter } from './progress.writer';
-import { RemoteHandleWriter } from './remote-handle.writer';
+import { KeptLease, RemoteHandleWriter } from './remote-handle.writer';
 import type { PushWatchService } from '../push/push-watch.service';
 import { UnrepeatableCalls } from './unrepeatable-calls';
 import { SubmitNotLandedError, untilLanded } from './until-landed';
@@ -144,7 +144,11 @@ export class PhaseRunner {
     scope: ItemScope,
   ): Promise<{ nextDueInMs?: number }> {
     if (!outcome.handle) {
-      await this.finish(item, outcome.snapshot ?? { status: TaskStatus.Completed });
+      // Answered at once: the end is all there is of the call (docs/leases.md, "A call's end").
+      const snapshot = outcome.snapshot ?? { status: TaskStatus.Completed };
+      const lease = new KeptLease(this.deps.leases, item, this.deps.settings.lease.ms, scope);
+      const keep = () => lease.keep(true);
+      await storeEnd(() => this.finish(item, snapshot), keep, scope.log, snapshot.status);
       return {};
     }
     const snapshot = outcome.snapshot;
@@ -199,7 +203,9 @@ export class PhaseRunner {
       const forDeadline = () =>
         item.cancelReason === 'deadline' || abortedForDeadline(scope.controller.signal);
       const write = () => this.finish(item, snapshot, forDeadline());
-      await storeHeldEnd(write, scope.controller.signal, scope.log, snapshot.status);
+      // The guard renews the lease meanwhile; once it finds the lease gone, so is the claim.
+      const keep = () => Promise.resolve(abortKind(scope.controller.signal) !== 'lease_lost');
+      await storeEnd(write, keep, scope.log, snapshot.status);
     } finally {
       heldCalls.delete(guard);
       await guard.stop();

@@ -120,12 +120,12 @@ function isLogged(attempt: number): boolean {
 }
 
 /**
- * The claim of an item whose handle write keeps failing, renewed every lease/3 as a held call's
- * is (held-call.guard.ts), so another worker does not take the row over while the handle waits in
- * memory. Its end is counted from when each renewal was sent, so it is never later than the
- * database's.
+ * The claim of an item whose handle write keeps failing (or the end of a call answered at once:
+ * call-end.ts), renewed every lease/3 as a held call's is (held-call.guard.ts), so another worker
+ * does not take the row over while the handle waits in memory. Its end is counted from when each
+ * renewal was sent, so it is never later than the database's.
  */
-class KeptLease {
+export class KeptLease {
   private endsAtMs: number;
   private renewedAtMs: number;
 
