@@ -33,8 +33,10 @@ import {
 } from './driver-harness.helper';
 
 const LEASE_MS = 3000;
-// Each connect (initialize) takes 1.5 s, well within its 2.5 s timeout; a native submit over
-// HTTP chains two of them before its call, so the chain outlives the 3 s lease.
+// Each connect (initialize) takes 1.5 s, well within its 10 s timeout; a native submit over
+// HTTP chains two of them before its call, so the chain outlives the 3 s lease. The timeouts are
+// far above the lease so that only the deadline can cut the chain: with 2.5 s, a connect slowed
+// by a loaded machine timed out on its own first.
 const SLOW_INITIALIZE_MS = 1500;
 
 const t = useTestDatabase();
@@ -115,8 +117,8 @@ it('cuts a native submit waiting for its second connect: nothing sent, lease sti
   const server = {
     ...httpServer(url, [NATIVE]),
     protocolVersion: '2025-11-25' as const,
-    connectTimeoutMs: 2500,
-    callTimeoutMs: 2500,
+    connectTimeoutMs: 10_000,
+    callTimeoutMs: 10_000,
   };
   const claim = await claimOne();
   const deadline = deadlineOf(claim);
