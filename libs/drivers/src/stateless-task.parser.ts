@@ -35,7 +35,7 @@ export type ToolCallReply =
 export function parseToolCallReply(reply: Record<string, unknown>): ToolCallReply {
   switch (reply.resultType) {
     case 'task':
-      return { kind: 'task', task: parseStatelessTask(reply, 'tools/call') };
+      return { kind: 'task', task: parseStatelessTask(reply, 'tools/call', true) };
     case 'input_required': {
       const { requests } = inputRequired(reply.inputRequests, 'tools/call: "inputRequests"');
       const state = reply.requestState;
@@ -56,13 +56,20 @@ export function parseToolCallReply(reply: Record<string, unknown>): ToolCallRepl
   }
 }
 
-/** A `CreateTaskResult` or a `tasks/get` result (a `DetailedTask`). */
-export function parseStatelessTask(value: unknown, what: string): StatelessTask {
+/**
+ * A `CreateTaskResult` (`created`) or a `tasks/get` result (a `DetailedTask`). Only the latter
+ * inlines the outcome: a create result carries no `result`, `error` or `inputRequests`, whatever
+ * its status, so a task that ended before its create answer was written (a quick task, a loaded
+ * server) is read as ended, and the driver polls it at once for the outcome.
+ */
+export function parseStatelessTask(value: unknown, what: string, created = false): StatelessTask {
   if (!isRecord(value)) throw protocolError(`${what} must be a task object`);
   const { taskId, status, statusMessage } = taskBasics(value, what);
   const { createdAt, ttlMs, pollIntervalMs } = value;
-  const created = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
-  if (Number.isNaN(created)) throw protocolError(`${what}: "createdAt" must be an ISO 8601 time`);
+  const createdMs = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
+  if (Number.isNaN(createdMs)) {
+    throw protocolError(`${what}: "createdAt" must be an ISO 8601 time`);
+  }
   if (ttlMs !== null && !positiveInt(ttlMs)) {
     throw protocolError(`${what}: "ttlMs" must be a positive integer or null`);
   }
@@ -72,11 +79,12 @@ export function parseStatelessTask(value: unknown, what: string): StatelessTask 
   const task: StatelessTask = {
     taskId,
     status,
-    createdAt: created,
+    createdAt: createdMs,
     ttlMs: ttlMs as number | null,
   };
   if (statusMessage !== undefined) task.statusMessage = statusMessage;
   if (pollIntervalMs !== undefined) task.pollIntervalMs = pollIntervalMs as number;
+  if (created) return task;
   if (status === TaskStatus.Completed) {
     if (!isRecord(value.result)) throw protocolError(`${what}: a completed task carries "result"`);
     task.result = value.result;

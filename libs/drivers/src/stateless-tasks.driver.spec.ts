@@ -101,6 +101,23 @@ describe('McpTasksDriver on 2026-07-28', () => {
     expect([await pinnedTo(false), await pinnedTo(true)]).toEqual(['worker-1', null]);
   });
 
+  it('a task that ended before its create answer: kept as ended, no outcome asked of it', async () => {
+    // A CreateTaskResult never inlines the outcome, whatever its status (a quick task, or a
+    // loaded server, ends before the answer is written); the next poll reads it.
+    const seen = [];
+    for (const status of ['completed', 'failed', 'input_required']) {
+      upstream.handler = () => ({ ...task(status), resultType: 'task' });
+      const outcome = await driver.submit(context(TOOLSET));
+      seen.push([outcome.handle?.remoteTaskId, outcome.snapshot?.status]);
+    }
+    // Ended: polled at once for the outcome; waiting: its questions come with the next poll.
+    expect(seen).toEqual([
+      ['tk-1', TaskStatus.Completed],
+      ['tk-1', TaskStatus.Failed],
+      ['tk-1', TaskStatus.Working],
+    ]);
+  });
+
   it('resultType complete: no task upstream, the result is final', async () => {
     upstream.handler = () => ({ resultType: 'complete', content: [{ type: 'text', text: 'hi' }] });
     const outcome = await driver.submit(context(TOOLSET));
