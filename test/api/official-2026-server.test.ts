@@ -47,7 +47,10 @@ beforeAll(async () => {
   const entry = (url: string, toolsets: Array<[string, string, string]>, pin?: string) => ({
     url: `${url}/mcp`,
     ...(pin ? { protocolVersion: pin } : {}),
-    connectTimeoutMs: 1000,
+    // A child's spawn and handshake, or a server's answer, can take seconds on a loaded host;
+    // a connect that times out is retried and then parked, and a parked server would not come
+    // back within the wait below.
+    connectTimeoutMs: 10_000,
     callTimeoutMs: 1900,
     // A held call's own deadline is long, so that only a cancel ends one early.
     taskToolsets: toolsets.map(([name, contract, tool]) =>
@@ -65,7 +68,8 @@ beforeAll(async () => {
     [`${prefix}-echo`, 'mcp-tasks', 'slow_echo'],
     [`${prefix}-confirm`, 'mcp-tasks', 'confirm_echo'],
   ];
-  // An unpinned submit may chain discovery and the call (docs/leases.md, "Attempt deadlines").
+  // The longest chain (an unpinned submit over HTTP: two connects, discovery and the call) fits
+  // the lease (docs/leases.md, "Attempt deadlines").
   await fleet.poller(
     writeServersFile({
       found: entry(strict.url, tasks('found')),
@@ -97,7 +101,7 @@ beforeAll(async () => {
         ['--stdio', '--defaults'],
       ),
     }),
-    { env: { LEASE_MS: '8000' } },
+    { env: { LEASE_MS: '30000' } },
   );
   // A server shown unavailable fails here: found by server/discover or pinned, it serves.
   const names = await waitUntil(
@@ -110,7 +114,7 @@ beforeAll(async () => {
     'the official servers toolsets to be available',
     // Five stdio children start first, and the two unpinned strict servers start another each
     // once refused: room for a slow host.
-    30_000,
+    60_000,
     200,
   );
   expect(names).toEqual([
