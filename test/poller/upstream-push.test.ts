@@ -177,17 +177,23 @@ it('a server that does not push is polled as before', async () => {
   expect(normal(await dueInSeconds(fleet.db, id))).toBe(true);
 });
 
+/** Submits a waiting task to server `name` and waits until its next poll is the safety poll. */
+async function submitCovered(name: string): Promise<string> {
+  const id = await submit(`${name}-task`, name, waitingTask(name));
+  await waitUntil(
+    async () => (stretched(await dueInSeconds(fleet.db, id)) ? true : undefined),
+    `${name}: covered by its subscription`,
+  );
+  return id;
+}
+
 it.each([
   ['both', 'subscriptions/listen'],
   ['old', 'the 2025-11-25 session stream'],
 ])(
   '%s: a lost subscription (%s) brings its tasks back to the normal interval at once',
   async (name) => {
-    const id = await submit(`${name}-task`, name, waitingTask(name));
-    await waitUntil(
-      async () => (stretched(await dueInSeconds(fleet.db, id)) ? true : undefined),
-      'covered',
-    );
+    const id = await submitCovered(name);
     // The server restarts on its port: the stream ends, and the task is due within the normal
     // interval again (the restarted server no longer knows it: that poll ends it as lost).
     const old = name === 'old';
@@ -215,11 +221,7 @@ it.each([
 ])(
   '%s: the exit of the child that pushes (%s) brings its tasks back at once',
   async (name) => {
-    const id = await submit(`${name}-task`, name, waitingTask(name));
-    await waitUntil(
-      async () => (stretched(await dueInSeconds(fleet.db, id)) ? true : undefined),
-      'covered',
-    );
+    const id = await submitCovered(name);
     // The subscription lived in the child, as the task did: both are gone with it. Only this
     // server's child: the other stdio server's tasks must keep their push.
     const command = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
