@@ -66,7 +66,8 @@ function portFree(port: number): Promise<boolean> {
 /**
  * `npm start`'s default config shows every feature: each toolset of deploy/local/mcp-servers.json
  * is listed and available (the strict 2026-07-28 servers' too, over HTTP and over stdio, served
- * without a session: docs/connections.md, "Which side serves"), and a task on each completes.
+ * without a session: docs/connections.md, "Which side serves"), and a task completes on each
+ * server found at run time to need no session and on the 2025-11-25 stdio child.
  */
 async function expectEveryDefaultToolsetServes(base: string): Promise<void> {
   const file = JSON.parse(readFileSync(DEFAULT_SERVERS, 'utf8')) as {
@@ -90,9 +91,10 @@ async function expectEveryDefaultToolsetServes(base: string): Promise<void> {
     60_000,
     200,
   );
-  // One task on each server found at run time to need no session: over HTTP and over stdio.
+  // One task on each server found at run time to need no session (over HTTP and over stdio),
+  // and one on the child that keeps a 2025-11-25 session.
   const ended = await Promise.all(
-    ['demo-strict', 'demo-stdio-2026'].map(async (toolset) => {
+    ['demo-strict', 'demo-stdio-2026', 'demo-stdio-2025'].map(async (toolset) => {
       const submitted = await fetch(`${base}/v1/threads/start-sigkill/tasks`, {
         method: 'POST',
         headers,
@@ -112,7 +114,7 @@ async function expectEveryDefaultToolsetServes(base: string): Promise<void> {
       );
     }),
   );
-  expect(ended).toEqual(['completed', 'completed']);
+  expect(ended).toEqual(['completed', 'completed', 'completed']);
 }
 
 it('ends the API, the poller, the demo server and Postgres, and frees their ports', async () => {

@@ -153,6 +153,9 @@ runMain('start', async () => {
   log(
     '         over stdio; its tasks live in that child (docs/connections.md, "MCP 2026-07-28 over stdio")',
   );
+  log(
+    '         demo-stdio-2025 is another child, on a 2025-11-25 session that pushes task changes',
+  );
   log(`try:     curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${base}/v1/toolsets`);
   void submitDemoTasks(base, devKey.key, log);
 });
