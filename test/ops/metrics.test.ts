@@ -29,6 +29,8 @@ const EXPECTED: Record<string, [string, string[]]> = {
   mcp_tasks_worker_slots_free: ['gauge', []],
   mcp_tasks_upstream_state: ['gauge', ['server', 'state']],
   mcp_tasks_upstream_reconnects_total: ['counter', ['server', 'reason']],
+  mcp_tasks_push_wakes_total: ['counter', ['server']],
+  mcp_tasks_push_lost_total: ['counter', ['server']],
   mcp_tasks_webhook_deliveries_total: ['counter', ['outcome']],
   mcp_tasks_webhook_delivery_duration_seconds: ['histogram', []],
   mcp_tasks_workers_alive: ['gauge', []],
@@ -191,7 +193,7 @@ describe('labelled counters exported at 0 from start-up', () => {
 
   it('the poller exports lease losses, rescues and claimed rows per phase at 0', async () => {
     const metrics = new GatewayMetrics(new Registry());
-    metrics.primePollerSeries(['demo-ordinary']);
+    metrics.primePollerSeries(['demo-ordinary'], ['demo']);
     for (const name of [
       'mcp_tasks_lease_lost_total',
       'mcp_tasks_rescued_total',
@@ -205,7 +207,7 @@ describe('labelled counters exported at 0 from start-up', () => {
 
   it('the poller exports webhook outcomes, attempts and transitions per toolset at 0', async () => {
     const metrics = new GatewayMetrics(new Registry());
-    metrics.primePollerSeries(['a', 'b']);
+    metrics.primePollerSeries(['a', 'b'], ['s']);
     const outcomes = await series(metrics, 'mcp_tasks_webhook_deliveries_total');
     expect(outcomes.map((s) => s.labels.outcome)).toEqual(
       expect.arrayContaining(['ok', 'transient_error', 'dead_letter']),
@@ -220,6 +222,17 @@ describe('labelled counters exported at 0 from start-up', () => {
     });
     const transitions = await series(metrics, 'mcp_tasks_transitions_total');
     expect(transitions).toContainEqual({ labels: { toolset: 'a', to: 'failed' }, value: 0 });
+  });
+
+  it('the poller exports push wakes and lost subscriptions per server at 0', async () => {
+    const metrics = new GatewayMetrics(new Registry());
+    metrics.primePollerSeries(['a'], ['one', 'two']);
+    for (const name of ['mcp_tasks_push_wakes_total', 'mcp_tasks_push_lost_total']) {
+      expect(await series(metrics, name)).toEqual([
+        { labels: { server: 'one' }, value: 0 },
+        { labels: { server: 'two' }, value: 0 },
+      ]);
+    }
   });
 
   it('the API exports submit refusals per reason at 0', async () => {

@@ -20,6 +20,7 @@ import {
   ServerEntry,
   demoStdioCommand,
   demoStdioEntry,
+  metricValue,
   stdioChildrenOf,
 } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -109,6 +110,11 @@ const stretched = (s: number | null): boolean =>
   s !== null && s > (INTERVAL_MS / 1000) * 1.5 && s <= (INTERVAL_MS / 1000) * FACTOR * 1.1;
 const normal = (s: number | null): boolean => s !== null && s <= (INTERVAL_MS / 1000) * 1.1;
 
+/** The poller's count of pushed wakes or lost subscriptions for `server`. */
+async function pushMetric(kind: 'wakes' | 'lost', server: string): Promise<number> {
+  return metricValue(await poller.metrics(), `mcp_tasks_push_${kind}_total`, { server });
+}
+
 /** The arguments of a task that works 1.5 s, then waits for an answer a minute, per era. */
 function waitingTask(name: string): Record<string, unknown> {
   const tag = `push-${name}-${Date.now()}`;
@@ -142,6 +148,8 @@ it.each([
     );
     // The submit, and the poll the push asked for.
     expect(await pollCount(id)).toBeLessThanOrEqual(2);
+    // Operators see the server push (docs/connections.md, "What operators see").
+    expect(await pushMetric('wakes', name)).toBeGreaterThanOrEqual(1);
   },
   60_000,
 );
@@ -175,6 +183,7 @@ it('a server that does not push is polled as before', async () => {
     'the refused subscription logged',
   );
   expect(normal(await dueInSeconds(fleet.db, id))).toBe(true);
+  expect(await pushMetric('wakes', 'silent')).toBe(0);
 });
 
 /** Submits a waiting task to server `name` and waits until its next poll is the safety poll. */
@@ -211,6 +220,7 @@ it.each([
     expect(poller.logs.some((l) => l.msg === 'push subscription lost' && l.server === name)).toBe(
       true,
     );
+    expect(await pushMetric('lost', name)).toBeGreaterThanOrEqual(1);
   },
   60_000,
 );
@@ -238,6 +248,7 @@ it.each([
       async () => (normal(await dueInSeconds(fleet.db, id)) ? true : undefined),
       'pulled in',
     );
+    expect(await pushMetric('lost', name)).toBeGreaterThanOrEqual(1);
   },
   60_000,
 );

@@ -32,7 +32,10 @@ export class PollerHealthServer
     private readonly db: Database,
     private readonly loop: ClaimLoopService,
   ) {
-    metrics.metrics.primePollerSeries([...servers.toolsets.keys()]);
+    metrics.metrics.primePollerSeries(
+      [...servers.toolsets.keys()],
+      servers.servers.map((s) => s.name),
+    );
     this.probe = new DatabaseProbe({
       ping: () => db.ping(),
       metrics: metrics.metrics,

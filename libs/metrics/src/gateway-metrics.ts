@@ -46,6 +46,8 @@ export class GatewayMetrics {
   readonly workerSlotsFree: Gauge<LabelsOf<'mcp_tasks_worker_slots_free'>>;
   readonly upstreamState: Gauge<LabelsOf<'mcp_tasks_upstream_state'>>;
   readonly upstreamReconnects: Counter<LabelsOf<'mcp_tasks_upstream_reconnects_total'>>;
+  readonly pushWakes: Counter<LabelsOf<'mcp_tasks_push_wakes_total'>>;
+  readonly pushLost: Counter<LabelsOf<'mcp_tasks_push_lost_total'>>;
   readonly webhookDeliveries: Counter<LabelsOf<'mcp_tasks_webhook_deliveries_total'>>;
   readonly webhookDeliveryDuration: Histogram<
     LabelsOf<'mcp_tasks_webhook_delivery_duration_seconds'>
@@ -80,6 +82,8 @@ export class GatewayMetrics {
     this.workerSlotsFree = this.gauge('mcp_tasks_worker_slots_free');
     this.upstreamState = this.gauge('mcp_tasks_upstream_state');
     this.upstreamReconnects = this.counter('mcp_tasks_upstream_reconnects_total');
+    this.pushWakes = this.counter('mcp_tasks_push_wakes_total');
+    this.pushLost = this.counter('mcp_tasks_push_lost_total');
     this.webhookDeliveries = this.counter('mcp_tasks_webhook_deliveries_total');
     this.webhookDeliveryDuration = this.histogram(
       'mcp_tasks_webhook_delivery_duration_seconds',
@@ -105,14 +109,19 @@ export class GatewayMetrics {
    * letter instead of a series that starts at 1 and reads as no increase.
    *
    * @param toolsets the toolset names of this poller's mcpServers file.
+   * @param servers its server names (push wakes and losses per server).
    */
-  primePollerSeries(toolsets: readonly string[]): void {
+  primePollerSeries(toolsets: readonly string[], servers: readonly string[]): void {
     for (const phase of PHASES) {
       this.claimedRows.inc({ phase }, 0);
       this.leaseLost.inc({ phase }, 0);
       this.rescued.inc({ phase }, 0);
     }
     for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
+    for (const server of servers) {
+      this.pushWakes.inc({ server }, 0);
+      this.pushLost.inc({ server }, 0);
+    }
     for (const toolset of toolsets) {
       for (const to of TRANSITION_TARGETS) this.transitions.inc({ toolset, to }, 0);
       for (const outcome of ATTEMPT_OUTCOMES) {

@@ -57,6 +57,18 @@ export const METRIC_DEFINITIONS = [
     'server',
     'reason',
   ]),
+  def(
+    'mcp_tasks_push_wakes_total',
+    'counter',
+    'Task changes an upstream pushed that woke a task this worker polls',
+    ['server'],
+  ),
+  def(
+    'mcp_tasks_push_lost_total',
+    'counter',
+    'Push subscriptions lost; their tasks went back to the normal poll interval',
+    ['server'],
+  ),
   def('mcp_tasks_webhook_deliveries_total', 'counter', 'Webhook delivery attempts', ['outcome']),
   def('mcp_tasks_webhook_delivery_duration_seconds', 'histogram', 'Webhook request duration', []),
   def('mcp_tasks_workers_alive', 'gauge', 'Pollers with a fresh heartbeat (sampled)', []),

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { Contract, isRoundHandle } from '@app/common';
 import { SETTINGS, Settings } from '@app/config';
+import { GatewayMetrics } from '@app/metrics';
 import { TaskWakeRepository } from '@app/persistence';
 import { UpstreamPool, pushSessionKey } from '@app/upstream';
 import { ServerListen } from './server-listen';
@@ -42,11 +43,12 @@ export class PushWatchService {
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly pool: UpstreamPool,
     private readonly wakes: TaskWakeRepository,
+    private readonly metrics: GatewayMetrics,
     private readonly log: PinoLogger,
   ) {
     const { pollIntervalMs, pushSafetyPollFactor } = settings.scheduling;
     this.sessions = new SessionPush({
-      wake: (local) => this.wake(local),
+      wake: (local, server) => this.wake(local, server),
       lost: (locals, reason, server) => this.lost(server, locals, reason),
       forgetAfterMs: 3 * pollIntervalMs * pushSafetyPollFactor,
     });
@@ -110,7 +112,7 @@ export class PushWatchService {
     listen = new ServerListen({
       server,
       open: (taskIds, handlers) => this.pool.listenTasks(server, taskIds, handlers),
-      wake: (local) => this.wake(local),
+      wake: (local) => this.wake(local, server),
       lost: (locals, reason) => this.lost(server, locals, reason),
       backoffMs: backoff,
       log: (fields, message) => log.info(fields, message),
@@ -123,7 +125,8 @@ export class PushWatchService {
   }
 
   /** Wakes gather while a wake statement runs: one statement per batch, not per notification. */
-  private wake(localTaskId: string): void {
+  private wake(localTaskId: string, server: string): void {
+    this.metrics.pushWakes.inc({ server });
     this.waking.add(localTaskId);
     this.flushing ??= this.flush();
   }
@@ -148,6 +151,7 @@ export class PushWatchService {
 
   private lost(server: string, locals: string[], reason: string): void {
     this.log.warn({ server, reason, tasks: locals.length }, 'push subscription lost');
+    this.metrics.pushLost.inc({ server });
     const { pollIntervalMs, minPollIntervalMs } = this.settings.scheduling;
     this.wakes
       .pullIn(locals, Math.max(pollIntervalMs, minPollIntervalMs))

@@ -1,6 +1,7 @@
 /** What the 2025-11-25 side of push needs from its owner. */
 export interface SessionPushDeps {
-  wake(localTaskId: string): void;
+  /** A pushed change names a tracked task of `server`. */
+  wake(localTaskId: string, server: string): void;
   lost(localTaskIds: string[], reason: string, server: string): void;
   forgetAfterMs: number;
   now?: () => number;
@@ -51,7 +52,7 @@ export class SessionPush {
     const session = this.session(server, sessionId);
     session.pushing = true;
     const entry = session.tasks.get(remoteTaskId);
-    if (entry) this.deps.wake(entry.local);
+    if (entry) this.deps.wake(entry.local, session.server);
   }
 
   /** The session's stream ended: its tasks go back to the normal interval. */
