@@ -42,6 +42,8 @@ const POLLER_METRICS = [
   'mcp_tasks_worker_slots_free',
   'mcp_tasks_upstream_state',
   'mcp_tasks_upstream_reconnects_total',
+  'mcp_tasks_push_wakes_total',
+  'mcp_tasks_push_lost_total',
   'mcp_tasks_webhook_deliveries_total',
   'mcp_tasks_webhook_delivery_duration_seconds',
 ];
@@ -319,6 +321,12 @@ describe('the poller counts what it did', () => {
       'cancel',
       'deliver',
     ]);
+    // Per configured server too: its ordinary tasks are never pushed.
+    for (const name of ['mcp_tasks_push_wakes_total', 'mcp_tasks_push_lost_total']) {
+      expect(select(pollerScrape, name).map((s) => [s.labels.server, s.value])).toEqual([
+        [SERVER, 0],
+      ]);
+    }
   });
 
   it('times upstream calls per server and operation', () => {
