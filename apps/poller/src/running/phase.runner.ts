@@ -147,8 +147,13 @@ export class PhaseRunner {
       // Answered at once: the end is all there is of the call (docs/leases.md, "A call's end").
       const snapshot = outcome.snapshot ?? { status: TaskStatus.Completed };
       const lease = new KeptLease(this.deps.leases, item, this.deps.settings.lease.ms, scope);
-      const keep = () => lease.keep(true);
-      await storeEnd(() => this.finish(item, snapshot), keep, scope.log, snapshot.status);
+      await storeEnd({
+        write: () => this.finish(item, snapshot),
+        keep: () => lease.keep(true),
+        leaseMs: this.deps.settings.lease.ms,
+        log: scope.log,
+        status: snapshot.status,
+      });
       return {};
     }
     const snapshot = outcome.snapshot;
@@ -202,10 +207,14 @@ export class PhaseRunner {
       const snapshot = outcome.snapshot ?? { status: TaskStatus.Completed };
       const forDeadline = () =>
         item.cancelReason === 'deadline' || abortedForDeadline(scope.controller.signal);
-      const write = () => this.finish(item, snapshot, forDeadline());
-      // The guard renews the lease meanwhile; once it finds the lease gone, so is the claim.
-      const keep = () => Promise.resolve(abortKind(scope.controller.signal) !== 'lease_lost');
-      await storeEnd(write, keep, scope.log, snapshot.status);
+      await storeEnd({
+        write: () => this.finish(item, snapshot, forDeadline()),
+        // The guard renews the lease meanwhile; once it finds the lease gone, so is the claim.
+        keep: () => Promise.resolve(abortKind(scope.controller.signal) !== 'lease_lost'),
+        leaseMs: this.deps.settings.lease.ms,
+        log: scope.log,
+        status: snapshot.status,
+      });
     } finally {
       heldCalls.delete(guard);
       await guard.stop();

@@ -1,7 +1,12 @@
 import { LeaseLostError, RemoteHandle, TaskSnapshot } from '@app/common';
 import { ClaimedTask, TaskLeaseRepository, isDatabaseUnavailable } from '@app/persistence';
 import type { ItemScope } from './item-scope';
-import { HANDLE_WRITE_MAX_PAUSE_MS, HANDLE_WRITE_MIN_PAUSE_MS, sleep } from './until-landed';
+import {
+  HANDLE_WRITE_MAX_PAUSE_MS,
+  HANDLE_WRITE_MIN_PAUSE_MS,
+  isRetryLogged,
+  sleep,
+} from './until-landed';
 
 /**
  * Stores the handle an upstream returned (leases.md, "Remote handles"). The fenced write is
@@ -43,7 +48,7 @@ export class RemoteHandleWriter {
         // write refused for another reason may be refused for good, and its lease runs out.
         if (error instanceof LeaseLostError) break;
         if (!(await lease.keep(isDatabaseUnavailable(error)))) break;
-        if (isLogged(attempt)) {
+        if (isRetryLogged(attempt)) {
           log.warn({ err: error, attempt, ...held }, 'storing the remote handle failed; retrying');
         }
         await sleep(Math.min(pause, lease.leftMs()));
@@ -78,7 +83,7 @@ export class RemoteHandleWriter {
           );
           throw new LeaseLostError(item.id);
         }
-        if (isLogged(attempt)) {
+        if (isRetryLogged(attempt)) {
           log.warn({ err: error, attempt, ...held }, 'storing the remote handle failed; retrying');
         }
         await sleep(pause);
@@ -112,11 +117,6 @@ export class RemoteHandleWriter {
       scope.log.error({ ...fields, err: error }, 'could not cancel the orphaned upstream task');
     }
   }
-}
-
-/** Retries logged: the first few, then every power of two (an outage may last minutes). */
-function isLogged(attempt: number): boolean {
-  return attempt <= 4 || (attempt & (attempt - 1)) === 0;
 }
 
 /**

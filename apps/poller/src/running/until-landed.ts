@@ -45,6 +45,11 @@ export async function untilLanded(
   }
 }
 
+/** Retries logged: the first few, then every power of two (an outage may last minutes). */
+export function isRetryLogged(attempt: number): boolean {
+  return attempt <= 4 || (attempt & (attempt - 1)) === 0;
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
