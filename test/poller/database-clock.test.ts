@@ -40,8 +40,11 @@ it('a poller an hour ahead of the database writes every time from the database c
     async () => {
       samples.push(
         ...(await fleet.db.query<Sample>(
-          `SELECT extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_left_ms,
-                  extract(epoch FROM next_attempt_at - now()) * 1000 AS due_in_ms
+          // clock_timestamp(), not now(): now() is fixed when this statement's transaction
+          // starts, before its snapshot, so a lease written by a transaction that started a
+          // moment later and committed before the snapshot would read as more than LEASE_MS.
+          `SELECT extract(epoch FROM lease_expires_at - clock_timestamp()) * 1000 AS lease_left_ms,
+                  extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000 AS due_in_ms
              FROM task_rows WHERE id = ANY($1)`,
           [ids],
         )),
