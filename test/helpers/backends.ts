@@ -6,8 +6,13 @@ import type { ChildProcess } from 'node:child_process';
 import type { Database } from '@app/persistence';
 import { waitUntil } from './wait';
 
-/** The local ports of a Linux process's open TCP sockets, from /proc. */
-export function tcpPortsOf(pid: number): Set<number> {
+/**
+ * The local ports of a Linux process's TCP sockets connected to `remotePort`, from /proc. Only
+ * those: Linux hands the same ephemeral port to connections with different destinations, so a
+ * port of the process's socket to an MCP server can be another client's port to Postgres (the
+ * test's own pool once, on a loaded CI host).
+ */
+export function tcpPortsOf(pid: number, remotePort: number): Set<number> {
   const inodes = new Set<string>();
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
@@ -17,12 +22,15 @@ export function tcpPortsOf(pid: number): Set<number> {
       // Closed between the listing and the read.
     }
   }
+  const port = (address: string): number => parseInt(address.split(':')[1], 16);
   const ports = new Set<number>();
   for (const table of ['tcp', 'tcp6']) {
     // Columns: sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ...
     for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
-      if (cols.length > 9 && inodes.has(cols[9])) ports.add(parseInt(cols[1].split(':')[1], 16));
+      if (cols.length > 9 && inodes.has(cols[9]) && port(cols[2]) === remotePort) {
+        ports.add(port(cols[1]));
+      }
     }
   }
   return ports;
@@ -40,8 +48,11 @@ export async function killAndDrain(
 ): Promise<void> {
   const pid = target.child.pid!;
   target.child.kill('SIGSTOP');
-  const ports = [...tcpPortsOf(pid)];
-  const [{ stoppedAt }] = await db.query<{ stoppedAt: Date }>(`SELECT now() AS "stoppedAt"`);
+  const [{ stoppedAt, serverPort }] = await db.query<{ stoppedAt: Date; serverPort: number }>(
+    `SELECT now() AS "stoppedAt", inet_server_port() AS "serverPort"`,
+  );
+  if (serverPort === null) throw new Error('killAndDrain needs a TCP connection to Postgres');
+  const ports = [...tcpPortsOf(pid, serverPort)];
   const [{ n: before }] = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE client_port = ANY($1::int[]) AND backend_start < $2`,
