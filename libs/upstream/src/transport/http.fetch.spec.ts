@@ -2,7 +2,7 @@
 // they come, aborts and dropped connections failing with fetch's errors, gzip decoded, redirects
 // as asked, idle connections reused; against a real server on loopback.
 import { execFileSync } from 'node:child_process';
-import { once } from 'node:events';
+import { getEventListeners, getMaxListeners, once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -120,6 +120,44 @@ it('fails with the abort reason, before the answer and while its body streams', 
   await reader.read();
   late.abort(reason);
   await expect(reader.read()).rejects.toBe(reason);
+});
+
+/** The signal's listener limit; Node 20's getMaxListeners refuses a signal whose limit is 0. */
+function listenerLimit(signal: AbortSignal): number {
+  try {
+    return getMaxListeners(signal);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_INVALID_ARG_TYPE') return 0;
+    throw error;
+  }
+}
+
+it("shares one signal among a server's 16 calls in flight without Node's leak warning", async () => {
+  const held: ServerResponse[] = [];
+  let allIn = (): void => undefined;
+  const arrived = new Promise<void>((resolve) => (allIn = resolve));
+  handler = (_req, res) => {
+    held.push(res);
+    if (held.length === 16) allIn();
+  };
+  // As the SDK's transport does: one signal for every request of a session.
+  const shared = new AbortController();
+  const pending = Array.from({ length: 16 }, () =>
+    httpFetch(base, { method: 'POST', body: '{}', signal: shared.signal }),
+  );
+  await arrived;
+  const inFlight = getEventListeners(shared.signal, 'abort').length;
+  expect(inFlight).toBe(16);
+  // Node warns of a leak ("MaxListenersExceededWarning", on stderr) when a target's listeners
+  // outnumber its limit, unless the limit is 0. Jest's process object does not see the warning
+  // event, so that rule is checked instead.
+  const limit = listenerLimit(shared.signal);
+  expect(limit === 0 || limit >= inFlight).toBe(true);
+  for (const res of held) res.end('ok');
+  const bodies = await Promise.all(pending.map(async (p) => (await p).text()));
+  expect(bodies).toEqual(held.map(() => 'ok'));
+  // Each listener goes with its answer: the count follows the calls in flight, not their total.
+  expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
 });
 
 it('fails as fetch fails when nothing listens, and when the answer is cut off', async () => {

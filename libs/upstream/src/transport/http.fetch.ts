@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Socket } from 'node:net';
@@ -100,6 +101,10 @@ function sent(
       else reject(signal?.reason as Error);
     };
     const done = (): void => signal?.removeEventListener('abort', onAbort);
+    // A transport passes one signal to all its requests: one listener per request in flight,
+    // each removed when its answer is done, so the count follows the server's maxConcurrentCalls
+    // (16 by default) and Node's leak warning, from the 11th, would only alarm an operator.
+    if (signal) setMaxListeners(0, signal);
     signal?.addEventListener('abort', onAbort, { once: true });
     request.on('error', (error) => {
       done();
