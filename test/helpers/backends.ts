@@ -48,9 +48,10 @@ export async function killAndDrain(
 ): Promise<void> {
   const pid = target.child.pid!;
   target.child.kill('SIGSTOP');
-  const [{ stoppedAt, serverPort }] = await db.query<{ stoppedAt: Date; serverPort: number }>(
-    `SELECT now() AS "stoppedAt", inet_server_port() AS "serverPort"`,
-  );
+  const [{ stoppedAt, serverPort }] = await db.query<{
+    stoppedAt: Date;
+    serverPort: number | null;
+  }>(`SELECT now() AS "stoppedAt", inet_server_port() AS "serverPort"`);
   if (serverPort === null) throw new Error('killAndDrain needs a TCP connection to Postgres');
   const ports = [...tcpPortsOf(pid, serverPort)];
   const [{ n: before }] = await db.query<{ n: number }>(
