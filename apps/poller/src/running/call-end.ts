@@ -32,7 +32,7 @@ export interface CallEnd {
  */
 export async function storeEnd({ write, keep, leaseMs, log, status }: CallEnd): Promise<void> {
   const maxPauseMs = Math.min(HANDLE_WRITE_MAX_PAUSE_MS, leaseMs / 3);
-  for (let attempt = 1, pause = HANDLE_WRITE_MIN_PAUSE_MS; ; attempt++) {
+  for (let attempt = 1, pause = Math.min(HANDLE_WRITE_MIN_PAUSE_MS, maxPauseMs); ; attempt++) {
     try {
       await write();
       return;
@@ -46,7 +46,7 @@ export async function storeEnd({ write, keep, leaseMs, log, status }: CallEnd): 
       if (isRetryLogged(attempt)) {
         log.warn({ err: error, attempt, status }, "storing the call's end failed; retrying");
       }
-      await sleep(Math.min(pause, maxPauseMs));
+      await sleep(pause);
       pause = Math.min(pause * 2, maxPauseMs);
     }
   }
