@@ -84,6 +84,11 @@ export interface ClaimRequest {
    * caller's free slots less FAIR_SHARE_HEADROOM. Absent, or not below `limit`: every row is open.
    */
   fairShare?: { weights: ReadonlyMap<string, number>; open?: number };
+  /**
+   * The tokens of the leases this process holds: never rescued by it, though one may have
+   * expired in an outage (docs/leases.md, "A call's end").
+   */
+  heldTokens?: readonly string[];
   /** `fleetMaxConcurrentCalls` per server: live leases fleet-wide stay within it. */
   fleetCaps?: ReadonlyMap<string, number>;
 }

@@ -85,10 +85,11 @@ async function leaseRows(
     [...new Set([...(request.excludeServers ?? []), ...full])],
     [...room.keys()],
     [...room.values()],
+    request.heldTokens ?? [],
   ];
   const fair = request.fairShare;
   if (fair) {
-    // $11: null when every row is open, so the claim without headroom is the one it was before.
+    // $12: null when every row is open, so the claim without headroom is the one it was before.
     const open =
       fair.open === undefined || fair.open >= request.limit ? null : Math.max(0, fair.open);
     params.push([...fair.weights.keys()], [...fair.weights.values()], open);

@@ -11,6 +11,8 @@ import { jsonParam } from './database';
 import {
   APPLY_POLL,
   FINISH,
+  FINISH_IF_STILL_OURS_SQL,
+  RENEW_IF_STILL_OURS_SQL,
   RENEW_WATCHING_CANCEL,
   SUBMITTED,
   SUBMITTED_COLUMNS,
@@ -138,9 +140,8 @@ export class TaskLeaseRepository {
 
   /**
    * The handle write once the lease has expired: it still lands if the row's token is ours,
-   * that is, nobody claimed the row since (leases.md, "Remote handles"). The one write that is
-   * not fenced by the expiry: without it the upstream work is orphaned. Returns false when
-   * another claim took the row.
+   * that is, nobody claimed the row since (leases.md, "Remote handles"): without it the upstream
+   * work is orphaned. Returns false when another claim took the row.
    */
   async recordSubmittedIfStillOurs(
     lease: TaskLease,
@@ -149,12 +150,10 @@ export class TaskLeaseRepository {
     nextDelayMs: number,
   ): Promise<boolean> {
     const values = submittedValues(handle, snapshot, nextDelayMs);
-    const rows = await this.db.query(SUBMITTED_IF_STILL_OURS_SQL, [
-      lease.taskId,
-      lease.token,
-      ...SUBMITTED.columns.map((column) => values[column]),
-    ]);
-    return rows.length > 0;
+    const params = SUBMITTED.columns.map((column) => values[column]);
+    return (
+      (await this.db.query(SUBMITTED_IF_STILL_OURS_SQL, [...fence(lease), ...params])).length > 0
+    );
   }
 
   /** Sync-call: the call is on the wire; the task is `working` while this worker holds it. */
@@ -250,6 +249,25 @@ export class TaskLeaseRepository {
     return renewalOutcome(row);
   }
 
+  /**
+   * The end of a call that cannot be repeated once the lease has expired, and the held call's
+   * renewal then (docs/leases.md, "A call's end"): each lands while the row's token is ours,
+   * nobody having claimed it since. False (or undefined) when another claim took the row.
+   */
+  async finishIfStillOurs(lease: TaskLease, snapshot: TaskSnapshot): Promise<boolean> {
+    const values = terminalValues(snapshot, false);
+    const params = FINISH.columns.map((column) => values[column]);
+    return (await this.db.query(FINISH_IF_STILL_OURS_SQL, [...fence(lease), ...params])).length > 0;
+  }
+
+  async renewIfStillOurs(lease: TaskLease, leaseMs: number): Promise<RenewalOutcome | undefined> {
+    const [row] = await this.db.query<RenewalRow>(RENEW_IF_STILL_OURS_SQL, [
+      ...fence(lease),
+      leaseMs,
+    ]);
+    return row && renewalOutcome(row);
+  }
+
   private async mustApply(lease: TaskLease, sql: string, params: unknown[]): Promise<void> {
     const rows = await this.db.query(sql, [lease.taskId, lease.token, ...params]);
     if (rows.length === 0) throw new LeaseLostError(lease.taskId);
@@ -260,6 +278,11 @@ export class TaskLeaseRepository {
     const released = await this.db.query(RELEASE_NOW_SQL, [lease.taskId, lease.token]);
     return released.length > 0 ? 'cancel_pending' : 'lease_lost';
   }
+}
+
+/** A row-by-row statement's first two parameters: the task and the token. */
+function fence(lease: TaskLease): [string, string] {
+  return [lease.taskId, lease.token];
 }
 
 /** What a renewal returns about its row. */

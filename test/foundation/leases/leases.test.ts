@@ -224,4 +224,27 @@ describe.each([
         .sort(),
     ).toEqual([...held].sort());
   });
+
+  it('never rescues a lease the claiming process still holds (docs/leases.md, "Rescues first")', async () => {
+    const held = await seed();
+    const tokens = await t.db.query<{ task_id: string; lease_token: string }>(
+      `SELECT task_id, lease_token FROM task_leases WHERE task_id = ANY($1::text[]) ORDER BY task_id`,
+      [held],
+    );
+    const [ours, theirs] = tokens;
+    const rows = await new TaskLeaseRepository(t.db).claim({
+      ...request,
+      workerId: 'dead',
+      limit: 2,
+      heldTokens: [ours.lease_token],
+    });
+    // The other expired lease is rescued, and an overdue row fills the second place.
+    expect(rows.filter((r) => r.rescued).map((r) => r.id)).toEqual([theirs.task_id]);
+    expect(rows.map((r) => r.id)).not.toContain(ours.task_id);
+    const [row] = await t.db.query<{ lease_token: string }>(
+      `SELECT lease_token FROM task_leases WHERE task_id = $1`,
+      [ours.task_id],
+    );
+    expect(row.lease_token).toBe(ours.lease_token);
+  });
 });

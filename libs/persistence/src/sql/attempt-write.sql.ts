@@ -96,57 +96,87 @@ export const APPLY_POLL = fencedStatement(
   }),
 );
 
+/** A terminal write's values (`terminalValues` in attempt-values.ts builds them). */
+export const FINISH_COLUMNS = {
+  new_status: 'text',
+  has_result: 'boolean',
+  new_result: 'text',
+  new_preview: 'text',
+  new_truncated: 'boolean',
+  new_artifact: 'text',
+  has_progress: 'boolean',
+  new_progress: 'text',
+  new_error_code: 'text',
+  new_error_message: 'text',
+  has_guard: 'boolean',
+} as const satisfies WriteColumns<string>;
+
+function finishWrite(v: Readonly<Record<keyof typeof FINISH_COLUMNS, string>>): FencedWrite {
+  return {
+    ends: true,
+    task: `status = ${v.new_status},
+     result = CASE WHEN ${v.has_result} THEN ${v.new_result}::jsonb ELSE tasks.result END,
+     result_preview = CASE WHEN ${v.has_result} THEN ${v.new_preview} ELSE tasks.result_preview END,
+     result_truncated = CASE WHEN ${v.has_result} THEN ${v.new_truncated}
+                             ELSE tasks.result_truncated END,
+     result_artifact = coalesce(${v.new_artifact}::jsonb, tasks.result_artifact),
+     progress = CASE WHEN ${v.has_progress} THEN ${v.new_progress}::jsonb ELSE tasks.progress END,
+     input_required = NULL, error_code = ${v.new_error_code},
+     error_message = ${v.new_error_message},
+     poll_count = tasks.poll_count + 1, completed_at = now()`,
+    guard: `(NOT ${v.has_guard} OR ${NOT_CANCELLED})`,
+  };
+}
+
 /**
  * `finish`: the task ends (leases.md, "Scheduling after an attempt": the lease row goes, so no
  * due time and no lease; `completed_at = now()`). A row with `has_guard` (a poll's answer) is
  * not ended once a cancel request is pending.
  */
-export const FINISH = fencedStatement(
-  {
-    new_status: 'text',
-    has_result: 'boolean',
-    new_result: 'text',
-    new_preview: 'text',
-    new_truncated: 'boolean',
-    new_artifact: 'text',
-    has_progress: 'boolean',
-    new_progress: 'text',
-    new_error_code: 'text',
-    new_error_message: 'text',
-    has_guard: 'boolean',
-  },
-  (v) => ({
-    ends: true,
-    task: `status = ${v.new_status},
-       result = CASE WHEN ${v.has_result} THEN ${v.new_result}::jsonb ELSE tasks.result END,
-       result_preview = CASE WHEN ${v.has_result} THEN ${v.new_preview} ELSE tasks.result_preview END,
-       result_truncated = CASE WHEN ${v.has_result} THEN ${v.new_truncated}
-                               ELSE tasks.result_truncated END,
-       result_artifact = coalesce(${v.new_artifact}::jsonb, tasks.result_artifact),
-       progress = CASE WHEN ${v.has_progress} THEN ${v.new_progress}::jsonb ELSE tasks.progress END,
-       input_required = NULL, error_code = ${v.new_error_code},
-       error_message = ${v.new_error_message},
-       poll_count = tasks.poll_count + 1, completed_at = now()`,
-    guard: `(NOT ${v.has_guard} OR ${NOT_CANCELLED})`,
-  }),
-);
+export const FINISH = fencedStatement(FINISH_COLUMNS, finishWrite);
+
+/**
+ * The end of a call that cannot be repeated, once the lease has expired: it still lands while
+ * the row's token is ours, that is, nobody claimed the row since (leases.md, "A call's end"). Row
+ * by row only.
+ */
+export const FINISH_IF_STILL_OURS_SQL = fencedWriteSql({
+  ...finishWrite(parameterRefs(FINISH_COLUMNS)),
+  tokenOnly: true,
+});
 
 /** What a renewal returns: whether a cancel is pending, and the task's reason for it. */
 const RENEWAL_RETURNING = `task_leases.cancel_requested,
   (SELECT t.cancel_reason FROM tasks t WHERE t.id = task_leases.task_id) AS cancel_reason`;
 
+const RENEWAL_COLUMNS = { delay_ms: 'float8' } as const satisfies WriteColumns<string>;
+
+function renewalWrite(v: Readonly<Record<'delay_ms', string>>): FencedWrite {
+  return {
+    lease: `lease_expires_at = now() + make_interval(secs => ${v.delay_ms} / 1000),
+   next_attempt_at = now() + make_interval(secs => ${v.delay_ms} / 1000)`,
+  };
+}
+
 /**
  * `renewWatchingCancel`: a held call's renewal (every lease/3; leases.md, "Timeouts"), fenced
  * like every write, returning whether a cancel was requested: the worker then aborts the call
  * and ends the task `cancelled`. A handle write that keeps failing renews the same way while it
- * retries (leases.md, "Remote handles"). The only write that moves `lease_expires_at` forward.
- * `delay_ms` is the lease length.
+ * retries (leases.md, "Remote handles"). With RENEW_IF_STILL_OURS_SQL, the only write that moves
+ * `lease_expires_at` forward. `delay_ms` is the lease length.
  */
 export const RENEW_WATCHING_CANCEL = fencedStatement(
-  { delay_ms: 'float8' },
-  (v) => ({
-    lease: `lease_expires_at = now() + make_interval(secs => ${v.delay_ms} / 1000),
-   next_attempt_at = now() + make_interval(secs => ${v.delay_ms} / 1000)`,
-  }),
+  RENEWAL_COLUMNS,
+  renewalWrite,
+  RENEWAL_RETURNING,
+);
+
+/**
+ * A held call's renewal once its lease has expired (the database was out for longer than the
+ * lease): it lands while the row's token is ours, that is, nobody claimed the row since; the
+ * lease then runs again and the call goes on (leases.md, "A call's end"). Row by row only.
+ */
+export const RENEW_IF_STILL_OURS_SQL = fencedWriteSql(
+  { ...renewalWrite(parameterRefs(RENEWAL_COLUMNS)), tokenOnly: true },
   RENEWAL_RETURNING,
 );

@@ -98,8 +98,10 @@ export const DUE_NOT_RESCUED = `t.lease_token IS NULL
 
 /**
  * The rescues, locked first and oldest expiry first: every row whose lease expired (a leased
- * row is due at its lease's end). The scan reads `task_leases_leased_idx` (rows holding a lease,
- * expired or not), never the backlog.
+ * row is due at its lease's end), but for the leases this process still holds ($9: a held call
+ * or a call's end outlasting its lease in an outage goes on under its own token; docs/leases.md,
+ * "A call's end"). The scan reads `task_leases_leased_idx` (rows holding a lease, expired or
+ * not), never the backlog.
  */
 export const RESCUES = `rescues AS (
   SELECT t.task_id AS id,
@@ -109,6 +111,7 @@ export const RESCUES = `rescues AS (
          ${PHASE} AS phase
     FROM task_leases t
    WHERE ${EXPIRED_LEASE}
+     AND t.lease_token <> ALL($9::uuid[])
      AND ${CLAIMABLE}
    ORDER BY t.lease_expires_at
    LIMIT $2

@@ -35,7 +35,10 @@ export interface FencedWrite {
   task?: string;
   /** A condition on the lease row whose failure is told apart from a lost lease by the caller. */
   guard?: string;
-  /** Fenced by the token alone, not the expiry: the handle write of "Remote handles". */
+  /**
+   * Fenced by the token alone, not the expiry: what only the holder has, once its lease ran out
+   * ("Remote handles", "A call's end" in docs/leases.md). Row by row only.
+   */
   tokenOnly?: boolean;
 }
 
