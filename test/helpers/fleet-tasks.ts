@@ -153,3 +153,38 @@ export async function waitNoPollerStatement(db: Queryable): Promise<void> {
     return running.length === 0 ? true : undefined;
   }, 'the frozen poller to have no statement running');
 }
+
+/** Waits until the task's submit (or held call) is marked started: the call is going out. */
+export async function waitSubmitStarted(db: Queryable, id: string): Promise<void> {
+  await waitUntil(async () => {
+    const rows = await db.query(
+      `SELECT 1 FROM tasks WHERE id = $1 AND submit_started_at IS NOT NULL`,
+      [id],
+    );
+    return rows.length > 0 ? true : undefined;
+  }, 'the call to be sent');
+}
+
+/** How a task ended: its status, error code and claim count, once it has ended. */
+export async function waitTaskEnd(
+  db: Queryable,
+  id: string,
+  timeoutMs = 60_000,
+): Promise<{ status: string; error_code: string | null; claim_count: number }> {
+  return waitUntil(
+    async () => {
+      const rows = await db.query<{
+        status: string;
+        error_code: string | null;
+        claim_count: number;
+      }>(
+        `SELECT status, error_code, claim_count FROM task_rows
+          WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled')`,
+        [id],
+      );
+      return rows[0];
+    },
+    'the task to end',
+    timeoutMs,
+  );
+}

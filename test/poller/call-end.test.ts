@@ -2,7 +2,7 @@
 // answers (docs/leases.md, "A call's end"): a held call's answer, and a submit the upstream
 // answers at once with its result. The end is the only record of the call, so its write waits for
 // the database with the claim kept, and the task completes, called once.
-import { insertFleetTasks } from '../helpers/fleet-tasks';
+import { insertFleetTasks, waitSubmitStarted, waitTaskEnd } from '../helpers/fleet-tasks';
 import { useOwnPostgres } from '../helpers/postgres-process';
 import { startDemoServer, startPoller, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -47,13 +47,7 @@ it.each(CASES)(
       { toolset: name, server: 'demo', contract, input: { duration_ms: 1500, tag } },
     ]);
     // Sent: its start mark is stored before the call goes out.
-    await waitUntil(async () => {
-      const rows = await postgres.db.query(
-        `SELECT 1 FROM tasks WHERE id = $1 AND submit_started_at IS NOT NULL`,
-        [id],
-      );
-      return rows.length > 0 ? true : undefined;
-    }, 'the call to be sent');
+    await waitSubmitStarted(postgres.db, id);
     await postgres.stop();
     // The call answers 1.5 s in, with the database down: its end has nowhere to go yet.
     await waitUntil(
@@ -65,22 +59,7 @@ it.each(CASES)(
       20_000,
     );
     await postgres.restart();
-    const ended = await waitUntil(
-      async () => {
-        const rows = await postgres.db.query<{
-          status: string;
-          error_code: string | null;
-          claim_count: number;
-        }>(
-          `SELECT status, error_code, claim_count FROM task_rows
-            WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled')`,
-          [id],
-        );
-        return rows[0];
-      },
-      'the task to end',
-      60_000,
-    );
+    const ended = await waitTaskEnd(postgres.db, id);
     expect(ended).toEqual({ status: 'completed', error_code: null, claim_count: 1 });
     // It waited for the database, with the claim kept.
     expect(poller.logs.some((l) => l.msg === "storing the call's end failed; retrying")).toBe(true);

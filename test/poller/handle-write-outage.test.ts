@@ -1,7 +1,7 @@
 // Guards invariant 6 through a database outage: a submit answered while Postgres is down keeps
 // its remote handle (the write is retried until the lease's expiry), and the task completes
 // instead of ending outcome_uncertain with its upstream work orphaned.
-import { insertFleetTasks, submitViolations } from '../helpers/fleet-tasks';
+import { insertFleetTasks, submitViolations, waitSubmitStarted } from '../helpers/fleet-tasks';
 import {
   demoServerEntry,
   startDemoServer,
@@ -43,13 +43,7 @@ it('stores a handle that arrives while Postgres is down, once it is back within 
     },
   ]);
   try {
-    await waitUntil(async () => {
-      const rows = await db.query(
-        `SELECT 1 FROM tasks WHERE id = $1 AND submit_started_at IS NOT NULL`,
-        [id],
-      );
-      return rows.length > 0 ? true : undefined;
-    }, 'the submit on the wire');
+    await waitSubmitStarted(db, id);
     await postgres.stop();
   } finally {
     demo.child.kill('SIGCONT');

@@ -7,6 +7,7 @@ import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { MCP_SERVERS, WORKER_ID } from '../poller.tokens';
 import { ServerSlots } from './server-slots';
+import { localLeaseEndMs } from '../running/attempt-deadline';
 import { TaskRunnerService } from '../running/task-runner.service';
 
 const PHASES: readonly Phase[] = [Phase.Submit, Phase.Poll, Phase.Cancel];
@@ -86,6 +87,7 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
       serverRoom: this.slots.room(),
       fairShare: fair ? { weights: this.settings.worker.fairShareWeights, open } : undefined,
       fleetCaps: this.fleetCaps,
+      heldTokens: this.heldPastLease(),
     });
     timer();
     // One count per statement and phase it claimed rows for: an empty claim claimed nothing.
@@ -107,6 +109,19 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
     const heldBack = fair && open < limit && items.length >= open;
     const leftBehind = excludeServers.length > 0 || this.fleetCaps.size > 0 || heldBack;
     return { items, again: filledServer, leftBehind, contended };
+  }
+
+  /**
+   * The leases this process holds that may have expired by the time the claim runs: ours even
+   * so, never rescued here (a call outlasting its lease in an outage goes on; docs/leases.md, "A
+   * call's end"). A claim's lease on this clock ends no later than in the database, so a lease
+   * with more than a third of it left there is live and needs no naming.
+   */
+  private heldPastLease(): string[] {
+    const soon = Date.now() + this.settings.lease.ms / 3;
+    return this.engine
+      .inFlight((item) => localLeaseEndMs(item) <= soon)
+      .map((item) => item.lease.token);
   }
 
   earliestDueMs(sinceClaimMs: number): Promise<number | null> {

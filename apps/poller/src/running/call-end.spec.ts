@@ -1,12 +1,27 @@
 // Guards storeEnd's retry rule (docs/leases.md, "A call's end"): a write the database cannot
 // serve is tried again while the claim holds, with pauses short enough for the lease to be
-// renewed in time; a lost claim ends it at error level.
+// renewed in time; past the lease it lands under our token while nobody claimed the row, and
+// only another claim ends it, at error level.
 import { LeaseLostError } from '@app/common';
 import pino from 'pino';
-import { storeEnd } from './call-end';
+import { CallEnd, storeEnd } from './call-end';
 
 const unavailable = () => new Error('Connection terminated');
 const silent = pino({ level: 'silent' });
+
+/** A call's end over `write`, whose lease is kept and never expires unless told. */
+function end(overrides: Partial<CallEnd>): CallEnd {
+  return {
+    taskId: 't1',
+    write: () => Promise.resolve(),
+    writeIfStillOurs: () => Promise.reject(new Error('not expected')),
+    keep: () => Promise.resolve(true),
+    leaseMs: 60_000,
+    log: silent,
+    status: 'completed',
+    ...overrides,
+  };
+}
 
 afterEach(() => jest.useRealTimers());
 
@@ -14,13 +29,13 @@ it('pauses at most a third of a short lease between tries, then stores the end',
   jest.useFakeTimers();
   let writes = 0;
   let keeps = 0;
-  const stored = storeEnd({
-    write: () => (++writes < 3 ? Promise.reject(unavailable()) : Promise.resolve()),
-    keep: () => Promise.resolve(++keeps > 0),
-    leaseMs: 300,
-    log: silent,
-    status: 'completed',
-  });
+  const stored = storeEnd(
+    end({
+      write: () => (++writes < 3 ? Promise.reject(unavailable()) : Promise.resolve()),
+      keep: () => Promise.resolve(++keeps > 0),
+      leaseMs: 300,
+    }),
+  );
   await jest.advanceTimersByTimeAsync(0);
   expect(writes).toBe(1);
   // The first pause is 250 ms by default; a 300 ms lease holds it to 100 ms.
@@ -31,23 +46,62 @@ it('pauses at most a third of a short lease between tries, then stores the end',
   expect([writes, keeps]).toEqual([3, 2]);
 });
 
-it('stops when the claim is gone, and on a write the fence refused', async () => {
-  const gone = storeEnd({
-    write: () => Promise.reject(unavailable()),
-    keep: () => Promise.resolve(false),
-    leaseMs: 60_000,
-    log: silent,
-    status: 'completed',
-  });
-  await expect(gone).rejects.toThrow('Connection terminated');
+it('past the lease, stores the end under our token once the database is back', async () => {
+  jest.useFakeTimers();
+  let late = 0;
+  const stored = storeEnd(
+    end({
+      write: () => Promise.reject(unavailable()),
+      keep: () => Promise.resolve(false),
+      writeIfStillOurs: () => (++late < 3 ? Promise.reject(unavailable()) : Promise.resolve(true)),
+    }),
+  );
+  await jest.advanceTimersByTimeAsync(250 + 500);
+  await stored;
+  expect(late).toBe(3);
+});
+
+it('a write the fence refused goes on under our token, with no renewal', async () => {
   let keeps = 0;
-  const fenced = storeEnd({
-    write: () => Promise.reject(new LeaseLostError('t1')),
-    keep: () => Promise.resolve(++keeps > 0),
-    leaseMs: 60_000,
-    log: silent,
-    status: 'failed',
-  });
-  await expect(fenced).rejects.toBeInstanceOf(LeaseLostError);
-  expect(keeps).toBe(0);
+  let late = 0;
+  await storeEnd(
+    end({
+      write: () => Promise.reject(new LeaseLostError('t1')),
+      keep: () => Promise.resolve(++keeps > 0),
+      writeIfStillOurs: () => Promise.resolve(++late > 0),
+    }),
+  );
+  expect([keeps, late]).toEqual([0, 1]);
+});
+
+it('another claim on the row ends it with a lost lease, logged at error level', async () => {
+  const errors: string[] = [];
+  const log = pino({ level: 'error' }, { write: (line: string) => errors.push(line) });
+  const taken = storeEnd(
+    end({
+      write: () => Promise.reject(new LeaseLostError('t1')),
+      writeIfStillOurs: () => Promise.resolve(false),
+      log,
+      status: 'failed',
+    }),
+  );
+  await expect(taken).rejects.toBeInstanceOf(LeaseLostError);
+  expect(errors.map((line) => JSON.parse(line) as { msg: string; status: string })).toEqual([
+    expect.objectContaining({
+      msg: "the call's end could not be stored: another claim took the task",
+      status: 'failed',
+    }),
+  ]);
+});
+
+it('any other error ends it at once, as it is', async () => {
+  let late = 0;
+  const refused = storeEnd(
+    end({
+      write: () => Promise.reject(new Error('value too long for type')),
+      writeIfStillOurs: () => Promise.resolve(++late > 0),
+    }),
+  );
+  await expect(refused).rejects.toThrow('value too long for type');
+  expect(late).toBe(0);
 });

@@ -9,8 +9,11 @@ import {
 } from './until-landed';
 
 export interface CallEnd {
+  taskId: string;
   /** The fenced write that ends the task. */
-  write: () => Promise<void>;
+  write: () => Promise<unknown>;
+  /** The same write once the lease has expired: lands while the row's token is ours. */
+  writeIfStillOurs: () => Promise<boolean>;
   /** Whether the claim still holds; renews the lease where no guard does. */
   keep: () => Promise<boolean>;
   /** The lease's length: a pause never outlasts a third of it, so `keep` renews in time. */
@@ -25,29 +28,55 @@ export interface CallEnd {
  * call's answer, or a submit answered at once with no task to poll (docs/leases.md, "A call's
  * end"). A write the database cannot serve now (down, restarting, out of disk:
  * `isDatabaseUnavailable`) is tried again, backing off from 250 ms to 2 s (at most a third of
- * the lease), for as long as `keep` says the claim holds. A lost lease ends it (the write's fence
- * refused it, or `keep` found the lease gone), and so does any other error. A lost lease leaves
- * the end in this process only, so it is logged at error level with the status the call ended
- * in, for an operator; the next claimer applies the crash rules.
+ * the lease), for as long as `keep` says the claim holds. Once the lease is gone (the write's
+ * fence refused it, or `keep` found it expired), the end still lands while the row carries our
+ * token, nobody having claimed it since, tried for as long as the database cannot serve it. Any
+ * other error ends it, and so does another claim on the row: the end is then in this process
+ * only, so it is logged at error level with the status the call ended in, for an operator, and
+ * the next claimer applies the crash rules.
  */
-export async function storeEnd({ write, keep, leaseMs, log, status }: CallEnd): Promise<void> {
-  const maxPauseMs = Math.min(HANDLE_WRITE_MAX_PAUSE_MS, leaseMs / 3);
-  for (let attempt = 1, pause = Math.min(HANDLE_WRITE_MIN_PAUSE_MS, maxPauseMs); ; attempt++) {
+export async function storeEnd(end: CallEnd): Promise<void> {
+  const { write, keep, log, status } = end;
+  const maxPauseMs = Math.min(HANDLE_WRITE_MAX_PAUSE_MS, end.leaseMs / 3);
+  let attempt = 1;
+  let pause = Math.min(HANDLE_WRITE_MIN_PAUSE_MS, maxPauseMs);
+  const retry = async (error: unknown) => {
+    if (isRetryLogged(attempt)) {
+      log.warn({ err: error, attempt, status }, "storing the call's end failed; retrying");
+    }
+    attempt++;
+    await sleep(pause);
+    pause = Math.min(pause * 2, maxPauseMs);
+  };
+  for (;;) {
     try {
       await write();
       return;
     } catch (error) {
-      const unavailable = isDatabaseUnavailable(error);
-      const retry = unavailable && (await keep());
-      if (error instanceof LeaseLostError || (unavailable && !retry)) {
-        log.error({ err: error, status }, "the call's end could not be stored: lease lost");
-      }
-      if (!retry) throw error;
-      if (isRetryLogged(attempt)) {
-        log.warn({ err: error, attempt, status }, "storing the call's end failed; retrying");
-      }
-      await sleep(pause);
-      pause = Math.min(pause * 2, maxPauseMs);
+      if (error instanceof LeaseLostError) break;
+      if (!isDatabaseUnavailable(error)) throw error;
+      if (!(await keep())) break;
+      await retry(error);
     }
   }
+  log.warn({ status }, "the call's end outlasted its lease: storing it while the task is ours");
+  for (;;) {
+    try {
+      if (!(await end.writeIfStillOurs())) return lost(end);
+      log.warn(
+        { status },
+        "stored the call's end after its lease expired: no other claim meanwhile",
+      );
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      await retry(error);
+    }
+  }
+}
+
+/** Another claim took the row: the end is in this process only. */
+function lost({ log, status, taskId }: CallEnd): never {
+  log.error({ status }, "the call's end could not be stored: another claim took the task");
+  throw new LeaseLostError(taskId);
 }

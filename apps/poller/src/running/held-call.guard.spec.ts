@@ -1,5 +1,7 @@
 // Guards the cancel notices of held sync calls (docs/leases.md, "Timeouts"): a notice that came
-// between a row's claim and its call's start is not lost.
+// between a row's claim and its call's start is not lost. And a lease that ran out in an outage
+// is renewed under our token when nobody claimed the row since (docs/leases.md, "A call's end").
+import { LeaseLostError } from '@app/common';
 import type { TaskLease, TaskLeaseRepository } from '@app/persistence';
 import pino from 'pino';
 import { HeldCallGuard, HeldCalls } from './held-call.guard';
@@ -8,7 +10,10 @@ import { ItemAbort } from './item-abort';
 type RenewalOutcome = Awaited<ReturnType<TaskLeaseRepository['renewWatchingCancel']>>;
 
 /** A guard over a renewal that answers `outcome`, counting its calls; its timer never fires. */
-function guardWith(outcome: RenewalOutcome): {
+function guardWith(
+  outcome: RenewalOutcome | LeaseLostError,
+  stillOurs?: RenewalOutcome,
+): {
   guard: HeldCallGuard;
   controller: AbortController;
   renewals: () => number;
@@ -18,8 +23,9 @@ function guardWith(outcome: RenewalOutcome): {
   const leases = {
     renewWatchingCancel: () => {
       renewals += 1;
-      return Promise.resolve(outcome);
+      return outcome instanceof LeaseLostError ? Promise.reject(outcome) : Promise.resolve(outcome);
     },
+    renewIfStillOurs: () => Promise.resolve(stillOurs),
   };
   const guard = new HeldCallGuard(
     leases,
@@ -62,5 +68,26 @@ describe('HeldCalls: the cancel notices a held call must not miss', () => {
     calls.cancelNoticed();
     await a.guard.checkNow();
     expect([a.renewals(), b.renewals()]).toEqual([1, 0]);
+  });
+});
+
+describe('HeldCallGuard: a lease that ran out while the database was away', () => {
+  it('is renewed under our token when no other claim took the row, and the call goes on', async () => {
+    const { guard, controller } = guardWith(new LeaseLostError('t1'), 'renewed');
+    await guard.checkNow();
+    expect(controller.signal.aborted).toBe(false);
+  });
+
+  it('aborts the call as lost when another claim took the row', async () => {
+    const { guard, controller } = guardWith(new LeaseLostError('t1'), undefined);
+    await guard.checkNow();
+    expect((controller.signal.reason as ItemAbort).kind).toBe('lease_lost');
+  });
+
+  it('aborts for a cancel the late renewal reports', async () => {
+    const { guard, controller } = guardWith(new LeaseLostError('t1'), 'deadline_cancel');
+    await guard.checkNow();
+    const reason = controller.signal.reason as ItemAbort;
+    expect([reason.kind, reason.forDeadline]).toEqual(['cancel', true]);
   });
 });

@@ -1,5 +1,5 @@
 import { LeaseLostError } from '@app/common';
-import type { TaskLease, TaskLeaseRepository } from '@app/persistence';
+import type { RenewalOutcome, TaskLease, TaskLeaseRepository } from '@app/persistence';
 import type { Logger } from 'pino';
 import { ItemAbort } from './item-abort';
 
@@ -35,15 +35,17 @@ export class HeldCalls {
 /**
  * Keeps a held sync call's claim alive: renews every lease/3 (so two renewals may fail before
  * the lease runs out), and aborts the call when the lease is lost (another worker may already
- * hold the row) or when the renewal reports a cancel request. `checkNow` lets a `cancel`
- * NOTIFY cut the wait to milliseconds ({@link HeldCalls}); the renewal alone bounds it to lease/3.
+ * hold the row) or when the renewal reports a cancel request. A lease that ran out while the
+ * database was unavailable is renewed still if the row's token is ours, nobody having claimed it
+ * since (docs/leases.md, "A call's end"). `checkNow` lets a `cancel` NOTIFY cut the wait to
+ * milliseconds ({@link HeldCalls}); the renewal alone bounds it to lease/3.
  */
 export class HeldCallGuard {
   private timer?: NodeJS.Timeout;
   private checking?: Promise<void>;
 
   constructor(
-    private readonly leases: Pick<TaskLeaseRepository, 'renewWatchingCancel'>,
+    private readonly leases: Pick<TaskLeaseRepository, 'renewWatchingCancel' | 'renewIfStillOurs'>,
     private readonly lease: TaskLease,
     private readonly leaseMs: number,
     private readonly controller: AbortController,
@@ -69,18 +71,29 @@ export class HeldCallGuard {
 
   private async renew(): Promise<void> {
     try {
-      const outcome = await this.leases.renewWatchingCancel(this.lease, this.leaseMs);
+      const outcome = await this.renewOrReclaim();
       if (outcome === 'renewed') return;
-      this.abort('cancel', outcome === 'deadline_cancel');
+      if (outcome === undefined) this.abort('lease_lost');
+      else this.abort('cancel', outcome === 'deadline_cancel');
     } catch (error) {
-      if (error instanceof LeaseLostError) {
-        this.abort('lease_lost');
-        return;
-      }
       // A database blip: the lease is still valid for up to 2/3 of its length; the next
-      // renewal tries again, and one that finds the lease gone aborts the call.
+      // renewal tries again, and one that finds another claim on the row aborts the call.
       this.log.warn({ err: error }, 'lease renewal failed; retrying at the next interval');
     }
+  }
+
+  /** The renewal; once the lease is gone, the renewal under our token alone (undefined: lost). */
+  private async renewOrReclaim(): Promise<RenewalOutcome | undefined> {
+    try {
+      return await this.leases.renewWatchingCancel(this.lease, this.leaseMs);
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+    }
+    const outcome = await this.leases.renewIfStillOurs(this.lease, this.leaseMs);
+    if (outcome !== undefined) {
+      this.log.warn('renewed the lease after it expired: no other claim took the row meanwhile');
+    }
+    return outcome;
   }
 
   /** `forDeadline`: the row's `cancel_reason` says the deadline sweep asked for the cancel. */

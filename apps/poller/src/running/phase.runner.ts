@@ -78,15 +78,38 @@ export class PhaseRunner {
    * cancelled for its deadline is stored `failed` (the `tasks_deadline_end` trigger), and
    * counted so. Whether the cancel was the deadline's comes from the row (its `cancel_reason`,
    * at the claim or, for a held call, at a renewal), never from this process' clock.
+   * `stillOurs`: once the lease has expired, under our token alone (false: another claim).
    */
   async finish(
     item: ClaimedTask,
     snapshot: TaskSnapshot,
     forDeadline = item.cancelReason === 'deadline',
-  ): Promise<void> {
-    await this.deps.leases.finish(item.lease, snapshot);
+    stillOurs = false,
+  ): Promise<boolean> {
+    if (!stillOurs) await this.deps.leases.finish(item.lease, snapshot);
+    else if (!(await this.deps.leases.finishIfStillOurs(item.lease, snapshot))) return false;
     const deadline = snapshot.status === TaskStatus.Cancelled && forDeadline;
     this.transition(item, deadline ? TaskStatus.Failed : snapshot.status);
+    return true;
+  }
+
+  /** Stores the end of a call that cannot be repeated (call-end.ts). */
+  private storeEnd(
+    item: ClaimedTask,
+    snapshot: TaskSnapshot,
+    scope: ItemScope,
+    keep: () => Promise<boolean>,
+    forDeadline = () => item.cancelReason === 'deadline',
+  ): Promise<void> {
+    return storeEnd({
+      taskId: item.id,
+      write: () => this.finish(item, snapshot, forDeadline()),
+      writeIfStillOurs: () => this.finish(item, snapshot, forDeadline(), true),
+      keep,
+      leaseMs: this.deps.settings.lease.ms,
+      log: scope.log,
+      status: snapshot.status,
+    });
   }
 
   private async submit(item: ClaimedTask, scope: ItemScope): Promise<{ nextDueInMs?: number }> {
@@ -147,13 +170,7 @@ export class PhaseRunner {
       // Answered at once: the end is all there is of the call (docs/leases.md, "A call's end").
       const snapshot = outcome.snapshot ?? { status: TaskStatus.Completed };
       const lease = new KeptLease(this.deps.leases, item, this.deps.settings.lease.ms, scope);
-      await storeEnd({
-        write: () => this.finish(item, snapshot),
-        keep: () => lease.keep(true),
-        leaseMs: this.deps.settings.lease.ms,
-        log: scope.log,
-        status: snapshot.status,
-      });
+      await this.storeEnd(item, snapshot, scope, () => lease.keep(true));
       return {};
     }
     const snapshot = outcome.snapshot;
@@ -188,14 +205,9 @@ export class PhaseRunner {
     await untilLanded(scope, "the held call's working mark", () => leases.markWorking(item.lease));
     this.checkTimeToSend(scope);
     this.transition(item, TaskStatus.Working);
-    const guard = new HeldCallGuard(
-      leases,
-      item.lease,
-      settings.lease.ms,
-      scope.controller,
-      scope.log,
-    );
-    const progress = new ProgressWriter(leases, item.lease, scope.log);
+    const { controller, log } = scope;
+    const guard = new HeldCallGuard(leases, item.lease, settings.lease.ms, controller, log);
+    const progress = new ProgressWriter(leases, item.lease, log);
     guard.start();
     heldCalls.add(guard, item.claimSentAtMs);
     // The exception to the attempt deadline: the lease is renewed while the call is held, and
@@ -207,14 +219,9 @@ export class PhaseRunner {
       const snapshot = outcome.snapshot ?? { status: TaskStatus.Completed };
       const forDeadline = () =>
         item.cancelReason === 'deadline' || abortedForDeadline(scope.controller.signal);
-      await storeEnd({
-        write: () => this.finish(item, snapshot, forDeadline()),
-        // The guard renews the lease meanwhile; once it finds the lease gone, so is the claim.
-        keep: () => Promise.resolve(abortKind(scope.controller.signal) !== 'lease_lost'),
-        leaseMs: this.deps.settings.lease.ms,
-        log: scope.log,
-        status: snapshot.status,
-      });
+      // The guard renews the lease meanwhile; once it finds the lease gone, so is the claim.
+      const keep = () => Promise.resolve(abortKind(scope.controller.signal) !== 'lease_lost');
+      await this.storeEnd(item, snapshot, scope, keep, forDeadline);
     } finally {
       heldCalls.delete(guard);
       await guard.stop();

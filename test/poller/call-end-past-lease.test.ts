@@ -1,0 +1,134 @@
+// Guards a held call, and the end of a call that cannot be repeated, through a database outage
+// longer than the lease (docs/leases.md, "A call's end"): nobody claimed the row meanwhile, so
+// its token is still ours; the guard renews under it, the end is stored under it, and this
+// process never rescues its own lease. The task completes, called once and claimed once.
+import { insertFleetTasks, waitSubmitStarted, waitTaskEnd } from '../helpers/fleet-tasks';
+import { useOwnPostgres } from '../helpers/postgres-process';
+import { startDemoServer, startPoller, writeServersFile } from '../helpers/processes';
+import { waitUntil } from '../helpers/wait';
+
+// Short leases (a held call's renewed every 1.3 s), so that an outage outlasts them in seconds.
+const LEASE_MS = 4000;
+// A 2026-07-28 poll is two calls, which must fit the lease with the attempt margin.
+const PINNED_2026 = { protocolVersion: '2026-07-28', callTimeoutMs: 2800, leaseMs: 6000 };
+const postgres = useOwnPostgres('call-end-past-lease', 4);
+
+/** A poller log line, and how many of it show that the outage has outlasted the lease. */
+interface Outlasted {
+  msg: string;
+  times: number;
+}
+
+type Case = [
+  name: string,
+  toolset: Record<string, unknown>,
+  path: string,
+  contract: 'sync-call' | 'mcp-tasks',
+  /** The server's settings and the lease, where they differ from the held calls'. */
+  server: { protocolVersion?: string; callTimeoutMs?: number; leaseMs?: number },
+  durationMs: number,
+  outlasted: Outlasted,
+  /** The line that shows which way the claim was kept past its lease. */
+  kept: string,
+];
+
+/** A held call's guard renews every lease/3: five misses in a row outlast the lease. */
+const FIVE_MISSED_RENEWALS = {
+  msg: 'lease renewal failed; retrying at the next interval',
+  times: 5,
+};
+const END_PAST_LEASE = {
+  msg: "the call's end outlasted its lease: storing it while the task is ours",
+  times: 1,
+};
+const STORED_LATE = "stored the call's end after its lease expired: no other claim meanwhile";
+
+const CASES: Case[] = [
+  [
+    'a held call that answers during the outage',
+    { name: 'held', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60_000 },
+    '/mcp',
+    'sync-call',
+    {},
+    1000,
+    FIVE_MISSED_RENEWALS,
+    // Its answer waits in memory; the write that lands is the late one, or the fenced one
+    // after the guard's late renewal, whichever runs first once the database is back.
+    '',
+  ],
+  [
+    'a held call still running when the database is back',
+    { name: 'long', contract: 'sync-call', tool: 'demo_slow', callTimeoutMs: 60_000 },
+    '/mcp',
+    'sync-call',
+    {},
+    // Longer than the five missed renewals and the restart: it answers after both.
+    20_000,
+    FIVE_MISSED_RENEWALS,
+    'renewed the lease after it expired: no other claim took the row meanwhile',
+  ],
+  [
+    'a submit answered at once (2026-07-28, no task made)',
+    { name: 'answered', contract: 'mcp-tasks', tool: 'demo_slow' },
+    '/mcp-2026',
+    'mcp-tasks',
+    PINNED_2026,
+    1000,
+    END_PAST_LEASE,
+    STORED_LATE,
+  ],
+];
+
+it.each(CASES)(
+  '%s is stored under its own claim after an outage longer than the lease',
+  async (
+    _,
+    toolset,
+    path,
+    contract,
+    { leaseMs = LEASE_MS, ...server },
+    durationMs,
+    outlasted,
+    kept,
+  ) => {
+    const demo = await startDemoServer();
+    const name = toolset.name as string;
+    const serversFile = writeServersFile({
+      demo: {
+        url: `${demo.url}${path}`,
+        connectTimeoutMs: 1500,
+        callTimeoutMs: 3500,
+        ...server,
+        taskToolsets: [toolset],
+      },
+    });
+    const poller = await startPoller({
+      databaseUrl: postgres.url,
+      serversFile,
+      env: { LEASE_MS: String(leaseMs) },
+    });
+    const tag = `past-lease-${name}-${Date.now()}`;
+    const [id] = await insertFleetTasks(postgres.db, [
+      { toolset: name, server: 'demo', contract, input: { duration_ms: durationMs, tag } },
+    ]);
+    await waitSubmitStarted(postgres.db, id);
+    await postgres.stop();
+    await waitUntil(
+      () =>
+        poller.logs.filter((line) => line.msg === outlasted.msg).length >= outlasted.times
+          ? true
+          : undefined,
+      'the outage to outlast the lease',
+      30_000,
+    );
+    await postgres.restart();
+    const ended = await waitTaskEnd(postgres.db, id);
+    expect(ended).toEqual({ status: 'completed', error_code: null, claim_count: 1 });
+    const stats = (await demo.stats(tag)) as unknown as { sync: { completed: number } };
+    expect(stats.sync.completed).toBe(1);
+    expect(poller.logs.filter((l) => /could not be stored/.test(String(l.msg)))).toEqual([]);
+    if (kept) expect(poller.logs.some((l) => l.msg === kept)).toBe(true);
+    await poller.kill();
+  },
+  120_000,
+);
