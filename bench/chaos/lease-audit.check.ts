@@ -9,8 +9,9 @@ const POLLER_APP = 'mcp-task-gateway-poller';
  * - a claim never takes a row whose previous lease was still live (two live leases at once);
  * - every other poller write lands only under a lease that was live at that instant (the
  *   fencing predicate, re-checked from outside: a write from a paused or slow worker whose
- *   lease expired shows up here), except the first store of a remote handle by the worker
- *   whose token is still on the row (the rule of invariant 6 beats the fence);
+ *   lease expired shows up here), except, by the worker whose token is still on the row, the
+ *   first store of a remote handle (the rule of invariant 6 beats the fence) and a held call's
+ *   renewal or the end of a call with no handle (docs/leases.md, "A call's end");
  * - a terminal row never changes; a stored remote handle is never replaced or cleared.
  */
 export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
@@ -37,9 +38,9 @@ export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
         // answers flag, holding no lease, as a consumer's answer does; the holder's own fenced
         // write reads the flag.
         continue;
-      } else if (lateHandleStore(row)) {
-        // docs/leases.md, "Remote handles": the holder's token was still on the row (nobody
-        // claimed it since), so storing the handle the upstream returned beats orphaning it.
+      } else if (lateHandleStore(row) || lateCallRenewal(row) || lateCallEnd(row)) {
+        // docs/leases.md, "Remote handles" and "A call's end": the holder's token was still on
+        // the row (nobody claimed it since), so storing what only it holds beats losing it.
         continue;
       } else if (row.old_token === null || row.old_expires === null || row.old_expires <= row.at) {
         problems.push(
@@ -60,5 +61,29 @@ function lateHandleStore(row: AuditRow): boolean {
     row.old_remote === null &&
     row.new_remote !== null &&
     row.old_status === 'queued'
+  );
+}
+
+/** A held call's renewal under the row's current token, after the lease expired. */
+function lateCallRenewal(row: AuditRow): boolean {
+  return (
+    row.old_token !== null &&
+    row.new_token === row.old_token &&
+    row.old_status === row.new_status &&
+    row.old_remote === null &&
+    row.new_remote === null
+  );
+}
+
+/** The end of a sent call with no remote handle under the row's current token, after the lease. */
+function lateCallEnd(row: AuditRow): boolean {
+  return (
+    row.old_token !== null &&
+    row.new_token === null &&
+    row.old_remote === null &&
+    row.new_remote === null &&
+    row.old_submit_started !== null &&
+    !TERMINAL.has(row.old_status) &&
+    TERMINAL.has(row.new_status)
   );
 }
