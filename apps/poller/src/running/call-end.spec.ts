@@ -88,7 +88,7 @@ it('another claim on the row ends it with a lost lease, logged at error level', 
   await expect(taken).rejects.toBeInstanceOf(LeaseLostError);
   expect(errors.map((line) => JSON.parse(line) as { msg: string; status: string })).toEqual([
     expect.objectContaining({
-      msg: "the call's end could not be stored: another claim took the task",
+      msg: "the call's end could not be stored: the task is no longer this claim's",
       status: 'failed',
     }),
   ]);

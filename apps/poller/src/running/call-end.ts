@@ -75,8 +75,11 @@ export async function storeEnd(end: CallEnd): Promise<void> {
   }
 }
 
-/** Another claim took the row: the end is in this process only. */
+/**
+ * The row no longer carries our token: another claim took it, and the end is in this process
+ * only. (Or an earlier try whose reply was lost ended the task: the row shows which.)
+ */
 function lost({ log, status, taskId }: CallEnd): never {
-  log.error({ status }, "the call's end could not be stored: another claim took the task");
+  log.error({ status }, "the call's end could not be stored: the task is no longer this claim's");
   throw new LeaseLostError(taskId);
 }

@@ -27,13 +27,11 @@ function guardWith(
     },
     renewIfStillOurs: () => Promise.resolve(stillOurs),
   };
-  const guard = new HeldCallGuard(
-    leases,
-    {} as TaskLease,
-    600_000,
+  const guard = new HeldCallGuard(leases, {} as TaskLease, 600_000, {
     controller,
-    pino({ level: 'silent' }),
-  );
+    log: pino({ level: 'silent' }),
+    leaseExpiresAtMs: Date.now() + 600_000,
+  });
   return { guard, controller, renewals: () => renewals };
 }
 
@@ -89,5 +87,42 @@ describe('HeldCallGuard: a lease that ran out while the database was away', () =
     await guard.checkNow();
     const reason = controller.signal.reason as ItemAbort;
     expect([reason.kind, reason.forDeadline]).toEqual(['cancel', true]);
+  });
+});
+
+describe('HeldCallGuard: a renewal the database could not serve', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('is tried again within seconds, backing off, not at the next interval', async () => {
+    jest.useFakeTimers();
+    let renewals = 0;
+    const leases = {
+      renewWatchingCancel: (): Promise<RenewalOutcome> =>
+        ++renewals < 3
+          ? Promise.reject(new Error('Connection terminated'))
+          : Promise.resolve('renewed'),
+      renewIfStillOurs: () => Promise.resolve(undefined),
+    };
+    const controller = new AbortController();
+    const log = pino({ level: 'silent' });
+    const guard = new HeldCallGuard(leases, {} as TaskLease, 60_000, {
+      controller,
+      log,
+      leaseExpiresAtMs: Date.now() + 60_000,
+    });
+    guard.start();
+    await guard.checkNow();
+    expect(renewals).toBe(1);
+    await jest.advanceTimersByTimeAsync(250);
+    expect(renewals).toBe(2);
+    await jest.advanceTimersByTimeAsync(500);
+    expect(renewals).toBe(3);
+    // Renewed: the next renewal is the interval's, a third of the lease after the start.
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(renewals).toBe(3);
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(renewals).toBe(4);
+    await guard.stop();
+    expect(controller.signal.aborted).toBe(false);
   });
 });

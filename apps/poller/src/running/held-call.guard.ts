@@ -2,6 +2,12 @@ import { LeaseLostError } from '@app/common';
 import type { RenewalOutcome, TaskLease, TaskLeaseRepository } from '@app/persistence';
 import type { Logger } from 'pino';
 import { ItemAbort } from './item-abort';
+import type { ItemScope } from './item-scope';
+import {
+  HANDLE_WRITE_MAX_PAUSE_MS,
+  HANDLE_WRITE_MIN_PAUSE_MS,
+  isRetryLogged,
+} from './until-landed';
 
 /**
  * This worker's held calls, and the `cancel` NOTIFYs they must not miss. A notice that arrives
@@ -35,22 +41,36 @@ export class HeldCalls {
 /**
  * Keeps a held sync call's claim alive: renews every lease/3 (so two renewals may fail before
  * the lease runs out), and aborts the call when the lease is lost (another worker may already
- * hold the row) or when the renewal reports a cancel request. A lease that ran out while the
- * database was unavailable is renewed still if the row's token is ours, nobody having claimed it
- * since (docs/leases.md, "A call's end"). `checkNow` lets a `cancel` NOTIFY cut the wait to
- * milliseconds ({@link HeldCalls}); the renewal alone bounds it to lease/3.
+ * hold the row) or when the renewal reports a cancel request. A renewal the database could not
+ * serve is tried again soon, backing off from 250 ms to 2 s (at most lease/3), so that the claim
+ * is renewed within seconds of the database's return. A lease that ran out meanwhile is renewed
+ * still if the row's token is ours, nobody having claimed it since (docs/leases.md, "A call's
+ * end"). `checkNow` lets a `cancel` NOTIFY cut the wait to milliseconds ({@link HeldCalls}); the
+ * renewal alone bounds it to lease/3.
  */
 export class HeldCallGuard {
   private timer?: NodeJS.Timeout;
+  private retry?: NodeJS.Timeout;
   private checking?: Promise<void>;
+  private failures = 0;
+  private pauseMs = 0;
+  private ranOut = false;
+  /** The lease's end on this clock, never later than the database's (KeptLease's rule). */
+  private endsAtMs: number;
+  private readonly controller: AbortController;
+  private readonly log: Logger;
 
+  /** @param scope the attempt's controller, log and lease end on this clock. */
   constructor(
     private readonly leases: Pick<TaskLeaseRepository, 'renewWatchingCancel' | 'renewIfStillOurs'>,
     private readonly lease: TaskLease,
     private readonly leaseMs: number,
-    private readonly controller: AbortController,
-    private readonly log: Logger,
-  ) {}
+    scope: Pick<ItemScope, 'controller' | 'log' | 'leaseExpiresAtMs'>,
+  ) {
+    this.controller = scope.controller;
+    this.log = scope.log;
+    this.endsAtMs = scope.leaseExpiresAtMs;
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.checkNow(), Math.max(50, this.leaseMs / 3));
@@ -58,6 +78,7 @@ export class HeldCallGuard {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.retry);
     this.timer = undefined;
     await this.checking;
   }
@@ -70,16 +91,39 @@ export class HeldCallGuard {
   }
 
   private async renew(): Promise<void> {
+    const sentAtMs = Date.now();
     try {
       const outcome = await this.renewOrReclaim();
-      if (outcome === 'renewed') return;
-      if (outcome === undefined) this.abort('lease_lost');
+      if (outcome === 'renewed') {
+        this.endsAtMs = sentAtMs + this.leaseMs;
+        this.failures = 0;
+        this.pauseMs = 0;
+        this.ranOut = false;
+      } else if (outcome === undefined) this.abort('lease_lost');
       else this.abort('cancel', outcome === 'deadline_cancel');
     } catch (error) {
-      // A database blip: the lease is still valid for up to 2/3 of its length; the next
-      // renewal tries again, and one that finds another claim on the row aborts the call.
-      this.log.warn({ err: error }, 'lease renewal failed; retrying at the next interval');
+      this.failed(error);
     }
+  }
+
+  /** A renewal the database could not serve: tried again soon, the call going on meanwhile. */
+  private failed(error: unknown): void {
+    this.failures += 1;
+    if (isRetryLogged(this.failures)) {
+      this.log.warn({ err: error, attempt: this.failures }, 'lease renewal failed; retrying');
+    }
+    if (!this.ranOut && Date.now() >= this.endsAtMs) {
+      this.ranOut = true;
+      this.log.warn(
+        "the held call's lease ran out while the database was unavailable; " +
+          'renewing it under its token once the database is back',
+      );
+    }
+    if (this.timer === undefined) return;
+    const cap = Math.min(HANDLE_WRITE_MAX_PAUSE_MS, this.leaseMs / 3);
+    this.pauseMs = Math.min(Math.max(this.pauseMs * 2, HANDLE_WRITE_MIN_PAUSE_MS), cap);
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => void this.checkNow(), this.pauseMs);
   }
 
   /** The renewal; once the lease is gone, the renewal under our token alone (undefined: lost). */

@@ -205,9 +205,8 @@ export class PhaseRunner {
     await untilLanded(scope, "the held call's working mark", () => leases.markWorking(item.lease));
     this.checkTimeToSend(scope);
     this.transition(item, TaskStatus.Working);
-    const { controller, log } = scope;
-    const guard = new HeldCallGuard(leases, item.lease, settings.lease.ms, controller, log);
-    const progress = new ProgressWriter(leases, item.lease, log);
+    const guard = new HeldCallGuard(leases, item.lease, settings.lease.ms, scope);
+    const progress = new ProgressWriter(leases, item.lease, scope.log);
     guard.start();
     heldCalls.add(guard, item.claimSentAtMs);
     // The exception to the attempt deadline: the lease is renewed while the call is held, and
