@@ -10,8 +10,8 @@ const POLLER_APP = 'mcp-task-gateway-poller';
  * - every other poller write lands only under a lease that was live at that instant (the
  *   fencing predicate, re-checked from outside: a write from a paused or slow worker whose
  *   lease expired shows up here), except, by the worker whose token is still on the row, the
- *   first store of a remote handle (the rule of invariant 6 beats the fence) and a held call's
- *   renewal or the end of a call with no handle (docs/leases.md, "A call's end");
+ *   first store of a remote handle (the rule of invariant 6 beats the fence), a renewal before
+ *   a handle is stored, and the end of a call with no handle (docs/leases.md, "A call's end");
  * - a terminal row never changes; a stored remote handle is never replaced or cleared.
  */
 export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
@@ -38,7 +38,7 @@ export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
         // answers flag, holding no lease, as a consumer's answer does; the holder's own fenced
         // write reads the flag.
         continue;
-      } else if (lateHandleStore(row) || lateCallRenewal(row) || lateCallEnd(row)) {
+      } else if (lateHandleStore(row) || lateRenewal(row) || lateCallEnd(row)) {
         // docs/leases.md, "Remote handles" and "A call's end": the holder's token was still on
         // the row (nobody claimed it since), so storing what only it holds beats losing it.
         continue;
@@ -64,8 +64,11 @@ function lateHandleStore(row: AuditRow): boolean {
   );
 }
 
-/** A held call's renewal under the row's current token, after the lease expired. */
-function lateCallRenewal(row: AuditRow): boolean {
+/**
+ * A renewal (a held call's, or a handle writer's before the handle is stored) under the row's
+ * current token, after the lease expired.
+ */
+function lateRenewal(row: AuditRow): boolean {
   return (
     row.old_token !== null &&
     row.new_token === row.old_token &&

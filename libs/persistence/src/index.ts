@@ -3,13 +3,7 @@ export { isDatabaseError, isDatabaseUnavailable } from './database-errors';
 export type { Queryable } from './database';
 export { retryWhileUnavailable, waitForDatabase, type DatabaseWaitLog } from './database-wait';
 export { migrateDatabase, missingMigrations, assertSchemaCurrent } from './migrator';
-export type {
-  ClaimRequest,
-  ClaimedTask,
-  RenewalOutcome,
-  TaskLease,
-  WriteOutcome,
-} from './claimed-task';
+export type { ClaimRequest, ClaimedTask, TaskLease, WriteOutcome } from './claimed-task';
 export { TaskLeaseRepository } from './task-lease.repository';
 export type { ClaimOutcome } from './task-claim';
 export { TaskInputRepository } from './task-input.repository';

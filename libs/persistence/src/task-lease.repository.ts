@@ -12,7 +12,6 @@ import {
   APPLY_POLL,
   FINISH,
   FINISH_IF_STILL_OURS_SQL,
-  RENEW_IF_STILL_OURS_SQL,
   RENEW_WATCHING_CANCEL,
   SUBMITTED,
   SUBMITTED_COLUMNS,
@@ -250,22 +249,14 @@ export class TaskLeaseRepository {
   }
 
   /**
-   * The end of a call that cannot be repeated once the lease has expired, and the held call's
-   * renewal then (docs/leases.md, "A call's end"): each lands while the row's token is ours,
-   * nobody having claimed it since. False (or undefined) when another claim took the row.
+   * The end of a call that cannot be repeated once the lease has expired (docs/leases.md, "A
+   * call's end"): lands while the row's token is ours, nobody having claimed it since. False when
+   * another claim took the row.
    */
   async finishIfStillOurs(lease: TaskLease, snapshot: TaskSnapshot): Promise<boolean> {
     const values = terminalValues(snapshot, false);
     const params = FINISH.columns.map((column) => values[column]);
     return (await this.db.query(FINISH_IF_STILL_OURS_SQL, [...fence(lease), ...params])).length > 0;
-  }
-
-  async renewIfStillOurs(lease: TaskLease, leaseMs: number): Promise<RenewalOutcome | undefined> {
-    const [row] = await this.db.query<RenewalRow>(RENEW_IF_STILL_OURS_SQL, [
-      ...fence(lease),
-      leaseMs,
-    ]);
-    return row && renewalOutcome(row);
   }
 
   private async mustApply(lease: TaskLease, sql: string, params: unknown[]): Promise<void> {

@@ -181,6 +181,40 @@ describe('group commit of fenced writes', () => {
     expect(Number(await expiry(stolen.id))).toBeLessThanOrEqual(stolenExpiry);
   });
 
+  // docs/leases.md, "A call's end": a held call outlasting its lease in an outage goes on.
+  it('a renewal lands past the lease while the row carries its token, in both forms', async () => {
+    const ids = await insertTasks(t.db, 3, { status: 'working' });
+    const [late, lateAlone, taken] = await claimAll(ids);
+    // The leases ran out in an outage; nobody claimed `late` or `lateAlone` since, another
+    // worker claimed `taken`.
+    await t.db.query(
+      `UPDATE task_leases SET lease_expires_at = now() - interval '1 s' WHERE task_id = ANY($1)`,
+      [ids],
+    );
+    await t.db.query(`UPDATE task_leases SET lease_token = gen_random_uuid() WHERE task_id = $1`, [
+      taken.id,
+    ]);
+
+    const outcomes = await Promise.all([
+      batched.renewWatchingCancel(late.lease, 600_000),
+      batched.renewWatchingCancel(taken.lease, 600_000).catch((error: unknown) => error),
+    ]);
+    const alone = await single.renewWatchingCancel(lateAlone.lease, 600_000);
+
+    expect(outcomes[0]).toBe('renewed');
+    expect(outcomes[1]).toBeInstanceOf(LeaseLostError);
+    expect(alone).toBe('renewed');
+    const left = await t.db.query<{ id: string; ms: number }>(
+      `SELECT task_id AS id, extract(epoch FROM lease_expires_at - now()) * 1000 AS ms
+         FROM task_leases WHERE task_id = ANY($1) ORDER BY task_id`,
+      [ids],
+    );
+    const byId = new Map(left.map((row) => [row.id, Number(row.ms)]));
+    expect(byId.get(late.id)).toBeGreaterThan(500_000);
+    expect(byId.get(lateAlone.id)).toBeGreaterThan(500_000);
+    expect(byId.get(taken.id)).toBeLessThan(0);
+  });
+
   it('a batch the database refuses is sent again row by row: the bad row fails alone, never as a lost lease', async () => {
     const ids = await insertTasks(t.db, 2, { status: 'working' });
     const [fine, tooLong] = await claimAll(ids);

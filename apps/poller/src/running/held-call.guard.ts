@@ -1,5 +1,5 @@
 import { LeaseLostError } from '@app/common';
-import type { RenewalOutcome, TaskLease, TaskLeaseRepository } from '@app/persistence';
+import type { TaskLease, TaskLeaseRepository } from '@app/persistence';
 import type { Logger } from 'pino';
 import { ItemAbort } from './item-abort';
 import type { ItemScope } from './item-scope';
@@ -44,8 +44,8 @@ export class HeldCalls {
  * hold the row) or when the renewal reports a cancel request. A renewal the database could not
  * serve is tried again soon, backing off from 250 ms to 2 s (at most lease/3), so that the claim
  * is renewed within seconds of the database's return. A lease that ran out meanwhile is renewed
- * still if the row's token is ours, nobody having claimed it since (docs/leases.md, "A call's
- * end"). `checkNow` lets a `cancel` NOTIFY cut the wait to milliseconds ({@link HeldCalls}); the
+ * still if the row's token is ours, nobody having claimed it since: the renewal is fenced by the
+ * token alone (docs/leases.md, "A call's end"). `checkNow` lets a `cancel` NOTIFY cut the wait to milliseconds ({@link HeldCalls}); the
  * renewal alone bounds it to lease/3.
  */
 export class HeldCallGuard {
@@ -62,7 +62,7 @@ export class HeldCallGuard {
 
   /** @param scope the attempt's controller, log and lease end on this clock. */
   constructor(
-    private readonly leases: Pick<TaskLeaseRepository, 'renewWatchingCancel' | 'renewIfStillOurs'>,
+    private readonly leases: Pick<TaskLeaseRepository, 'renewWatchingCancel'>,
     private readonly lease: TaskLease,
     private readonly leaseMs: number,
     scope: Pick<ItemScope, 'controller' | 'log' | 'leaseExpiresAtMs'>,
@@ -93,16 +93,18 @@ export class HeldCallGuard {
   private async renew(): Promise<void> {
     const sentAtMs = Date.now();
     try {
-      const outcome = await this.renewOrReclaim();
-      if (outcome === 'renewed') {
-        this.endsAtMs = sentAtMs + this.leaseMs;
-        this.failures = 0;
-        this.pauseMs = 0;
-        this.ranOut = false;
-      } else if (outcome === undefined) this.abort('lease_lost');
-      else this.abort('cancel', outcome === 'deadline_cancel');
+      const outcome = await this.leases.renewWatchingCancel(this.lease, this.leaseMs);
+      if (this.ranOut) {
+        this.log.warn('renewed the lease after it expired: no other claim took the row meanwhile');
+      }
+      this.endsAtMs = sentAtMs + this.leaseMs;
+      this.failures = 0;
+      this.pauseMs = 0;
+      this.ranOut = false;
+      if (outcome !== 'renewed') this.abort('cancel', outcome === 'deadline_cancel');
     } catch (error) {
-      this.failed(error);
+      if (error instanceof LeaseLostError) this.abort('lease_lost');
+      else this.failed(error);
     }
   }
 
@@ -124,20 +126,6 @@ export class HeldCallGuard {
     this.pauseMs = Math.min(Math.max(this.pauseMs * 2, HANDLE_WRITE_MIN_PAUSE_MS), cap);
     clearTimeout(this.retry);
     this.retry = setTimeout(() => void this.checkNow(), this.pauseMs);
-  }
-
-  /** The renewal; once the lease is gone, the renewal under our token alone (undefined: lost). */
-  private async renewOrReclaim(): Promise<RenewalOutcome | undefined> {
-    try {
-      return await this.leases.renewWatchingCancel(this.lease, this.leaseMs);
-    } catch (error) {
-      if (!(error instanceof LeaseLostError)) throw error;
-    }
-    const outcome = await this.leases.renewIfStillOurs(this.lease, this.leaseMs);
-    if (outcome !== undefined) {
-      this.log.warn('renewed the lease after it expired: no other claim took the row meanwhile');
-    }
-    return outcome;
   }
 
   /** `forDeadline`: the row's `cancel_reason` says the deadline sweep asked for the cancel. */

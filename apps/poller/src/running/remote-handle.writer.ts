@@ -146,7 +146,9 @@ export class KeptLease {
 
   /**
    * With `renew`, renews the lease when a third of it has passed since the claim or the last
-   * renewal. False when the lease is gone: expired, or the renewal found another claim's token.
+   * renewal. False when the lease is gone: expired with no renewal landing (the renewal, fenced by
+   * the token alone, lands past the expiry while nobody claimed the row), or the renewal found
+   * another claim's token.
    * A cancel the renewal reports is left to the handle write, which stores the handle and makes
    * the row due for the cancel (leases.md, "Cancellation").
    */

@@ -149,34 +149,20 @@ export const FINISH_IF_STILL_OURS_SQL = fencedWriteSql({
 const RENEWAL_RETURNING = `task_leases.cancel_requested,
   (SELECT t.cancel_reason FROM tasks t WHERE t.id = task_leases.task_id) AS cancel_reason`;
 
-const RENEWAL_COLUMNS = { delay_ms: 'float8' } as const satisfies WriteColumns<string>;
-
-function renewalWrite(v: Readonly<Record<'delay_ms', string>>): FencedWrite {
-  return {
-    lease: `lease_expires_at = now() + make_interval(secs => ${v.delay_ms} / 1000),
-   next_attempt_at = now() + make_interval(secs => ${v.delay_ms} / 1000)`,
-  };
-}
-
 /**
- * `renewWatchingCancel`: a held call's renewal (every lease/3; leases.md, "Timeouts"), fenced
- * like every write, returning whether a cancel was requested: the worker then aborts the call
- * and ends the task `cancelled`. A handle write that keeps failing renews the same way while it
- * retries (leases.md, "Remote handles"). With RENEW_IF_STILL_OURS_SQL, the only write that moves
- * `lease_expires_at` forward. `delay_ms` is the lease length.
+ * `renewWatchingCancel`: a held call's renewal (every lease/3; leases.md, "Timeouts"), returning
+ * whether a cancel was requested: the worker then aborts the call and ends the task `cancelled`.
+ * A handle write that keeps failing renews the same way while it retries (leases.md, "Remote
+ * handles"). The only write that moves `lease_expires_at` forward. `delay_ms` is the lease
+ * length. Fenced by the token alone: a lease that ran out in a database outage is renewed while
+ * nobody claimed the row since, and the call goes on (leases.md, "A call's end").
  */
 export const RENEW_WATCHING_CANCEL = fencedStatement(
-  RENEWAL_COLUMNS,
-  renewalWrite,
-  RENEWAL_RETURNING,
-);
-
-/**
- * A held call's renewal once its lease has expired (the database was out for longer than the
- * lease): it lands while the row's token is ours, that is, nobody claimed the row since; the
- * lease then runs again and the call goes on (leases.md, "A call's end"). Row by row only.
- */
-export const RENEW_IF_STILL_OURS_SQL = fencedWriteSql(
-  { ...renewalWrite(parameterRefs(RENEWAL_COLUMNS)), tokenOnly: true },
+  { delay_ms: 'float8' },
+  (v) => ({
+    lease: `lease_expires_at = now() + make_interval(secs => ${v.delay_ms} / 1000),
+   next_attempt_at = now() + make_interval(secs => ${v.delay_ms} / 1000)`,
+    tokenOnly: true,
+  }),
   RENEWAL_RETURNING,
 );

@@ -36,8 +36,8 @@ export interface FencedWrite {
   /** A condition on the lease row whose failure is told apart from a lost lease by the caller. */
   guard?: string;
   /**
-   * Fenced by the token alone, not the expiry: what only the holder has, once its lease ran out
-   * ("Remote handles", "A call's end" in docs/leases.md). Row by row only.
+   * Fenced by the token alone, not the expiry: what only the holder has, once its lease ran out,
+   * and the renewal that keeps it ("Remote handles", "A call's end" in docs/leases.md).
    */
   tokenOnly?: boolean;
 }
@@ -88,9 +88,9 @@ UPDATE tasks SET ${write.task}${claims} FROM u WHERE tasks.id = u.id RETURNING t
  */
 function batchedWriteSql(write: FencedWrite, columns: string, returning = ''): string {
   const values = `jsonb_to_recordset($1::jsonb) AS u(id text, token uuid${columns ? `, ${columns}` : ''})`;
-  const fence = `task_leases.task_id = u.id AND task_leases.lease_token = u.token AND ${LEASE_LIVE}${
-    write.guard ? ` AND ${write.guard}` : ''
-  }`;
+  const live = write.tokenOnly ? '' : ` AND ${LEASE_LIVE}`;
+  const guard = write.guard ? ` AND ${write.guard}` : '';
+  const fence = `task_leases.task_id = u.id AND task_leases.lease_token = u.token${live}${guard}`;
   // The batch's lease rows are locked first, in task ID order (`l`), whatever order the items
   // arrived in and whatever join the planner picks: thread deletion and every other writer of
   // several tasks lock lease rows in ID order too, and two statements that lock an overlapping
