@@ -165,6 +165,20 @@ export async function waitSubmitStarted(db: Queryable, id: string): Promise<void
   }, 'the call to be sent');
 }
 
+/**
+ * Waits until the demo server has received the call tagged `tag`: it is on the wire. A stored
+ * start mark is not that yet: a held call writes its working mark between the two.
+ */
+export async function waitCallReceived(
+  demo: { stats(tag?: string): Promise<{ by_tag: SubmitCounts }> },
+  tag: string,
+): Promise<void> {
+  await waitUntil(
+    async () => (((await demo.stats(tag)).by_tag[tag]?.submits ?? 0) > 0 ? true : undefined),
+    'the call to reach the upstream',
+  );
+}
+
 /** How a task ended: its status, error code and claim count, once it has ended. */
 export async function waitTaskEnd(
   db: Queryable,

@@ -101,6 +101,8 @@ export interface DemoStats {
   live_jobs: number;
   /** demo_slow calls held open now, and the most at once since the server started. */
   held_calls: { in_flight: number; max: number };
+  /** demo_slow calls received, and how they ended. */
+  sync: { calls: number; completed: number; cancelled: number; failed: number };
   by_tag: Record<string, { submits: number; cancels: number; cancelled: boolean; state: string }>;
 }
 

@@ -2,7 +2,7 @@
 // longer than the lease (docs/leases.md, "A call's end"): nobody claimed the row meanwhile, so
 // its token is still ours; the guard renews under it, the end is stored under it, and this
 // process never rescues its own lease. The task completes, called once and claimed once.
-import { insertFleetTasks, waitSubmitStarted, waitTaskEnd } from '../helpers/fleet-tasks';
+import { insertFleetTasks, waitCallReceived, waitTaskEnd } from '../helpers/fleet-tasks';
 import { useOwnPostgres } from '../helpers/postgres-process';
 import { startDemoServer, startPoller, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -101,7 +101,7 @@ it.each(CASES)(
     const [id] = await insertFleetTasks(postgres.db, [
       { toolset: name, server: 'demo', contract, input: { duration_ms: durationMs, tag } },
     ]);
-    await waitSubmitStarted(postgres.db, id);
+    await waitCallReceived(demo, tag);
     await postgres.stop();
     await waitUntil(
       () => (poller.logs.some((line) => line.msg === outlasted) ? true : undefined),
@@ -111,7 +111,7 @@ it.each(CASES)(
     await postgres.restart();
     const ended = await waitTaskEnd(postgres.db, id);
     expect(ended).toEqual({ status: 'completed', error_code: null, claim_count: 1 });
-    const stats = (await demo.stats(tag)) as unknown as { sync: { completed: number } };
+    const stats = await demo.stats(tag);
     expect(stats.sync.completed).toBe(1);
     expect(poller.logs.filter((l) => /could not be stored/.test(String(l.msg)))).toEqual([]);
     if (kept) expect(poller.logs.some((l) => l.msg === kept)).toBe(true);

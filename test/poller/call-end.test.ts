@@ -2,7 +2,7 @@
 // answers (docs/leases.md, "A call's end"): a held call's answer, and a submit the upstream
 // answers at once with its result. The end is the only record of the call, so its write waits for
 // the database with the claim kept, and the task completes, called once.
-import { insertFleetTasks, waitSubmitStarted, waitTaskEnd } from '../helpers/fleet-tasks';
+import { insertFleetTasks, waitCallReceived, waitTaskEnd } from '../helpers/fleet-tasks';
 import { useOwnPostgres } from '../helpers/postgres-process';
 import { startDemoServer, startPoller, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
@@ -46,13 +46,13 @@ it.each(CASES)(
     const [id] = await insertFleetTasks(postgres.db, [
       { toolset: name, server: 'demo', contract, input: { duration_ms: 1500, tag } },
     ]);
-    // Sent: its start mark is stored before the call goes out.
-    await waitSubmitStarted(postgres.db, id);
+    // Sent: the upstream has the call.
+    await waitCallReceived(demo, tag);
     await postgres.stop();
     // The call answers 1.5 s in, with the database down: its end has nowhere to go yet.
     await waitUntil(
       async () => {
-        const stats = (await demo.stats(tag)) as unknown as { sync: { completed: number } };
+        const stats = await demo.stats(tag);
         return stats.sync.completed > 0 ? true : undefined;
       },
       'the call to answer',

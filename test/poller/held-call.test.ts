@@ -4,13 +4,7 @@ import { TaskRepository } from '@app/persistence';
 import { useFleet } from '../helpers/fleet';
 import { insertFleetTasks, taskStates } from '../helpers/fleet-tasks';
 import { attemptLines, awaitAttemptLines, awaitUpstreamReady } from '../helpers/poller-logs';
-import {
-  DemoServerProcess,
-  ServerEntry,
-  startDemoServer,
-  waitForExit,
-  writeServersFile,
-} from '../helpers/processes';
+import { ServerEntry, startDemoServer, waitForExit, writeServersFile } from '../helpers/processes';
 import { waitUntil } from '../helpers/wait';
 
 // 4 s (renewed every 1.3 s): a renewal late by a whole lease on a loaded machine would hand the
@@ -38,15 +32,6 @@ function syncEntry(url: string, toolset: string, retryOnCrash: boolean): ServerE
       },
     ],
   };
-}
-
-/** demo_stats with the sync-call counters (the shared helper's type omits them). */
-interface SyncStats {
-  sync: { calls: number; completed: number; cancelled: number; failed: number };
-  by_tag: Record<string, { submits: number; cancels: number; cancelled: boolean; state: string }>;
-}
-async function syncStats(demo: DemoServerProcess, tag: string): Promise<SyncStats> {
-  return (await demo.stats(tag)) as unknown as SyncStats;
 }
 
 interface HeldRow {
@@ -128,7 +113,7 @@ it('a call outliving several leases completes under one renewed claim, with boun
     expect(p.current).toBeLessThanOrEqual(DURATION_MS);
     expect((p.message ?? '').length).toBeLessThanOrEqual(500);
   }
-  const stats = await syncStats(demo, 'held');
+  const stats = await demo.stats('held');
   expect(stats.by_tag.held.submits).toBe(1);
   expect(stats.sync.completed).toBe(1);
 });
@@ -146,7 +131,7 @@ it('a cancel request aborts the held call upstream and ends the task cancelled',
     },
   ]);
   await waitUntil(
-    async () => ((await syncStats(demo, 'cut')).sync.calls === 1 ? true : undefined),
+    async () => ((await demo.stats('cut')).sync.calls === 1 ? true : undefined),
     'the call to reach the server',
   );
   // Outlive one lease first, so what is cancelled is a renewed claim.
@@ -171,7 +156,7 @@ it('a cancel request aborts the held call upstream and ends the task cancelled',
   expect(Date.now() - requestedAt).toBeLessThan(2 * LEASE_MS);
   expect([row.status, row.error_code, row.lease_owner]).toEqual(['cancelled', null, null]);
   const stats = await waitUntil(async () => {
-    const s = await syncStats(demo, 'cut');
+    const s = await demo.stats('cut');
     return s.sync.cancelled === 1 ? s : undefined;
   }, 'the server to count the call cancelled');
   expect(stats.sync).toEqual({ calls: 1, completed: 0, cancelled: 1, failed: 0 });
@@ -191,7 +176,7 @@ it('a renewal that finds the lease gone aborts the held call upstream', async ()
     },
   ]);
   await waitUntil(
-    async () => ((await syncStats(demo, 'stolen')).sync.calls === 1 ? true : undefined),
+    async () => ((await demo.stats('stolen')).sync.calls === 1 ? true : undefined),
     'the call to reach the server',
   );
   // Frozen past its lease: another poller rescues the row (no retryOnCrash: outcome_uncertain,
@@ -215,7 +200,7 @@ it('a renewal that finds the lease gone aborts the held call upstream', async ()
   // sees it cancelled instead of running it to the end for nobody.
   const stats = await waitUntil(
     async () => {
-      const s = await syncStats(demo, 'stolen');
+      const s = await demo.stats('stolen');
       return s.sync.cancelled === 1 ? s : undefined;
     },
     'the held call aborted upstream',
@@ -255,7 +240,7 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
     },
   ]);
   await waitUntil(
-    async () => ((await demo.stats()) as unknown as SyncStats).sync.calls === 2 || undefined,
+    async () => (await demo.stats()).sync.calls === 2 || undefined,
     'both calls held by the victim',
   );
   survivor.resume();
@@ -291,7 +276,7 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
   expect(rerun.completed_at!.getTime()).toBeGreaterThanOrEqual(
     leases[1].lease_expires_at!.getTime() + 3000 - 100,
   );
-  expect((await syncStats(demo, 'once')).by_tag.once.submits).toBe(1);
+  expect((await demo.stats('once')).by_tag.once.submits).toBe(1);
   // Run to completion once by the survivor (a give-back before it would be a second line).
   const survivorLines = await awaitAttemptLines([survivor], again, (lines) =>
     lines.some((l) => l.outcome === 'ok'),
@@ -304,7 +289,7 @@ it('SIGKILL of the holder: outcome_uncertain without retryOnCrash, run again wit
   const failed = attemptLines([victim, survivor]).filter(
     (l) => l.taskId === again && l.outcome !== 'ok',
   );
-  const upstreamSends = (await syncStats(demo, 'again')).by_tag.again.submits;
+  const upstreamSends = (await demo.stats('again')).by_tag.again.submits;
   // An attempt refused before sending (its server still connecting: "submit not sent") counted
   // its mark and sent nothing (docs/leases.md, "Ambiguous commits": the unsent release).
   const notSent = [victim, survivor]
@@ -375,7 +360,7 @@ it('a draining poller keeps its held call past DRAIN_TIMEOUT_MS, renewing it, un
   }
   expect([final.status, final.error_code]).toEqual(['completed', null]);
   // It ran on the leaving poller to the end: one call upstream, never claimed by the other.
-  expect((await syncStats(demo, 'held-drain')).by_tag['held-drain']?.submits).toBe(1);
+  expect((await demo.stats('held-drain')).by_tag['held-drain']?.submits).toBe(1);
   expect(attemptLines([staying]).filter((l) => l.taskId === id)).toEqual([]);
   expect((await awaitAttemptLines([leaving], id)).map((l) => l.outcome)).toEqual(['ok']);
   // The one SIGTERM above is the whole stop: a second signal would mean "exit now" (exit 1).
@@ -415,8 +400,7 @@ it('a draining poller keeps a held call that a poll-phase claim started', async 
   // Back on the same port: the next attempt, a poll-phase claim, holds the call.
   const demo = await startDemoServer([], { port });
   await waitUntil(
-    async () =>
-      (await syncStats(demo, 'held-again')).by_tag['held-again']?.submits ? true : undefined,
+    async () => ((await demo.stats('held-again')).by_tag['held-again']?.submits ? true : undefined),
     () =>
       `the call held again: ${JSON.stringify(leaving.logs.slice(-15).map((l) => [l.msg, l.phase, l.outcome, l.error ?? l.err ?? l.to]))}`,
     30_000,
@@ -443,7 +427,7 @@ it('a draining poller keeps a held call that a poll-phase claim started', async 
   const ok = lines.pop()!;
   expect([ok.phase, ok.outcome]).toEqual(['poll', 'ok']);
   expect(lines.map((l) => l.outcome)).toEqual(lines.map(() => 'transient_error'));
-  expect((await syncStats(demo, 'held-again')).by_tag['held-again']?.submits).toBe(1);
+  expect((await demo.stats('held-again')).by_tag['held-again']?.submits).toBe(1);
   expect(attemptLines([staying]).filter((l) => l.taskId === id)).toEqual([]);
   expect(await waitForExit(leaving.child, 10_000)).toBe(true);
   expect(leaving.child.exitCode).toBe(0);
