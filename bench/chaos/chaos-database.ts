@@ -46,10 +46,11 @@ export class ChaosDatabase {
     return new ChaosDatabase(server, dataDir);
   }
 
-  /** Stops the server and starts it again on the same data directory and port. */
-  async restart(): Promise<void> {
+  /** Stops the server and, `downMs` later, starts it again on the same data directory and port. */
+  async restart(downMs = 0): Promise<void> {
     if ('failover' in this.server) throw new Error('a replicated database fails over instead');
     await this.server.stop();
+    if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
     this.server = await startEmbeddedPostgres({ dataDir: this.dataDir, port: this.server.port });
   }
 

@@ -8,6 +8,11 @@ export interface ChaosOptions {
   fault: 'all' | 'failover';
   /** How long no primary answers: from the primary's crash to the standby's promotion. */
   failoverDownMs: number;
+  /**
+   * How long Postgres stays down at its restart (0: started again at once). Longer than the
+   * pollers' 10 s lease, every lease held at the stop runs out during the outage.
+   */
+  pgDownMs: number;
   tasks: number;
   /** Seconds over which tasks are submitted and faults injected; the drain comes after. */
   seconds: number;
@@ -31,6 +36,9 @@ const PROFILES: Record<ChaosOptions['profile'], Omit<ChaosOptions, 'seed'>> = {
     profile: 'full',
     fault: 'all',
     failoverDownMs: 0,
+    // Past the lease: held calls, call ends and handle writes wait it out under their own token
+    // (docs/leases.md, "A call's end"), and the lease audit checks what lands late.
+    pgDownMs: 14_000,
     tasks: 2000,
     seconds: 150,
     drainSeconds: 120,
@@ -45,6 +53,7 @@ const PROFILES: Record<ChaosOptions['profile'], Omit<ChaosOptions, 'seed'>> = {
     profile: 'short',
     fault: 'all',
     failoverDownMs: 0,
+    pgDownMs: 0,
     tasks: 150,
     seconds: 30,
     drainSeconds: 60,
@@ -63,6 +72,7 @@ const PROFILES: Record<ChaosOptions['profile'], Omit<ChaosOptions, 'seed'>> = {
     // What an orchestrator takes to notice and promote is seconds (Patroni's loop, CloudNativePG's
     // probes): long enough that every process meets the outage, short enough to end in a lease.
     failoverDownMs: 3000,
+    pgDownMs: 0,
     tasks: 400,
     seconds: 45,
     drainSeconds: 60,

@@ -4,6 +4,7 @@ import { ChaosOptions } from './chaos-options';
 import { ChaosVerdict } from './chaos-checker';
 import { ChaosRunState } from './chaos-run';
 import { failoverFigures } from './failover.report';
+import { lateWrites } from './lease-audit.check';
 
 // Enough lines per invariant to diagnose; the full list goes to the run directory.
 const SHOWN_PER_INVARIANT = 15;
@@ -25,7 +26,7 @@ export function printReport(
   );
   out(
     `faults: poller kills ${injector.count('poller-kill')}, poller pauses ${injector.count('poller-pause')}, ` +
-      `postgres restarts ${injector.count('pg-restart')}, upstream restarts ${injector.count('upstream-restart')}, ` +
+      `postgres restarts ${injector.count('pg-restart')} (down ${options.pgDownMs / 1000} s), upstream restarts ${injector.count('upstream-restart')}, ` +
       `upstream hangs ${injector.count('upstream-hang')} (${options.hangMs / 1000} s)`,
   );
   for (const e of [...injector.events].sort((a, b) => a.start - b.start)) {
@@ -59,8 +60,12 @@ export function printReport(
   const claims = [...evidence.audit.values()]
     .flat()
     .filter((r) => r.new_token && r.new_token !== r.old_token);
+  const late = Object.entries(lateWrites(evidence.audit))
+    .map(([kind, n]) => `${n} ${kind}`)
+    .join(', ');
   out(
-    `lease audit: ${[...evidence.audit.values()].flat().length} updates, ${claims.length} claims checked`,
+    `lease audit: ${[...evidence.audit.values()].flat().length} updates, ${claims.length} claims checked; ` +
+      `landed past the lease under the holder's token: ${late}`,
   );
   out(
     `webhooks (subscribed via ${cluster.webhookMode}): ${cluster.receiver.deliveries} deliveries received, ` +

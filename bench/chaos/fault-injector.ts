@@ -68,7 +68,7 @@ export class FaultInjector {
     const { db, restartable, hangable } = this.targets;
     switch (fault.kind) {
       case 'pg-restart':
-        await db.restart();
+        await db.restart(this.options.pgDownMs);
         return this.record(fault, 'postgres', start);
       case 'pg-failover': {
         // The event spans the outage: from the primary's crash to the proxy's switch.

@@ -38,7 +38,7 @@ export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
         // answers flag, holding no lease, as a consumer's answer does; the holder's own fenced
         // write reads the flag.
         continue;
-      } else if (lateHandleStore(row) || lateRenewal(row) || lateCallEnd(row)) {
+      } else if (lateKind(row)) {
         // docs/leases.md, "Remote handles" and "A call's end": the holder's token was still on
         // the row (nobody claimed it since), so storing what only it holds beats losing it.
         continue;
@@ -51,6 +51,31 @@ export function leaseAuditViolations(audit: Map<string, AuditRow[]>): string[] {
     }
   }
   return problems;
+}
+
+/** A late write's kind: what the holder stored under its own token, its lease run out. */
+type LateKind = 'handle' | 'renewal' | 'call end';
+
+function lateKind(row: AuditRow): LateKind | undefined {
+  if (lateHandleStore(row)) return 'handle';
+  if (lateRenewal(row)) return 'renewal';
+  if (lateCallEnd(row)) return 'call end';
+  return undefined;
+}
+
+/**
+ * How many poller writes landed after their lease had run out under the holder's token, by
+ * kind: the report shows that a run's faults reached the exceptions the audit allows.
+ */
+export function lateWrites(audit: Map<string, AuditRow[]>): Record<LateKind, number> {
+  const counts: Record<LateKind, number> = { handle: 0, renewal: 0, 'call end': 0 };
+  for (const row of [...audit.values()].flat()) {
+    if (row.app !== POLLER_APP || isClaim(row) || row.schedule_only) continue;
+    if (row.old_expires === null || row.old_expires > row.at) continue;
+    const kind = lateKind(row);
+    if (kind) counts[kind]++;
+  }
+  return counts;
 }
 
 /** The first store of a remote handle under the row's current token, after the lease expired. */

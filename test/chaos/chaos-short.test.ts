@@ -41,7 +41,7 @@ describe('chaos, short profile (npm run chaos -- --short)', () => {
     // The summary proves the faults really happened, not just that nothing was checked.
     expect(output).toMatch(/tasks: 150 accepted/);
     expect(output).toMatch(
-      /faults: poller kills 2, poller pauses 1, postgres restarts 1, upstream restarts 1, upstream hangs 1/,
+      /faults: poller kills 2, poller pauses 1, postgres restarts 1 \(down 0 s\), upstream restarts 1, upstream hangs 1/,
     );
     expect(output).toMatch(/lease audit: \d+ updates, [1-9]\d* claims checked/);
     expect(output).toContain('CHAOS PASS: 0 violations');
