@@ -57,14 +57,13 @@ export function printReport(
         `${failover.wronglyCancelled.length}, outcome_uncertain ${failover.outcomeUncertain}`,
     );
   }
-  const claims = [...evidence.audit.values()]
-    .flat()
-    .filter((r) => r.new_token && r.new_token !== r.old_token);
+  const updates = [...evidence.audit.values()].flat();
+  const claims = updates.filter((r) => r.new_token && r.new_token !== r.old_token);
   const late = Object.entries(lateWrites(evidence.audit))
     .map(([kind, n]) => `${n} ${kind}`)
     .join(', ');
   out(
-    `lease audit: ${[...evidence.audit.values()].flat().length} updates, ${claims.length} claims checked; ` +
+    `lease audit: ${updates.length} updates, ${claims.length} claims checked; ` +
       `landed past the lease under the holder's token: ${late}`,
   );
   out(

@@ -45,8 +45,8 @@ export class HeldCalls {
  * serve is tried again soon, backing off from 250 ms to 2 s (at most lease/3), so that the claim
  * is renewed within seconds of the database's return. A lease that ran out meanwhile is renewed
  * still if the row's token is ours, nobody having claimed it since: the renewal is fenced by the
- * token alone (docs/leases.md, "A call's end"). `checkNow` lets a `cancel` NOTIFY cut the wait to milliseconds ({@link HeldCalls}); the
- * renewal alone bounds it to lease/3.
+ * token alone (docs/leases.md, "A call's end"). `checkNow` lets a `cancel` NOTIFY cut the wait
+ * to milliseconds ({@link HeldCalls}); the renewal alone bounds it to lease/3.
  */
 export class HeldCallGuard {
   private timer?: NodeJS.Timeout;
