@@ -17,6 +17,7 @@ import { ClaimedBatch } from '@app/leasing';
 import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, Database, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { ClaimLoopService } from '../../apps/poller/src/claiming/claim-loop.service';
+import { RescueHold } from '../../apps/poller/src/claiming/rescue-hold';
 import { ServerSlots } from '../../apps/poller/src/claiming/server-slots';
 import { TaskRunnerService } from '../../apps/poller/src/running/task-runner.service';
 import { nextParentMessage, runWorker, send } from '../lib/ipc';
@@ -98,7 +99,10 @@ runWorker(async () => {
       return {};
     },
   };
-  const log = { warn: (obj: object, msg: string) => console.error(msg, obj) };
+  const log = {
+    info: (obj: object, msg: string) => console.error(msg, obj),
+    warn: (obj: object, msg: string) => console.error(msg, obj),
+  };
   const metrics = new GatewayMetrics(new Registry());
   const loop = new (class extends ClaimLoopService {
     /** The shipped claim, timed. */
@@ -119,6 +123,7 @@ runWorker(async () => {
     ),
     new FleetRepository(db),
     leases,
+    new RescueHold(settings.lease.ms / 2),
     // Only `run` is called on the runner (ClaimLoopService.run).
     runner as unknown as TaskRunnerService,
     metrics,

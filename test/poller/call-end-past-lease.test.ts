@@ -1,7 +1,9 @@
 // Guards a held call, and the end of a call that cannot be repeated, through a database outage
 // longer than the lease (docs/leases.md, "A call's end"): nobody claimed the row meanwhile, so
 // its token is still ours; the guard renews under it, the end is stored under it, and this
-// process never rescues its own lease. The task completes, called once and claimed once.
+// process never rescues its own lease. A second poller, idle through the outage, holds its
+// rescues once the database is back (docs/leases.md, "Rescues after an outage"), so it does not
+// take the row before the holder renews it. The task completes, called once and claimed once.
 import { insertFleetTasks, waitCallReceived, waitTaskEnd } from '../helpers/fleet-tasks';
 import { useOwnPostgres } from '../helpers/postgres-process';
 import { startDemoServer, startPoller, writeServersFile } from '../helpers/processes';
@@ -32,6 +34,9 @@ const HELD_LEASE_RAN_OUT =
   'renewing it under its token once the database is back';
 const END_PAST_LEASE = "the call's end outlasted its lease: storing it while the task is ours";
 const STORED_LATE = "stored the call's end after its lease expired: no other claim meanwhile";
+const RESCUES_HELD =
+  'the database is back: leases that ran out while it was unreachable are left to their ' +
+  'holders to renew before this worker rescues them';
 
 const CASES: Case[] = [
   [
@@ -102,6 +107,12 @@ it.each(CASES)(
       { toolset: name, server: 'demo', contract, input: { duration_ms: durationMs, tag } },
     ]);
     await waitCallReceived(demo, tag);
+    // Started once the first poller has the task: idle, it claims again when the lease runs out.
+    const other = await startPoller({
+      databaseUrl: postgres.url,
+      serversFile,
+      env: { LEASE_MS: String(leaseMs) },
+    });
     await postgres.stop();
     await waitUntil(
       () => (poller.logs.some((line) => line.msg === outlasted) ? true : undefined),
@@ -122,7 +133,14 @@ it.each(CASES)(
       );
     }
     expect(poller.logs.filter((l) => /could not be stored/.test(String(l.msg)))).toEqual([]);
-    await poller.kill();
+    // The other poller did meet the outage and hold its rescues: the claim count above is
+    // that hold at work, not a poller that never tried.
+    await waitUntil(
+      () => (other.logs.some((l) => l.msg === RESCUES_HELD) ? true : undefined),
+      "the other poller's hold on rescues",
+      15_000,
+    );
+    await Promise.all([poller.kill(), other.kill()]);
   },
   120_000,
 );

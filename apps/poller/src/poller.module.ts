@@ -4,6 +4,7 @@ import { LoggingModule } from '@app/logging';
 import { GatewayMetrics, MetricsModule } from '@app/metrics';
 import { PersistenceModule } from '@app/persistence';
 import { ClaimLoopService } from './claiming/claim-loop.service';
+import { RescueHold } from './claiming/rescue-hold';
 import { NotifyListenerService } from './claiming/notify-listener.service';
 import { ServerSlots } from './claiming/server-slots';
 import { PollerHealthServer } from './poller-health.server';
@@ -53,6 +54,7 @@ export class PollerModule {
               metrics,
             ),
         },
+        { provide: RescueHold, useValue: new RescueHold(settings.lease.ms / 2) },
         ...UPSTREAM_PROVIDERS,
         WorkerRegistryService,
         NotifyListenerService,

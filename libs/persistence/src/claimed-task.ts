@@ -89,6 +89,12 @@ export interface ClaimRequest {
    * expired in an outage (docs/leases.md, "A call's end").
    */
   heldTokens?: readonly string[];
+  /**
+   * Rescue only leases that expired at least this long ago (ms; 0 when absent): the hold after a
+   * database outage, which leaves a lease that ran out meanwhile to its holder a while longer
+   * (docs/leases.md, "Rescues after an outage").
+   */
+  minRescueAgeMs?: number;
   /** `fleetMaxConcurrentCalls` per server: live leases fleet-wide stay within it. */
   fleetCaps?: ReadonlyMap<string, number>;
 }

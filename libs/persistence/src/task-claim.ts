@@ -86,10 +86,11 @@ async function leaseRows(
     [...room.keys()],
     [...room.values()],
     request.heldTokens ?? [],
+    request.minRescueAgeMs ?? 0,
   ];
   const fair = request.fairShare;
   if (fair) {
-    // $12: null when every row is open, so the claim without headroom is the one it was before.
+    // $13: null when every row is open, so the claim without headroom is the one it was before.
     const open =
       fair.open === undefined || fair.open >= request.limit ? null : Math.max(0, fair.open);
     params.push([...fair.weights.keys()], [...fair.weights.values()], open);

@@ -247,4 +247,36 @@ describe.each([
     );
     expect(row.lease_token).toBe(ours.lease_token);
   });
+
+  it('in the hold after an outage, leaves the leases that ran out since, not those before (docs/leases.md, "Rescues after an outage")', async () => {
+    const held = await seed();
+    // One of the two leases ran out two minutes ago, before this worker last reached the
+    // database; the other a moment ago, in the outage.
+    await t.db.query(
+      `UPDATE task_leases SET lease_expires_at = now() - interval '2 min' WHERE task_id = $1`,
+      [held[0]],
+    );
+    const rows = await new TaskLeaseRepository(t.db).claim({
+      ...request,
+      workerId: 'survivor',
+      limit: 3,
+      minRescueAgeMs: 60_000,
+    });
+    expect(rows.filter((r) => r.rescued).map((r) => r.id)).toEqual([held[0]]);
+    expect(rows.map((r) => r.id)).not.toContain(held[1]);
+    // An overdue row took the place the held-back lease left.
+    expect(rows).toHaveLength(3);
+    const [spared] = await t.db.query<{ lease_owner: string }>(
+      `SELECT lease_owner FROM task_leases WHERE task_id = $1`,
+      [held[1]],
+    );
+    expect(spared.lease_owner).toBe('dead');
+    // Once the hold is over, it is a rescue like any other.
+    const after = await new TaskLeaseRepository(t.db).claim({
+      ...request,
+      workerId: 'survivor',
+      limit: 1,
+    });
+    expect(after.map((r) => [r.id, r.rescued])).toEqual([[held[1], true]]);
+  });
 });

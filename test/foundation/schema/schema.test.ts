@@ -113,7 +113,7 @@ describe('claim plan', () => {
     await t.db.query('ANALYZE task_leases');
     const plan = await t.db.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN (ANALYZE, COSTS OFF) ${CLAIM_SQL}`,
-      ['w-plan', 50, ['poll'], 30000, 15000, [], [], [], []],
+      ['w-plan', 50, ['poll'], 30000, 15000, [], [], [], [], 0],
     );
     const text = plan.map((row) => row['QUERY PLAN']).join('\n');
     expect(text).toContain('task_leases_due_idx');

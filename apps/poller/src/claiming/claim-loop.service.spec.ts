@@ -15,6 +15,7 @@ import {
 } from '@app/persistence';
 import { TaskRunnerService } from '../running/task-runner.service';
 import { ClaimLoopService } from './claim-loop.service';
+import { RescueHold } from './rescue-hold';
 import { ServerSlots } from './server-slots';
 
 const SLOTS = 8;
@@ -57,6 +58,7 @@ function loop(fairShare: boolean, headroom: number, answer: number, contended = 
     slots,
     {} as FleetRepository,
     leases,
+    new RescueHold(30_000),
     {} as TaskRunnerService,
     new GatewayMetrics(new Registry()),
     { warn: () => undefined } as unknown as PinoLogger,

@@ -7,6 +7,7 @@ import { GatewayMetrics } from '@app/metrics';
 import { ClaimedTask, FleetRepository, TaskLeaseRepository } from '@app/persistence';
 import { MCP_SERVERS, WORKER_ID } from '../poller.tokens';
 import { ServerSlots } from './server-slots';
+import { RescueHold } from './rescue-hold';
 import { localLeaseEndMs } from '../running/attempt-deadline';
 import { TaskRunnerService } from '../running/task-runner.service';
 
@@ -27,6 +28,8 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
   private deadWorkerAfterMs = 0;
   /** `fleetMaxConcurrentCalls` of the servers that set it. */
   private readonly fleetCaps: ReadonlyMap<string, number>;
+  /** Claims again when the hold ends, so the rescues it kept back wait no longer. */
+  private holdEndPoke?: NodeJS.Timeout;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
@@ -34,9 +37,11 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
     private readonly slots: ServerSlots,
     private readonly fleet: FleetRepository,
     private readonly leases: TaskLeaseRepository,
+    /** Leaves leases that ran out in a database outage to their holders a while. */
+    private readonly rescueHold: RescueHold,
     private readonly runner: TaskRunnerService,
     private readonly metrics: GatewayMetrics,
-    log: PinoLogger,
+    private readonly log: PinoLogger,
     @Inject(MCP_SERVERS) servers: McpServersConfig,
   ) {
     this.fleetCaps = new Map(
@@ -77,19 +82,27 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
       Math.max(0, this.slots.free() - this.settings.worker.fairShareHeadroom),
     );
     const timer = this.metrics.claimDuration.startTimer();
-    const { tasks: items, contended } = await this.leases.claimBatch({
-      workerId: this.workerId,
-      limit,
-      phases: PHASES,
-      leaseMs: this.settings.lease.ms,
-      deadWorkerAfterMs: this.deadWorkerAfterMs,
-      excludeServers,
-      serverRoom: this.slots.room(),
-      fairShare: fair ? { weights: this.settings.worker.fairShareWeights, open } : undefined,
-      fleetCaps: this.fleetCaps,
-      heldTokens: this.heldPastLease(),
-    });
+    const sentMs = Date.now();
+    const { tasks: items, contended } = await this.leases
+      .claimBatch({
+        workerId: this.workerId,
+        limit,
+        phases: PHASES,
+        leaseMs: this.settings.lease.ms,
+        deadWorkerAfterMs: this.deadWorkerAfterMs,
+        excludeServers,
+        serverRoom: this.slots.room(),
+        fairShare: fair ? { weights: this.settings.worker.fairShareWeights, open } : undefined,
+        fleetCaps: this.fleetCaps,
+        heldTokens: this.heldPastLease(),
+        minRescueAgeMs: this.rescueHold.minRescueAgeMs(sentMs),
+      })
+      .catch((error: unknown) => {
+        this.rescueHold.failed(error);
+        throw error;
+      });
     timer();
+    this.startHoldIfBack(sentMs);
     // One count per statement and phase it claimed rows for: an empty claim claimed nothing.
     for (const phase of new Set(items.map((item) => item.phase))) {
       this.metrics.claims.inc({ phase });
@@ -109,6 +122,20 @@ export class ClaimLoopService implements LeasedWork<ClaimedTask> {
     const heldBack = fair && open < limit && items.length >= open;
     const leftBehind = excludeServers.length > 0 || this.fleetCaps.size > 0 || heldBack;
     return { items, again: filledServer, leftBehind, contended };
+  }
+
+  /** The first claim to reach the database after an outage starts the rescue hold. */
+  private startHoldIfBack(sentMs: number): void {
+    const holdMs = this.rescueHold.reached(sentMs);
+    if (holdMs === undefined) return;
+    this.log.info(
+      { holdMs },
+      'the database is back: leases that ran out while it was unreachable are left to their ' +
+        'holders to renew before this worker rescues them',
+    );
+    clearTimeout(this.holdEndPoke);
+    this.holdEndPoke = setTimeout(() => this.engine.poke(), holdMs);
+    this.holdEndPoke.unref();
   }
 
   /**

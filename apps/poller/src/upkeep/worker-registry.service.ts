@@ -3,6 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { hostname } from 'node:os';
 import { McpServersConfig, Settings, SETTINGS } from '@app/config';
 import { WorkerRepository } from '@app/persistence';
+import { RescueHold } from '../claiming/rescue-hold';
 import { MCP_SERVERS, WORKER_ID } from '../poller.tokens';
 
 /** Read once at boot: the version every worker row carries, for mixed-version rollouts. */
@@ -25,6 +26,7 @@ export class WorkerRegistryService {
     @Inject(MCP_SERVERS) private readonly servers: McpServersConfig,
     private readonly workers: WorkerRepository,
     private readonly log: PinoLogger,
+    private readonly rescueHold: RescueHold,
   ) {}
 
   /** The dead-after window the claim uses to judge a pinned row's worker dead (settings). */
@@ -66,7 +68,12 @@ export class WorkerRegistryService {
         // Our row vanished (pruned during a long outage): register again rather than run unseen.
         if (!alive && this.timer) await this.registerRow();
       })
-      .catch((error: unknown) => this.log.warn({ err: error }, 'heartbeat failed'))
+      .catch((error: unknown) => {
+        // A worker whose slots are all busy claims nothing in an outage: its heartbeat is what
+        // tells its next claim to hold back the leases that ran out meanwhile.
+        this.rescueHold.failed(error);
+        this.log.warn({ err: error }, 'heartbeat failed');
+      })
       .finally(() => (this.beating = undefined));
   }
 }

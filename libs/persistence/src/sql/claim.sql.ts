@@ -84,8 +84,14 @@ const CLAIMABLE = `NOT (t.server = ANY($6::text[]))
                            WHERE w.id = t.pinned_worker_id AND ${notDead('w', '$5')})
               AND ${mayJudge('$1', '$5')}))`;
 
-/** A row whose lease expired: its worker died or stalled, and the row is due again. */
-const EXPIRED_LEASE = `(t.lease_token IS NOT NULL AND t.lease_expires_at <= now())`;
+/**
+ * A row whose lease expired: its worker died or stalled, and the row is due again. `$10` is the
+ * least time since the expiry, in ms: 0 but in the hold after a database outage, when a lease
+ * that ran out while this worker could not reach the database waits for its holder to renew it
+ * (docs/leases.md, "Rescues after an outage").
+ */
+const EXPIRED_LEASE = `(t.lease_token IS NOT NULL
+     AND t.lease_expires_at <= now() - make_interval(secs => $10::float8 / 1000))`;
 
 /**
  * The rows of the ordinary scan (not the rescues): holding no lease, due now, and claimable.

@@ -35,7 +35,7 @@ import {
  *
  * - `principals`: every principal with rows waiting for a claim, by a loose index scan of
  *   `task_leases_principal_due_idx` (one index probe per principal, however many rows each
- *   has), with its weight ($10/$11; 1 when not listed). `task_leases.principal` is that
+ *   has), with its weight ($11/$12; 1 when not listed). `task_leases.principal` is that
  *   coalesce, stored when the task is inserted.
  * - `pool`: a prefix of each principal's claimable due rows in due order: its first
  *   `2 × $2 × weight / Σweight + 4`, rounded up (its share of this claim twice over and four
@@ -55,14 +55,14 @@ import {
  *   CLAIM_SQL). Not `next_attempt_at = pool.due_at`: with many rows of one due time the
  *   planner probed the due index for it, once per candidate.
  * - `candidates`, the headroom (docs/leases.md, "Fair share"): of the locked rows, in rank
- *   order after the rescues, the first `$12` (the caller's free slots less
+ *   order after the rescues, the first `$13` (the caller's free slots less
  *   FAIR_SHARE_HEADROOM) go to anyone; a later one only when its rank is below the `leader`
  *   level, the highest `held / weight` of the fleet, so that its principal is still below the
  *   leader with the row. Rescues always. Under a flood every slot is otherwise busy and a quiet
  *   principal's task waits for one to free, which no ranking shortens; the last slots of each
  *   worker stay free for it instead. When one principal is all there is (among those with rows
  *   waiting and those with live leases) the level is infinite and every row open: a lone
- *   principal's flood still fills every slot. `$12` null: every row open, the claim as before.
+ *   principal's flood still fills every slot. `$13` null: every row open, the claim as before.
  *   The place is counted among the rows this claim locked, not in `overdue`'s subquery before
  *   the lock: there a best-ranked row that a concurrent claim holds used up an open place, and
  *   the claim came back short with the leader's next rows free (test/fairness/headroom.test.ts).
@@ -106,7 +106,7 @@ walk AS (
 principals AS (
   SELECT walk.principal, coalesce(w.weight, 1) AS weight
     FROM walk
-    LEFT JOIN unnest($10::text[], $11::float8[]) AS w(principal, weight)
+    LEFT JOIN unnest($11::text[], $12::float8[]) AS w(principal, weight)
            ON w.principal = walk.principal
    WHERE walk.principal IS NOT NULL
 ),
@@ -176,7 +176,7 @@ leader AS (
            ELSE coalesce(max(h.n / coalesce(w.weight, 1)), 0)
          END AS level
     FROM held h
-    LEFT JOIN unnest($10::text[], $11::float8[]) AS w(principal, weight)
+    LEFT JOIN unnest($11::text[], $12::float8[]) AS w(principal, weight)
            ON w.principal = h.principal
 ),
 candidates AS (
@@ -184,9 +184,9 @@ candidates AS (
     FROM (SELECT locked.*,
                  row_number() OVER (ORDER BY rescued DESC, rank, backlog, due_at) AS place
             FROM locked) l
-   WHERE $12::int IS NULL
+   WHERE $13::int IS NULL
       OR l.rescued
-      OR l.place <= $12::int
+      OR l.place <= $13::int
       OR l.rank < (SELECT level FROM leader)
 ),
 ${roomBound('c.rescued DESC, c.rank, c.backlog, c.due_at')},
