@@ -61,6 +61,19 @@ it('a failed heartbeat before any claim holds the next claim too', () => {
   expect(hold.reached(8000)).toBe(HOLD_MS);
 });
 
+it("a busy worker's heartbeats, not only its claims, mark when it last reached the database", () => {
+  const { hold, at } = holdAt(0);
+  hold.reached(at(1000));
+  // No claim for a minute (every slot busy), but heartbeats: the last one before the outage
+  // bounds what the hold spares.
+  hold.sawDatabase(at(58_000));
+  hold.failed(refused);
+  // A heartbeat during the outage that happens to get through starts no hold.
+  hold.sawDatabase(at(60_000));
+  expect(hold.minRescueAgeMs(at(70_000))).toBe(12_000);
+  expect(hold.reached(70_000)).toBe(HOLD_MS);
+});
+
 it('a failure during the hold starts it over, from the first outage', () => {
   const { hold, at } = holdAt(0);
   hold.reached(at(1000));

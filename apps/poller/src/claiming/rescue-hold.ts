@@ -14,7 +14,7 @@ import { isDatabaseUnavailable } from '@app/persistence';
  * does not move the bound.
  */
 export class RescueHold {
-  /** When the last claim that reached the database was sent (local epoch ms). */
+  /** When the last claim or heartbeat that reached the database was sent (local epoch ms). */
   private lastReachedMs: number;
   /** The last send time that reached the database before claims failed for want of it. */
   private cutOffSinceMs?: number;
@@ -47,10 +47,18 @@ export class RescueHold {
    * the first claim to do so after an outage (the hold starts now), else undefined.
    */
   reached(sentMs: number): number | undefined {
-    this.lastReachedMs = Math.max(this.lastReachedMs, sentMs);
+    this.sawDatabase(sentMs);
     if (this.cutOffSinceMs === undefined || this.holdUntilMs !== undefined) return undefined;
     this.holdUntilMs = this.now() + this.holdMs;
     return this.holdMs;
+  }
+
+  /**
+   * A statement sent at `sentMs` (a heartbeat) reached the database: what the next outage's hold
+   * spares starts from here. It starts no hold; only a claim that reaches the database does.
+   */
+  sawDatabase(sentMs: number): void {
+    this.lastReachedMs = Math.max(this.lastReachedMs, sentMs);
   }
 
   /**

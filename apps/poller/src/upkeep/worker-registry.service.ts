@@ -62,9 +62,11 @@ export class WorkerRegistryService {
 
   private beat(): void {
     if (this.beating) return;
+    const sentMs = Date.now();
     this.beating = this.workers
       .heartbeat(this.workerId, this.settings.worker.deadAfterMs)
       .then(async (alive) => {
+        this.rescueHold.sawDatabase(sentMs);
         // Our row vanished (pruned during a long outage): register again rather than run unseen.
         if (!alive && this.timer) await this.registerRow();
       })
