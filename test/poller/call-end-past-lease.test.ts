@@ -97,22 +97,20 @@ it.each(CASES)(
         taskToolsets: [toolset],
       },
     });
-    const poller = await startPoller({
-      databaseUrl: postgres.url,
-      serversFile,
-      env: { LEASE_MS: String(leaseMs) },
-    });
+    const [poller, other] = await Promise.all(
+      [1, 2].map(() =>
+        startPoller({ databaseUrl: postgres.url, serversFile, env: { LEASE_MS: String(leaseMs) } }),
+      ),
+    );
+    // The other poller is stopped (SIGSTOP) until the first has the task on the wire, so that
+    // the first claims it; continued before the outage, it claims again when the lease runs out.
+    other.pause();
     const tag = `past-lease-${name}-${Date.now()}`;
     const [id] = await insertFleetTasks(postgres.db, [
       { toolset: name, server: 'demo', contract, input: { duration_ms: durationMs, tag } },
     ]);
     await waitCallReceived(demo, tag);
-    // Started once the first poller has the task: idle, it claims again when the lease runs out.
-    const other = await startPoller({
-      databaseUrl: postgres.url,
-      serversFile,
-      env: { LEASE_MS: String(leaseMs) },
-    });
+    other.resume();
     await postgres.stop();
     await waitUntil(
       () => (poller.logs.some((line) => line.msg === outlasted) ? true : undefined),
