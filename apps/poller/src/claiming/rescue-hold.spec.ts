@@ -87,3 +87,15 @@ it('a failure during the hold starts it over, from the first outage', () => {
   expect(hold.minRescueAgeMs(at(44_999))).toBe(43_999);
   expect(hold.minRescueAgeMs(at(45_000))).toBe(0);
 });
+
+it("a hold that ran out with no claim since does not widen the next outage's", () => {
+  const { hold, at } = holdAt(0);
+  hold.reached(at(1000));
+  hold.failed(refused);
+  hold.reached(at(10_000));
+  // The hold ends at 15 s, but no claim is made then (every slot busy); heartbeats go on.
+  hold.sawDatabase(at(50_000));
+  at(52_000);
+  hold.failed(refused);
+  expect(hold.minRescueAgeMs(at(60_000))).toBe(10_000);
+});

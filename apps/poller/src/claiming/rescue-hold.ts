@@ -33,12 +33,8 @@ export class RescueHold {
    * outage, until the hold has run out.
    */
   minRescueAgeMs(sentMs: number): number {
+    this.endIfOver(sentMs);
     if (this.cutOffSinceMs === undefined) return 0;
-    if (this.holdUntilMs !== undefined && sentMs >= this.holdUntilMs) {
-      this.cutOffSinceMs = undefined;
-      this.holdUntilMs = undefined;
-      return 0;
-    }
     return Math.max(0, sentMs - this.cutOffSinceMs);
   }
 
@@ -67,7 +63,17 @@ export class RescueHold {
    */
   failed(error: unknown): void {
     if (!isDatabaseUnavailable(error)) return;
+    // A hold that ran out with no claim since (every slot busy) is over: the new outage's bound
+    // starts from when the database was last reached, not from the old outage.
+    this.endIfOver(this.now());
     this.cutOffSinceMs ??= this.lastReachedMs;
     this.holdUntilMs = undefined;
+  }
+
+  private endIfOver(atMs: number): void {
+    if (this.holdUntilMs !== undefined && atMs >= this.holdUntilMs) {
+      this.cutOffSinceMs = undefined;
+      this.holdUntilMs = undefined;
+    }
   }
 }
