@@ -2,13 +2,14 @@
 // behind a TCP proxy that swallows Postgres' answer to a committed handle write (or submit-started
 // mark) and closes the connection, or leaves it silent until the statement bound, must not cancel
 // upstream work whose handle is stored, nor end an unsent task outcome_uncertain (docs/leases.md,
-// "Ambiguous commits").
+// "Ambiguous commits"), nor take a held call's stored end for a lost one ("A call's end").
 import { useFleet } from '../helpers/fleet';
 import {
   insertFleetTasks,
   submitViolations,
   taskStates,
   waitAllTerminal,
+  waitTaskEnd,
 } from '../helpers/fleet-tasks';
 import { demoServerEntry } from '../helpers/processes';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
@@ -25,10 +26,27 @@ afterEach(async () => {
 /** What the client sends for each write: its SQL text (batches are unnamed statements). */
 const HANDLE_WRITE = 'submitted_at = now(), last_success_at = now()';
 const SUBMIT_MARK = 'submit_started_at = now(), submit_attempts';
+/** An attempt's terminal write (FINISH in attempt-write.sql.ts), not the catalog sweep's. */
+const END_WRITE = 'poll_count = tasks.poll_count + 1, completed_at = now()';
 
 const TASKS = 12;
 /** DATABASE_STATEMENT_TIMEOUT_MS of the silence case: only it ends a wait for a lost reply. */
 const STATEMENT_BOUND_MS = 2000;
+
+/** The demo server, and a poller whose DATABASE_URL goes through a new proxy (`proxy`). */
+async function pollerBehindProxy(env: Record<string, string> = {}, sync = false) {
+  const target = new URL(fleet.url);
+  const started = await startTcpProxy(Number(target.port || 5432));
+  proxy = started;
+  const viaProxy = new URL(fleet.url);
+  viaProxy.port = String(started.port);
+  const demo = await fleet.demo();
+  const poller = await fleet.poller(
+    { demo: demoServerEntry(demo.url, 'lost-reply', { sync }) },
+    { env: { DATABASE_URL: viaProxy.toString(), ...env } },
+  );
+  return { proxy: started, demo, poller };
+}
 
 /**
  * One poller whose DATABASE_URL goes through the proxy, 12 ordinary tasks against the demo
@@ -41,15 +59,7 @@ async function loseRepliesTo(
   env: Record<string, string> = {},
   then: 'close' | 'silence' = 'close',
 ) {
-  const target = new URL(fleet.url);
-  proxy = await startTcpProxy(Number(target.port || 5432));
-  const viaProxy = new URL(fleet.url);
-  viaProxy.port = String(proxy.port);
-  const demo = await fleet.demo();
-  const poller = await fleet.poller(
-    { demo: demoServerEntry(demo.url, 'lost-reply') },
-    { env: { DATABASE_URL: viaProxy.toString(), ...env } },
-  );
+  const { proxy, demo, poller } = await pollerBehindProxy(env);
   const fired = proxy.loseReplyTo((chunk) => chunk.includes(sql), times, then);
   const tag = (i: number) => `lost-${i}`;
   const ids = await insertFleetTasks(
@@ -138,4 +148,38 @@ it('a lost reply to a committed handle write, then silence: the statement bound 
     { DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_BOUND_MS) },
     'silence',
   );
+});
+
+it("a lost reply to a held call's committed end: the end is found stored under its claim, not reported lost", async () => {
+  // The end of a held call is in the poller alone (docs/leases.md, "A call's end"). Its write
+  // committed, the reply was lost, and the lease row went with the end: the renewal finds no
+  // lease, and the task row shows the end under this claim.
+  const { proxy, demo, poller } = await pollerBehindProxy({}, true);
+  const fired = proxy.loseReplyTo((chunk) => chunk.includes(END_WRITE));
+  const [id] = await insertFleetTasks(fleet.db, [
+    {
+      toolset: 'lost-reply-sync',
+      server: 'demo',
+      contract: 'sync-call',
+      input: { duration_ms: 300, tag: 'lost-end' },
+    },
+  ]);
+  await fired;
+  expect(await waitTaskEnd(fleet.db, id)).toEqual({
+    status: 'completed',
+    error_code: null,
+    claim_count: 1,
+  });
+  await waitUntil(
+    () =>
+      poller.logs.some(
+        (l) => l.msg === "the call's end had been stored by a try whose reply was lost",
+      )
+        ? true
+        : undefined,
+    () => `the poller to find its end stored; it said ${JSON.stringify(poller.logs.slice(-5))}`,
+    15_000,
+  );
+  expect(poller.logs.filter((l) => /could not be stored/.test(String(l.msg)))).toEqual([]);
+  expect((await demo.stats('lost-end')).sync.completed).toBe(1);
 });

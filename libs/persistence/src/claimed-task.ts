@@ -22,6 +22,11 @@ export interface ClaimedTask extends TaskRow {
    * is (leases.md, "Attempt deadlines").
    */
   claimSentAtMs: number;
+  /**
+   * This claim's number on the row (`claim_count` once it leased it). A terminal write copies it
+   * into the task row, so the row tells whether its end was stored under this claim.
+   */
+  claimCount: number;
 }
 
 /** What the claim statement returns per leased row (claim.sql.ts `LEASE_AND_RETURN`). */
@@ -34,6 +39,7 @@ export interface ClaimRow {
   rescued: boolean;
   due_lag_seconds: number | string;
   db_now: Date;
+  claim_count: number;
 }
 
 /**
@@ -60,6 +66,7 @@ export function toClaimedTask(
   task.dueLagSeconds = Number(claim.due_lag_seconds);
   task.dbNow = claim.db_now;
   task.claimSentAtMs = claimSentAtMs;
+  task.claimCount = claim.claim_count;
   return task;
 }
 

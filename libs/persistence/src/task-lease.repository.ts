@@ -259,6 +259,16 @@ export class TaskLeaseRepository {
     return (await this.db.query(FINISH_IF_STILL_OURS_SQL, [...fence(lease), ...params])).length > 0;
   }
 
+  /**
+   * Whether the task ended with `status` under claim number `claimCount`: a terminal write
+   * stores its claim's number, so this tells an end that landed but whose reply was lost from
+   * one that never did (docs/leases.md, "A call's end").
+   */
+  async endedUnder(taskId: string, claimCount: number, status: string): Promise<boolean> {
+    const sql = `SELECT 1 FROM tasks WHERE id = $1 AND claim_count = $2 AND status = $3`;
+    return (await this.db.query(sql, [taskId, claimCount, status])).length > 0;
+  }
+
   private async mustApply(lease: TaskLease, sql: string, params: unknown[]): Promise<void> {
     const rows = await this.db.query(sql, [lease.taskId, lease.token, ...params]);
     if (rows.length === 0) throw new LeaseLostError(lease.taskId);

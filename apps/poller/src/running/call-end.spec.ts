@@ -1,7 +1,7 @@
 // Guards storeEnd's retry rule (docs/leases.md, "A call's end"): a write the database cannot
 // serve is tried again while the claim holds, with pauses short enough for the lease to be
-// renewed in time; past the lease it lands under our token while nobody claimed the row, and
-// only another claim ends it, at error level.
+// renewed in time; past the lease it lands under our token while nobody claimed the row, a try
+// whose reply was lost is found in the row, and only another claim ends it, at error level.
 import { LeaseLostError } from '@app/common';
 import pino from 'pino';
 import { CallEnd, storeEnd } from './call-end';
@@ -16,6 +16,7 @@ function end(overrides: Partial<CallEnd>): CallEnd {
     write: () => Promise.resolve(),
     writeIfStillOurs: () => Promise.reject(new Error('not expected')),
     keep: () => Promise.resolve(true),
+    storedEarlier: () => Promise.resolve(false),
     leaseMs: 60_000,
     log: silent,
     status: 'completed',
@@ -104,4 +105,43 @@ it('any other error ends it at once, as it is', async () => {
   );
   await expect(refused).rejects.toThrow('value too long for type');
   expect(late).toBe(0);
+});
+
+it('a try whose reply was lost had ended the task: the end is kept as stored, not lost', async () => {
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+  let late = 0;
+  // The write committed, its reply never came (a closed connection), and the lease row went
+  // with the end: the renewal finds it gone, the row shows the end under this claim.
+  await storeEnd(
+    end({
+      write: () => Promise.reject(unavailable()),
+      keep: () => Promise.resolve(false),
+      writeIfStillOurs: () => Promise.resolve(++late < 0),
+      storedEarlier: () => Promise.resolve(true),
+      log,
+    }),
+  );
+  expect(late).toBe(0);
+  expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual([
+    "the call's end had been stored by a try whose reply was lost",
+  ]);
+});
+
+it('a late write whose reply was lost is found stored on the next try, not taken for a lost end', async () => {
+  jest.useFakeTimers();
+  let late = 0;
+  let asked = 0;
+  const stored = storeEnd(
+    end({
+      write: () => Promise.reject(new LeaseLostError('t1')),
+      // The late write lands, its reply is lost; the retry finds the token gone with the end.
+      writeIfStillOurs: () =>
+        ++late === 1 ? Promise.reject(unavailable()) : Promise.resolve(false),
+      storedEarlier: () => Promise.resolve(++asked > 1),
+    }),
+  );
+  await jest.advanceTimersByTimeAsync(250);
+  await stored;
+  expect([late, asked]).toEqual([2, 2]);
 });

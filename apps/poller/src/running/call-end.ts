@@ -16,6 +16,11 @@ export interface CallEnd {
   writeIfStillOurs: () => Promise<boolean>;
   /** Whether the claim still holds; renews the lease where no guard does. */
   keep: () => Promise<boolean>;
+  /**
+   * Whether the task already ended with this end under this claim: a try whose reply was lost
+   * had landed. Asked once the lease is found gone, before the end counts as lost.
+   */
+  storedEarlier: () => Promise<boolean>;
   /** The lease's length: a pause never outlasts a third of it, so `keep` renews in time. */
   leaseMs: number;
   log: Logger;
@@ -33,7 +38,8 @@ export interface CallEnd {
  * token, nobody having claimed it since, tried for as long as the database cannot serve it. Any
  * other error ends it, and so does another claim on the row: the end is then in this process
  * only, so it is logged at error level with the status the call ended in, for an operator, and
- * the next claimer applies the crash rules.
+ * the next claimer applies the crash rules. A lease found gone is first checked against the
+ * task row: a try whose reply was lost may have ended the task itself (`storedEarlier`).
  */
 export async function storeEnd(end: CallEnd): Promise<void> {
   const { write, keep, log, status } = end;
@@ -59,10 +65,15 @@ export async function storeEnd(end: CallEnd): Promise<void> {
       await retry(error);
     }
   }
+  // The database may still be down: the loop below asks again once it answers.
+  if (await storedEarlier(end).catch(unlessUnavailable)) return;
   log.warn({ status }, "the call's end outlasted its lease: storing it while the task is ours");
   for (;;) {
     try {
-      if (!(await end.writeIfStillOurs())) return lost(end);
+      if (!(await end.writeIfStillOurs())) {
+        if (await storedEarlier(end)) return;
+        return lost(end);
+      }
       log.warn(
         { status },
         "stored the call's end after its lease expired: no other claim meanwhile",
@@ -73,6 +84,22 @@ export async function storeEnd(end: CallEnd): Promise<void> {
       await retry(error);
     }
   }
+}
+
+/** The lease is gone: did a try whose reply was lost end the task? Logged when it did. */
+async function storedEarlier(end: CallEnd): Promise<boolean> {
+  if (!(await end.storedEarlier())) return false;
+  end.log.info(
+    { status: end.status },
+    "the call's end had been stored by a try whose reply was lost",
+  );
+  return true;
+}
+
+/** An unreachable database is no answer (false); any other error is thrown on. */
+function unlessUnavailable(error: unknown): false {
+  if (isDatabaseUnavailable(error)) return false;
+  throw error;
 }
 
 /**

@@ -16,6 +16,7 @@ function row(overrides: Partial<ClaimedTask> = {}): ClaimedTask {
     dueLagSeconds: 0,
     dbNow: NOW,
     claimSentAtMs: NOW.getTime(),
+    claimCount: 1,
     id: 'tsk_1',
     userId: 'user-1',
     threadId: 'thread-1',

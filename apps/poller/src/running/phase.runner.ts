@@ -77,19 +77,23 @@ export class PhaseRunner {
    * A terminal write, counted as a transition; a pending cancel never blocks it here. A task
    * cancelled for its deadline is stored `failed` (the `tasks_deadline_end` trigger), and
    * counted so. Whether the cancel was the deadline's comes from the row (its `cancel_reason`,
-   * at the claim or, for a held call, at a renewal), never from this process' clock.
-   * `stillOurs`: once the lease has expired, under our token alone (false: another claim).
+   * at the claim or, for a held call, at a renewal), never from this process' clock. Past the
+   * lease: under our token alone (`stillOurs`); `storedEarlier` writes nothing (call-end.ts).
    */
   async finish(
     item: ClaimedTask,
     snapshot: TaskSnapshot,
     forDeadline = item.cancelReason === 'deadline',
-    stillOurs = false,
+    how: 'fenced' | 'stillOurs' | 'storedEarlier' = 'fenced',
   ): Promise<boolean> {
-    if (!stillOurs) await this.deps.leases.finish(item.lease, snapshot);
-    else if (!(await this.deps.leases.finishIfStillOurs(item.lease, snapshot))) return false;
+    const { leases } = this.deps;
     const deadline = snapshot.status === TaskStatus.Cancelled && forDeadline;
-    this.transition(item, deadline ? TaskStatus.Failed : snapshot.status);
+    const stored = deadline ? TaskStatus.Failed : snapshot.status;
+    if (how === 'fenced') await leases.finish(item.lease, snapshot);
+    else if (how === 'stillOurs') {
+      if (!(await leases.finishIfStillOurs(item.lease, snapshot))) return false;
+    } else if (!(await leases.endedUnder(item.id, item.claimCount, stored))) return false;
+    this.transition(item, stored);
     return true;
   }
 
@@ -104,7 +108,8 @@ export class PhaseRunner {
     return storeEnd({
       taskId: item.id,
       write: () => this.finish(item, snapshot, forDeadline()),
-      writeIfStillOurs: () => this.finish(item, snapshot, forDeadline(), true),
+      writeIfStillOurs: () => this.finish(item, snapshot, forDeadline(), 'stillOurs'),
+      storedEarlier: () => this.finish(item, snapshot, forDeadline(), 'storedEarlier'),
       keep,
       leaseMs: this.deps.settings.lease.ms,
       log: scope.log,

@@ -144,7 +144,7 @@ export function roomBound(order: string): string {
 
 /**
  * Leases the chosen rows and returns what the claim knows of each: the lease, the phase, the
- * previous due time and whether it was a rescue. The wide rows are read by the caller next, with
+ * previous due time, whether it was a rescue and the claim's number on the row. The wide rows are read by the caller next, with
  * every answer stored so far, so `answers_waiting` (answers that came while a lease was held)
  * starts over.
  */
@@ -158,7 +158,7 @@ export const LEASE_AND_RETURN = `UPDATE task_leases t
   FROM due
  WHERE t.task_id = due.id
 RETURNING t.task_id AS id, t.lease_owner, t.lease_token, t.lease_expires_at, due.phase, due.due_at,
-          due.rescued,
+          due.rescued, t.claim_count,
           extract(epoch FROM now() - due.due_at) AS due_lag_seconds,
           now() AS db_now`;
 
