@@ -103,8 +103,8 @@ function unlessUnavailable(error: unknown): false {
 }
 
 /**
- * The row no longer carries our token: another claim took it, and the end is in this process
- * only. (Or an earlier try whose reply was lost ended the task: the row shows which.)
+ * The row no longer carries our token, and its end is not ours (`storedEarlier` said so): another
+ * claim took it, and the end is in this process only.
  */
 function lost({ log, status, taskId }: CallEnd): never {
   log.error({ status }, "the call's end could not be stored: the task is no longer this claim's");
