@@ -11,7 +11,7 @@ import {
   waitAllTerminal,
   waitTaskEnd,
 } from '../helpers/fleet-tasks';
-import { demoServerEntry } from '../helpers/processes';
+import { demoServerEntry, type PollerProcess } from '../helpers/processes';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitUntil } from '../helpers/wait';
 
@@ -48,6 +48,22 @@ async function pollerBehindProxy(env: Record<string, string> = {}, sync = false)
   return { proxy: started, demo, poller };
 }
 
+/** Waits until the proxy has lost `times` replies, naming the poller's last words if it never does. */
+async function waitFired(
+  fired: Promise<void>,
+  times: number,
+  poller: PollerProcess,
+): Promise<void> {
+  let lost = false;
+  void fired.then(() => (lost = true));
+  await waitUntil(
+    () => lost || undefined,
+    () =>
+      `the proxy to lose ${times} replies; poller said ${JSON.stringify(poller.logs.slice(-5))}`,
+    15_000,
+  );
+}
+
 /**
  * One poller whose DATABASE_URL goes through the proxy, 12 ordinary tasks against the demo
  * server, and the replies to the first `times` statements holding `sql` lost after they
@@ -70,14 +86,7 @@ async function loseRepliesTo(
       input: { duration_ms: 1500, tag: tag(i) },
     })),
   );
-  let lost = false;
-  void fired.then(() => (lost = true));
-  await waitUntil(
-    () => lost || undefined,
-    () =>
-      `the proxy to lose ${times} replies; poller said ${JSON.stringify(poller.logs.slice(-5))}`,
-    15_000,
-  );
+  await waitFired(fired, times, poller);
   await waitAllTerminal(fleet.db, ids, 'every task to end', 30_000);
   if (then === 'silence') {
     // A task can end (polled by a later claim) before the bound ends the silent wait: the
@@ -164,7 +173,7 @@ it("a lost reply to a held call's committed end: the end is found stored under i
       input: { duration_ms: 300, tag: 'lost-end' },
     },
   ]);
-  await fired;
+  await waitFired(fired, 1, poller);
   expect(await waitTaskEnd(fleet.db, id)).toEqual({
     status: 'completed',
     error_code: null,
