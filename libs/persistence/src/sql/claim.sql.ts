@@ -144,9 +144,9 @@ export function roomBound(order: string): string {
 
 /**
  * Leases the chosen rows and returns what the claim knows of each: the lease, the phase, the
- * previous due time, whether it was a rescue and the claim's number on the row. The wide rows are read by the caller next, with
- * every answer stored so far, so `answers_waiting` (answers that came while a lease was held)
- * starts over.
+ * previous due time, whether it was a rescue and the claim's number on the row. The wide rows
+ * are read by the caller next, with every answer stored so far, so `answers_waiting` (answers
+ * that came while a lease was held) starts over.
  */
 export const LEASE_AND_RETURN = `UPDATE task_leases t
    SET lease_owner      = $1,
